@@ -1,0 +1,182 @@
+"""Registry tables: SQLAlchemy 2.0 typed ORM.
+
+Four tables: ``registered_models`` (unique name), ``model_versions`` (integer version per
+model, immutable once ``ready``), ``artifacts`` (the blob, one per version, in its own
+table so that listing versions never reads it) and ``aliases`` (model, alias) -> version.
+Constraint names follow :data:`NAMING_CONVENTION` so that migrations can refer to them.
+Any change here needs a hand-reviewed Alembic revision in ``migrations/versions``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+__all__ = [
+    "NAMING_CONVENTION",
+    "VERSION_STATUSES",
+    "Alias",
+    "Artifact",
+    "Base",
+    "ModelVersion",
+    "RegisteredModel",
+    "utcnow",
+]
+
+NAMING_CONVENTION: dict[str, str] = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: Allowed values of ``model_versions.status`` (a CHECK constraint enforces them).
+VERSION_STATUSES: tuple[str, ...] = ("ready", "archived")
+
+NAME_LENGTH = 128
+
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def utcnow() -> datetime:
+    """Current time, timezone-aware (UTC)."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """``DateTime(timezone=True)`` that always returns aware datetimes.
+
+    PostgreSQL stores ``timestamptz``; SQLite has no time zones, so values are stored
+    in UTC and marked as UTC when read back.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            raise ValueError("naive datetime given; use timezone-aware datetimes (UTC)")
+        if value is not None and dialect.name == "sqlite":
+            return value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {dict[str, Any]: JSONType, datetime: UTCDateTime()}
+
+
+class RegisteredModel(Base):
+    """A named model; its versions are numbered 1, 2, 3, ... without gaps."""
+
+    __tablename__ = "registered_models"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), unique=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def __repr__(self) -> str:
+        return f"RegisteredModel(name={self.name!r})"
+
+
+class ModelVersion(Base):
+    """One trained, immutable version of a registered model (metadata only, no blob)."""
+
+    __tablename__ = "model_versions"
+    __table_args__ = (
+        UniqueConstraint("model_id", "version"),
+        CheckConstraint("version >= 1", name="version_positive"),
+        CheckConstraint("artifact_size >= 0", name="artifact_size_non_negative"),
+        CheckConstraint("training_seconds >= 0", name="training_seconds_non_negative"),
+        CheckConstraint("length(artifact_sha256) = 64", name="artifact_sha256_length"),
+        CheckConstraint(
+            "status IN (" + ", ".join(f"'{s}'" for s in VERSION_STATUSES) + ")",
+            name="status_allowed",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("registered_models.id", ondelete="CASCADE")
+    )
+    version: Mapped[int]
+    algorithm: Mapped[str] = mapped_column(String(64))
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    calibration: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    metrics: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    training_seconds: Mapped[float] = mapped_column(Float)
+    artifact_sha256: Mapped[str] = mapped_column(String(64))
+    artifact_size: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), default="ready")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    model: Mapped[RegisteredModel] = relationship(lazy="joined", innerjoin=True)
+
+    def __repr__(self) -> str:
+        return f"ModelVersion(model_id={self.model_id}, version={self.version})"
+
+
+class Artifact(Base):
+    """The serialized model of one version. Read only through ``Registry.get_artifact``."""
+
+    __tablename__ = "artifacts"
+    __table_args__ = (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("model_versions.id", ondelete="CASCADE"), unique=True
+    )
+    sha256: Mapped[str] = mapped_column(String(64))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Alias(Base):
+    """A movable name (e.g. ``production``) pointing at one version of a model."""
+
+    __tablename__ = "aliases"
+    __table_args__ = (UniqueConstraint("model_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("registered_models.id", ondelete="CASCADE")
+    )
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("model_versions.id", ondelete="CASCADE"), index=True
+    )
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    model_version: Mapped[ModelVersion] = relationship(lazy="joined", innerjoin=True)
+
+    def __repr__(self) -> str:
+        return f"Alias(model_id={self.model_id}, name={self.name!r})"

@@ -1,0 +1,1 @@
+"""Alembic revisions (hand-reviewed). Alembic ignores this file (leading underscore)."""
