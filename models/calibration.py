@@ -1,0 +1,449 @@
+"""Calibration of raw boosting scores into probability estimates.
+
+Three calibrators share one small protocol (:class:`Calibrator`):
+
+* :class:`PlattCalibrator` -- Platt scaling, ``p = 1 / (1 + exp(A s + B))``, with
+  Platt's corrected targets, fitted by the robust Newton method of Lin, Lin & Weng.
+* :class:`IsotonicCalibrator` -- isotonic regression, fitted with scikit-learn and kept
+  as two threshold arrays so that prediction is ``np.interp`` (numpy only).
+* :class:`IdentityCalibrator` -- method ``"none"``: the raw score clipped to ``[0, 1]``.
+
+Every calibrator serialises to a JSON-able dict (:meth:`to_state`) and is rebuilt,
+with validation, by :func:`calibrator_from_state`; nothing is ever pickled.
+
+References
+----------
+.. [1] Nikolaou, N., Edakunni, N., Kull, M., Flach, P., Brown, G. (2016). Cost-sensitive
+   boosting algorithms: Do we really need them? Machine Learning 104, 359-384.
+   Section 4 (scores of Eqs. 24-25, Platt scaling with target correction).
+.. [2] Platt, J. C. (1999). Probabilistic outputs for support vector machines and
+   comparisons to regularized likelihood methods.
+.. [3] Lin, H.-T., Lin, C.-J., Weng, R. C. (2007). A note on Platt's probabilistic
+   outputs for support vector machines. Machine Learning 68, 267-276.
+.. [4] Zadrozny, B., Elkan, C. (2002). Transforming classifier scores into accurate
+   multiclass probability estimates. KDD.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
+
+__all__ = [
+    "CALIBRATION_METHODS",
+    "Calibrator",
+    "IdentityCalibrator",
+    "IsotonicCalibrator",
+    "PlattCalibrator",
+    "calibrator_from_state",
+    "make_calibrator",
+]
+
+#: Names accepted by :func:`make_calibrator` and in a calibrator state's ``"method"``.
+CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "none")
+
+
+@runtime_checkable
+class Calibrator(Protocol):
+    """Maps raw scores in ``[0, 1]`` (or any real scores) to calibrated ``P(y = 1)``."""
+
+    method: str
+
+    def fit(
+        self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> Calibrator: ...
+
+    def predict(self, scores: ArrayLike) -> np.ndarray: ...
+
+    def to_state(self) -> dict[str, Any]: ...
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_scores(scores: ArrayLike, name: str = "scores") -> np.ndarray:
+    try:
+        s = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{name}: expected a 1-D array of numbers ({exc})") from None
+    if s.ndim != 1:
+        raise InvalidInput(f"{name}: expected a 1-D array, got shape {s.shape}")
+    if not np.all(np.isfinite(s)):
+        bad = int(np.flatnonzero(~np.isfinite(s))[0])
+        raise InvalidInput(f"{name}: row {bad}: expected a finite number, got {s[bad]}")
+    return s
+
+
+def _check_fit_data(
+    scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    s = _check_scores(scores)
+    y = _check_scores(y01, "y01")
+    if y.shape != s.shape:
+        raise InvalidInput(f"y01: expected {s.shape[0]} labels (one per score), got {y.shape[0]}")
+    if s.size == 0:
+        raise TrainingError("calibration data is empty: cannot fit a calibrator on 0 rows")
+    if not np.all((y == 0) | (y == 1)):
+        bad = int(np.flatnonzero((y != 0) & (y != 1))[0])
+        raise InvalidInput(f"y01: row {bad}: expected a label 0 or 1, got {y[bad]}")
+    if sample_weight is None:
+        w = np.ones_like(s)
+    else:
+        w = _check_scores(sample_weight, "sample_weight")
+        if w.shape != s.shape:
+            raise InvalidInput(
+                f"sample_weight: expected {s.shape[0]} weights (one per score), got {w.shape[0]}"
+            )
+        if np.any(w < 0):
+            bad = int(np.flatnonzero(w < 0)[0])
+            raise InvalidInput(f"sample_weight: row {bad}: expected a weight >= 0, got {w[bad]}")
+    n_pos = int(np.count_nonzero(y[w > 0] == 1))
+    n_neg = int(np.count_nonzero(y[w > 0] == 0))
+    if n_pos == 0 or n_neg == 0:
+        only = "negative (0)" if n_pos == 0 else "positive (1)"
+        raise TrainingError(
+            f"calibration data has only {only} labels (with positive weight): a calibrator "
+            "needs both classes; use more calibration data or a stratified split"
+        )
+    return s, y, w
+
+
+# --------------------------------------------------------------------------- Platt
+
+
+def _platt_objective(f: np.ndarray, t: np.ndarray, w: np.ndarray) -> float:
+    # -[t log p + (1 - t) log(1 - p)] with p = 1 / (1 + e^f) equals log(1 + e^f) - (1 - t) f;
+    # np.logaddexp evaluates log(1 + e^f) without overflow (Lin et al. 2007, section 3).
+    return float(np.dot(w, np.logaddexp(0.0, f) - (1.0 - t) * f))
+
+
+def _sigmoid_neg(f: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(f))`` without overflow warnings."""
+    return np.exp(-np.logaddexp(0.0, f))
+
+
+class PlattCalibrator:
+    """Platt scaling ``p = 1 / (1 + exp(A s + B))`` with Platt's target correction.
+
+    With ``N+`` positives and ``N-`` negatives in the calibration data, the targets are
+    ``(N+ + 1) / (N+ + 2)`` for positives and ``1 / (N- + 2)`` for negatives instead of
+    1 and 0 (section 4 of [1]_, after [2]_). This keeps the optimum finite even on
+    separable data. ``A`` and ``B`` minimise the (weighted) cross-entropy with these
+    targets, found by Newton's method with a backtracking (Armijo) line search and a
+    tiny ridge on the Hessian, evaluating the loss without overflow, as in Algorithm 1
+    of Lin, Lin & Weng [3]_. ``N+`` and ``N-`` are counts of rows (with positive
+    weight), not sums of weights, as in scikit-learn's ``_sigmoid_calibration``;
+    ``sample_weight`` multiplies each row's loss term.
+
+    Parameters
+    ----------
+    max_iter : int, default 100
+        Maximum number of Newton iterations.
+    tol : float, default 1e-10
+        Stop when both gradient components, divided by the total weight, are below ``tol``.
+
+    Attributes
+    ----------
+    A_, B_ : float
+        Fitted sigmoid parameters (``A_ < 0`` when higher scores mean more positive).
+    n_iter_ : int
+        Newton iterations used.
+    targets_ : tuple of float
+        ``(target for negatives, target for positives)`` used in the fit.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), section 4: Platt scaling of s(x) (Eq. 24) with
+       targets (N+ + 1)/(N+ + 2) and 1/(N- + 2).
+    .. [2] Platt, J. C. (1999). Probabilistic outputs for support vector machines.
+    .. [3] Lin, H.-T., Lin, C.-J., Weng, R. C. (2007). A note on Platt's probabilistic
+       outputs for support vector machines. Machine Learning 68, 267-276.
+    """
+
+    method = "platt"
+
+    def __init__(self, max_iter: int = 100, tol: float = 1e-10) -> None:
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def fit(
+        self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> PlattCalibrator:
+        """Fit ``A_`` and ``B_`` on calibration scores and 0/1 labels.
+
+        Raises
+        ------
+        InvalidInput
+            Scores, labels or weights malformed (shape, non-finite, label not 0/1).
+        TrainingError
+            Empty data or only one class.
+        """
+        s, y, w = _check_fit_data(scores, y01, sample_weight)
+        keep = w > 0
+        s, y, w = s[keep], y[keep], w[keep]
+        n_pos = float(np.count_nonzero(y == 1))
+        n_neg = float(y.size - n_pos)
+        hi, lo = (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0)
+        t = np.where(y == 1, hi, lo)
+        total = float(w.sum())
+        a, b = 0.0, math.log((n_neg + 1.0) / (n_pos + 1.0))
+        fval = _platt_objective(a * s + b, t, w)
+        sigma, min_step = 1e-12, 1e-10
+        n_iter = 0
+        for n_iter in range(1, int(self.max_iter) + 1):  # noqa: B007
+            f = a * s + b
+            p = _sigmoid_neg(f)  # P(y = 1)
+            d2 = w * p * (1.0 - p)
+            d1 = w * (t - p)
+            h11 = float(np.dot(d2, s * s)) + sigma
+            h22 = float(d2.sum()) + sigma
+            h21 = float(np.dot(d2, s))
+            g1, g2 = float(np.dot(d1, s)), float(d1.sum())
+            if max(abs(g1), abs(g2)) <= self.tol * total:
+                break
+            det = h11 * h22 - h21 * h21
+            da = -(h22 * g1 - h21 * g2) / det
+            db = -(-h21 * g1 + h11 * g2) / det
+            gd = g1 * da + g2 * db
+            step = 1.0
+            while step >= min_step:
+                na, nb = a + step * da, b + step * db
+                nf = _platt_objective(na * s + nb, t, w)
+                if nf < fval + 1e-4 * step * gd:
+                    a, b, fval = na, nb, nf
+                    break
+                step /= 2.0
+            else:
+                break  # line search failed: (A, B) is as good as we can make it
+        if not (math.isfinite(a) and math.isfinite(b)):  # pragma: no cover - defensive
+            raise TrainingError(f"Platt scaling diverged (A={a}, B={b})")
+        self.A_, self.B_ = float(a), float(b)
+        self.n_iter_ = n_iter
+        self.targets_ = (lo, hi)
+        return self
+
+    def predict(self, scores: ArrayLike) -> np.ndarray:
+        """Calibrated ``P(y = 1)`` for each score, ``1 / (1 + exp(A s + B))``."""
+        if not hasattr(self, "A_"):
+            raise NotFitted("PlattCalibrator is not fitted yet; call fit() first")
+        s = _check_scores(scores)
+        return _sigmoid_neg(self.A_ * s + self.B_)
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-able state ``{"method": "platt", "A": float, "B": float}``."""
+        if not hasattr(self, "A_"):
+            raise NotFitted("PlattCalibrator is not fitted yet; call fit() first")
+        return {"method": "platt", "A": float(self.A_), "B": float(self.B_)}
+
+    def __repr__(self) -> str:
+        fitted = f", A_={self.A_:.6g}, B_={self.B_:.6g}" if hasattr(self, "A_") else ""
+        return f"PlattCalibrator(max_iter={self.max_iter}, tol={self.tol}{fitted})"
+
+
+# --------------------------------------------------------------------------- isotonic
+
+
+class IsotonicCalibrator:
+    """Isotonic (monotone non-decreasing) regression of labels on scores.
+
+    Fitted with :class:`sklearn.isotonic.IsotonicRegression` (``increasing=True``,
+    ``y_min=0``, ``y_max=1``, ``out_of_bounds="clip"``); only its threshold arrays are
+    kept, and :meth:`predict` is ``np.interp`` over them, which equals scikit-learn's
+    linear interpolation clipped at both ends. Inference therefore needs numpy only.
+
+    Attributes
+    ----------
+    x_thresholds_, y_thresholds_ : ndarray of shape (m,)
+        Non-decreasing knots of the fitted step/linear function.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), section 4 (isotonic regression as an alternative to
+       Platt scaling of the score s(x), Eq. 24).
+    .. [2] Zadrozny, B., Elkan, C. (2002). Transforming classifier scores into accurate
+       multiclass probability estimates. KDD.
+    """
+
+    method = "isotonic"
+
+    def fit(
+        self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> IsotonicCalibrator:
+        """Fit the isotonic map on calibration scores and 0/1 labels.
+
+        Raises
+        ------
+        InvalidInput
+            Scores, labels or weights malformed.
+        TrainingError
+            Empty data or only one class.
+        """
+        from sklearn.isotonic import IsotonicRegression  # fit-time only dependency
+
+        s, y, w = _check_fit_data(scores, y01, sample_weight)
+        keep = w > 0
+        iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+        iso.fit(s[keep], y[keep], sample_weight=w[keep])
+        self.x_thresholds_ = np.asarray(iso.X_thresholds_, dtype=np.float64).copy()
+        self.y_thresholds_ = np.clip(np.asarray(iso.y_thresholds_, dtype=np.float64), 0.0, 1.0)
+        return self
+
+    def predict(self, scores: ArrayLike) -> np.ndarray:
+        """Calibrated ``P(y = 1)``: linear interpolation between knots, clipped at the ends."""
+        if not hasattr(self, "x_thresholds_"):
+            raise NotFitted("IsotonicCalibrator is not fitted yet; call fit() first")
+        s = _check_scores(scores)
+        return np.interp(s, self.x_thresholds_, self.y_thresholds_)
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-able state ``{"method": "isotonic", "x_thresholds": [...], "y_thresholds": [...]}``."""
+        if not hasattr(self, "x_thresholds_"):
+            raise NotFitted("IsotonicCalibrator is not fitted yet; call fit() first")
+        return {
+            "method": "isotonic",
+            "x_thresholds": [float(v) for v in self.x_thresholds_],
+            "y_thresholds": [float(v) for v in self.y_thresholds_],
+        }
+
+    def __repr__(self) -> str:
+        n = len(self.x_thresholds_) if hasattr(self, "x_thresholds_") else None
+        return "IsotonicCalibrator()" if n is None else f"IsotonicCalibrator(n_thresholds={n})"
+
+
+# --------------------------------------------------------------------------- identity
+
+
+class IdentityCalibrator:
+    """No calibration (method ``"none"``): the raw score clipped to ``[0, 1]``.
+
+    Using the raw vote fraction s(x) (Eq. 24 of [1]_) as the probability and thresholding
+    it is Ting's uncalibrated AdaMEC (Theorem 1, Eqs. 19-20 of [1]_).
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), Eqs. 19, 20 and 24.
+    """
+
+    method = "none"
+
+    def fit(
+        self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> IdentityCalibrator:
+        """Nothing to learn; inputs are not even required to contain both classes."""
+        return self
+
+    def predict(self, scores: ArrayLike) -> np.ndarray:
+        """The scores clipped to ``[0, 1]``."""
+        return np.clip(_check_scores(scores), 0.0, 1.0)
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-able state ``{"method": "none"}``."""
+        return {"method": "none"}
+
+    def __repr__(self) -> str:
+        return "IdentityCalibrator()"
+
+
+# --------------------------------------------------------------------------- factories
+
+
+def make_calibrator(method: str) -> Calibrator:
+    """Return an unfitted calibrator for ``method`` in ``("platt", "isotonic", "none")``.
+
+    Raises
+    ------
+    InvalidInput
+        Unknown method; the message lists the valid ones.
+    """
+    if method == "platt":
+        return PlattCalibrator()
+    if method == "isotonic":
+        return IsotonicCalibrator()
+    if method == "none":
+        return IdentityCalibrator()
+    raise InvalidInput(
+        f"calibration method: expected one of {', '.join(repr(m) for m in CALIBRATION_METHODS)}, "
+        f"got {method!r}"
+    )
+
+
+def _state_float(state: dict[str, Any], key: str) -> float:
+    v = state.get(key)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        raise ArtifactError(f"calibrator state field {key!r}: expected a finite number, got {v!r}")
+    return float(v)
+
+
+def _state_array(state: dict[str, Any], key: str) -> np.ndarray:
+    v = state.get(key)
+    if not isinstance(v, list) or not v:
+        raise ArtifactError(f"calibrator state field {key!r}: expected a non-empty list of numbers")
+    for i, item in enumerate(v):
+        if isinstance(item, bool) or not isinstance(item, int | float) or not math.isfinite(item):
+            raise ArtifactError(
+                f"calibrator state field {key!r}[{i}]: expected a finite number, got {item!r}"
+            )
+    a = np.asarray(v, dtype=np.float64)
+    if a.size > 1 and np.any(np.diff(a) < 0):
+        bad = int(np.flatnonzero(np.diff(a) < 0)[0]) + 1
+        raise ArtifactError(
+            f"calibrator state field {key!r}[{bad}]: thresholds must be non-decreasing, "
+            f"got {a[bad]} after {a[bad - 1]}"
+        )
+    return a
+
+
+_STATE_KEYS = {
+    "platt": {"method", "A", "B"},
+    "isotonic": {"method", "x_thresholds", "y_thresholds"},
+}
+
+
+def calibrator_from_state(state: dict[str, Any]) -> Calibrator:
+    """Rebuild a fitted calibrator from :meth:`to_state` output, validating everything.
+
+    Only the methods in :data:`CALIBRATION_METHODS` are accepted; no class named by the
+    state is ever imported. Numbers must be finite; isotonic thresholds must be
+    non-empty, of equal length, non-decreasing, with ``y`` in ``[0, 1]``; unknown
+    fields are refused.
+
+    Raises
+    ------
+    ArtifactError
+        Anything malformed, with the offending field in the message.
+    """
+    if not isinstance(state, dict):
+        raise ArtifactError(f"calibrator state: expected an object, got {type(state).__name__}")
+    method = state.get("method")
+    if method not in CALIBRATION_METHODS:
+        raise ArtifactError(
+            f"calibrator state field 'method': expected one of {list(CALIBRATION_METHODS)}, "
+            f"got {method!r}"
+        )
+    allowed = _STATE_KEYS.get(str(method), {"method"})
+    extra = sorted(set(map(str, state)) - allowed)
+    if extra:
+        raise ArtifactError(f"calibrator state for {method!r}: unexpected fields {extra}")
+    if method == "none":
+        return IdentityCalibrator()
+    if method == "platt":
+        platt = PlattCalibrator()
+        platt.A_, platt.B_ = _state_float(state, "A"), _state_float(state, "B")
+        platt.n_iter_ = 0
+        return platt
+    x = _state_array(state, "x_thresholds")
+    y = _state_array(state, "y_thresholds")
+    if x.shape != y.shape:
+        raise ArtifactError(
+            f"calibrator state: 'x_thresholds' has {x.size} values but 'y_thresholds' has {y.size}"
+        )
+    if y[0] < 0.0 or y[-1] > 1.0:
+        raise ArtifactError("calibrator state field 'y_thresholds': values must lie in [0, 1]")
+    iso = IsotonicCalibrator()
+    iso.x_thresholds_, iso.y_thresholds_ = x, y
+    return iso
