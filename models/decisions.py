@@ -1,0 +1,471 @@
+"""Cost-sensitive decisions as pure functions of calibrated probabilities and costs.
+
+Convention (ARCHITECTURE.md, section 3): ``C[i][j]`` is the cost of predicting class
+``j`` when the truth is class ``i`` (rows = truth, columns = prediction). Binary:
+``C = [[c_tn, c_fp], [c_fn, c_tp]]``. The decision for probabilities ``p`` is
+``argmin_j sum_i p_i C[i][j]``, ties broken toward the higher class index; for two
+classes this is "predict positive iff ``p1 >= t``" with
+``t = (c_fp - c_tn) / ((c_fp - c_tn) + (c_fn - c_tp))``, the paper's ``c`` of Eq. 2
+when ``c_tp = c_tn = 0``.
+
+Everything is vectorised: deciding 100,000 rows takes a few milliseconds.
+
+References
+----------
+.. [1] Nikolaou, N., Edakunni, N., Kull, M., Flach, P., Brown, G. (2016). Cost-sensitive
+   boosting algorithms: Do we really need them? Machine Learning 104, 359-384.
+   Section 2.1 (Eqs. 1-4), Theorem 1 (Eqs. 19-20).
+.. [2] Elkan, C. (2001). The foundations of cost-sensitive learning. IJCAI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from models.exceptions import InvalidCostMatrix, InvalidInput, InvalidPriors
+
+__all__ = [
+    "CostMatrix",
+    "Decisions",
+    "apply_prior_shift",
+    "binary_threshold",
+    "decide",
+    "row_cost_matrices",
+    "validate_cost_matrix",
+]
+
+_BINARY_NAMES = {(0, 0): "c_tn", (0, 1): "c_fp", (1, 0): "c_fn", (1, 1): "c_tp"}
+_PROBA_TOL = 1e-6
+
+
+def _short(i: int, j: int, k: int) -> str:
+    return _BINARY_NAMES[(i, j)] if k == 2 else f"C[{i}][{j}]"
+
+
+def _loc(style: str, r: int, i: int, j: int, k: int) -> str:
+    """Human name of entry (i, j) of matrix r for error messages."""
+    if style == "named":
+        return _short(i, j, k)
+    if style == "rows":
+        return f"row {r}, column '{_short(i, j, k)}'" if k == 2 else f"row {r}, entry C[{i}][{j}]"
+    extra = f" '{_BINARY_NAMES[(i, j)]}'" if k == 2 else ""
+    return f"cost matrix entry [{i}][{j}]{extra} (truth {i}, prediction {j})"
+
+
+def _check_stack(c: np.ndarray, style: str) -> None:
+    """Validate a (n, K, K) stack of cost matrices.
+
+    ``style`` chooses how messages name an entry: ``"matrix"`` (one matrix),
+    ``"named"`` (binary costs by name) or ``"rows"`` (per-row costs, naming the row).
+    """
+    k = c.shape[1]
+    finite = np.isfinite(c)
+    bad = ~finite | (np.where(finite, c, 0.0) < 0)
+    if bad.any():
+        r, i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise InvalidCostMatrix(
+            f"{_loc(style, r, i, j, k)}: cost must be finite and >= 0, got {c[r, i, j]}"
+        )
+    diag = np.diagonal(c, axis1=1, axis2=2)  # (n, K): cost of the correct decision per truth
+    worse = diag[:, :, None] > c
+    if worse.any():
+        r, i, j = (int(v) for v in np.argwhere(worse)[0])
+        raise InvalidCostMatrix(
+            f"{_loc(style, r, i, i, k)}: a correct decision may not cost more than an error, got "
+            f"{_short(i, i, k)}={c[r, i, i]} > {_short(i, j, k)}={c[r, i, j]}"
+        )
+    prefix = "" if style != "rows" else "row {r}: "
+    if k == 2:
+        den = (c[:, 0, 1] - c[:, 0, 0]) + (c[:, 1, 0] - c[:, 1, 1])
+        if np.any(den <= 0):
+            r = int(np.flatnonzero(den <= 0)[0])
+            raise InvalidCostMatrix(
+                f"{prefix.format(r=r)}threshold denominator (c_fp - c_tn) + (c_fn - c_tp) must be "
+                f"> 0, got {den[r]} (c_fp={c[r, 0, 1]}, c_fn={c[r, 1, 0]}, c_tp={c[r, 1, 1]}, "
+                f"c_tn={c[r, 0, 0]}): every decision would cost the same"
+            )
+    else:
+        flat = np.all(c == diag[:, :, None], axis=(1, 2))
+        if flat.any():
+            r = int(np.flatnonzero(flat)[0])
+            raise InvalidCostMatrix(
+                f"{prefix.format(r=r)}cost matrix makes every decision equally costly (each row "
+                "is constant); at least one error must cost more than a correct decision"
+            )
+
+
+def _as_float_array(a: ArrayLike, name: str) -> np.ndarray:
+    try:
+        return np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidCostMatrix(f"{name}: expected numbers, got {a!r:.80}") from None
+
+
+def validate_cost_matrix(a: ArrayLike, n_classes: int) -> np.ndarray:
+    """Validate one ``(K, K)`` cost matrix and return it as a float64 copy.
+
+    Parameters
+    ----------
+    a : array-like of shape (n_classes, n_classes)
+        ``a[i][j]`` = cost of predicting ``j`` when the truth is ``i``.
+    n_classes : int
+        Expected ``K``.
+
+    Returns
+    -------
+    ndarray of shape (K, K), float64
+
+    Raises
+    ------
+    InvalidCostMatrix
+        Wrong shape; an entry negative or non-finite; a correct decision costing more than
+        an error in the same row (``C[i][i] > C[i][j]``; binary: ``c_tn > c_fp`` or
+        ``c_tp > c_fn``); binary threshold denominator ``(c_fp - c_tn) + (c_fn - c_tp) <= 0``;
+        for ``K > 2``, every row constant. The message names the entry and what was expected.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), Eq. 1 (binary cost matrix) and Eqs. 2-4.
+    """
+    c = _as_float_array(a, "cost matrix")
+    k = int(n_classes)
+    if c.shape != (k, k):
+        raise InvalidCostMatrix(
+            f"cost matrix: expected shape ({k}, {k}) (rows = truth, columns = prediction), "
+            f"got {c.shape}"
+        )
+    _check_stack(c[None], "matrix")
+    return c.copy()
+
+
+def binary_threshold(c_fp: float, c_fn: float, c_tp: float = 0.0, c_tn: float = 0.0) -> float:
+    """Probability threshold ``t``: predict positive iff ``P(y = 1 | x) >= t``.
+
+    ``t = (c_fp - c_tn) / ((c_fp - c_tn) + (c_fn - c_tp))``; with ``c_tp = c_tn = 0`` this is
+    ``c = c_fp / (c_fp + c_fn)`` of Eq. 2, and the rule is Eq. 4 / Eq. 20 of [1]_.
+
+    Raises
+    ------
+    InvalidCostMatrix
+        See :func:`validate_cost_matrix`; the message names ``c_fp``, ``c_fn``, ``c_tp``
+        or ``c_tn``.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), Eqs. 2, 4 and 20.
+    """
+    return CostMatrix.from_binary(c_fp, c_fn, c_tp, c_tn).threshold
+
+
+@dataclass(frozen=True, eq=False)
+class CostMatrix:
+    """A validated ``(K, K)`` cost matrix, ``matrix[i][j]`` = cost of predicting ``j`` when truth is ``i``.
+
+    Construct with :meth:`from_binary` (named costs) or :meth:`from_array`; the direct
+    constructor validates too. The stored array is read-only.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), Eq. 1.
+    """
+
+    matrix: np.ndarray
+
+    def __post_init__(self) -> None:
+        c = _as_float_array(self.matrix, "cost matrix")
+        if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] < 2:
+            raise InvalidCostMatrix(
+                f"cost matrix: expected a square (K, K) array, K >= 2, got {c.shape}"
+            )
+        c = validate_cost_matrix(c, c.shape[0])
+        c.setflags(write=False)
+        object.__setattr__(self, "matrix", c)
+
+    @classmethod
+    def from_binary(
+        cls, c_fp: float, c_fn: float, c_tp: float = 0.0, c_tn: float = 0.0
+    ) -> CostMatrix:
+        """Binary matrix ``[[c_tn, c_fp], [c_fn, c_tp]]`` from named costs."""
+        vals = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": c_tp, "c_tn": c_tn}
+        for name, v in vals.items():
+            x = _as_float_array(v, name)
+            if x.ndim != 0:
+                raise InvalidCostMatrix(f"{name}: expected a single number, got shape {x.shape}")
+        c = np.array([[c_tn, c_fp], [c_fn, c_tp]], dtype=np.float64)
+        _check_stack(c[None], "named")
+        return cls(c)
+
+    @classmethod
+    def from_array(cls, a: ArrayLike, n_classes: int) -> CostMatrix:
+        """Validated matrix from a ``(n_classes, n_classes)`` array-like."""
+        return cls(validate_cost_matrix(a, n_classes))
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes ``K``."""
+        return int(self.matrix.shape[0])
+
+    @property
+    def threshold(self) -> float:
+        """Binary threshold ``(c_fp - c_tn) / ((c_fp - c_tn) + (c_fn - c_tp))`` (Eq. 2 / Eq. 20).
+
+        Raises
+        ------
+        InvalidCostMatrix
+            If the matrix is not 2 x 2.
+        """
+        if self.n_classes != 2:
+            raise InvalidCostMatrix(
+                f"threshold: only defined for 2 classes, this cost matrix has {self.n_classes}"
+            )
+        c = self.matrix
+        a, b = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
+        return float(a / (a + b))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CostMatrix) and np.array_equal(self.matrix, other.matrix)
+
+    def __hash__(self) -> int:
+        return hash(self.matrix.tobytes())
+
+
+def row_cost_matrices(
+    c_fp: ArrayLike,
+    c_fn: ArrayLike,
+    c_tp: ArrayLike | None = None,
+    c_tn: ArrayLike | None = None,
+    *,
+    n_rows: int | None = None,
+) -> np.ndarray:
+    """Stack of per-row binary cost matrices (example-dependent costs).
+
+    Each argument is a number (same for every row) or a 1-D array with one value per
+    row, e.g. ``c_fn = amount`` when a missed fraud costs the transaction's amount.
+    ``c_tp``/``c_tn`` default to 0.
+
+    Parameters
+    ----------
+    c_fp, c_fn, c_tp, c_tn : float or array-like of shape (n,)
+    n_rows : int, optional
+        Expected number of rows; per-row arrays must have this length (scalars broadcast).
+        Without it ``n`` is the common length of the arrays, or 1 if all are scalars.
+
+    Returns
+    -------
+    ndarray of shape (n, 2, 2)
+        ``out[r] = [[c_tn[r], c_fp[r]], [c_fn[r], c_tp[r]]]``.
+
+    Raises
+    ------
+    InvalidCostMatrix
+        Lengths disagree with each other or with ``n_rows``; or a row is invalid (see
+        :func:`validate_cost_matrix`); the message names the row index and the field,
+        e.g. ``"row 3, column 'c_fn': cost must be finite and >= 0, got -1.0"``.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), Eq. 3 (class-level costs); here costs may differ per example.
+    """
+    raw = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": 0.0 if c_tp is None else c_tp,
+           "c_tn": 0.0 if c_tn is None else c_tn}  # fmt: skip
+    arrays: dict[str, np.ndarray] = {}
+    n = None if n_rows is None else int(n_rows)
+    for name, v in raw.items():
+        x = _as_float_array(v, name)
+        if x.ndim > 1:
+            raise InvalidCostMatrix(
+                f"{name}: expected a number or a 1-D array, got shape {x.shape}"
+            )
+        if x.ndim == 1:
+            if n is not None and x.shape[0] != n:
+                expected = "the number of rows" if n_rows is not None else "the other cost arrays"
+                raise InvalidCostMatrix(
+                    f"{name}: expected {n} values ({expected}), got {x.shape[0]}"
+                )
+            n = x.shape[0]
+        arrays[name] = x
+    n = 1 if n is None else n
+    out = np.empty((n, 2, 2), dtype=np.float64)
+    for (i, j), name in _BINARY_NAMES.items():
+        out[:, i, j] = arrays[name]
+    _check_stack(out, "rows")
+    return out
+
+
+def _check_proba(proba: ArrayLike, k: int | None = None) -> np.ndarray:
+    try:
+        p = np.asarray(proba, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidInput("proba: expected a (n, K) array of probabilities") from None
+    if p.ndim != 2 or p.shape[1] < 2:
+        raise InvalidInput(f"proba: expected shape (n, K) with K >= 2, got {p.shape}")
+    if k is not None and p.shape[1] != k:
+        raise InvalidInput(f"proba: expected {k} columns (one per class), got {p.shape[1]}")
+    finite = np.isfinite(p)
+    bad = ~finite | (np.where(finite, p, 0.5) < 0) | (np.where(finite, p, 0.5) > 1)
+    if bad.any():
+        r, j = (int(v) for v in np.argwhere(bad)[0])
+        raise InvalidInput(
+            f"proba: row {r}, column {j}: expected a probability in [0, 1], got {p[r, j]}"
+        )
+    s = p.sum(axis=1)
+    off = np.abs(s - 1.0) > _PROBA_TOL
+    if off.any():
+        r = int(np.flatnonzero(off)[0])
+        raise InvalidInput(f"proba: row {r} sums to {s[r]}, expected 1 (within {_PROBA_TOL})")
+    return p
+
+
+def _check_priors(priors: ArrayLike, k: int, name: str) -> np.ndarray:
+    try:
+        pi = np.asarray(priors, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidPriors(f"{name}: expected {k} numbers, got {priors!r:.80}") from None
+    if pi.shape != (k,):
+        raise InvalidPriors(f"{name}: expected {k} values (one per class), got shape {pi.shape}")
+    if not np.all(np.isfinite(pi)):
+        raise InvalidPriors(f"{name}: every prior must be finite, got {pi.tolist()}")
+    if np.any(pi <= 0):
+        j = int(np.flatnonzero(pi <= 0)[0])
+        raise InvalidPriors(f"{name}[{j}]: every prior must be > 0, got {pi[j]}")
+    if abs(pi.sum() - 1.0) > 1e-6:
+        raise InvalidPriors(f"{name}: priors must sum to 1 (within 1e-6), got sum {pi.sum()}")
+    return pi
+
+
+def apply_prior_shift(
+    proba: ArrayLike, train_priors: ArrayLike, deploy_priors: ArrayLike
+) -> np.ndarray:
+    """Adjust probabilities to deployment class priors that differ from training priors.
+
+    ``p'_k = p_k * pi'_k / pi_k / sum_j (p_j * pi'_j / pi_j)`` (Bayes' rule with the
+    class-conditional densities unchanged). Equal priors give back ``proba``. Deciding on
+    the shifted probabilities equals deciding on the original ones with each cost-matrix
+    row ``i`` scaled by ``pi'_i / pi_i`` -- the cost/prior equivalence of section 2.1.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n, K)
+        Calibrated probabilities in model class order, rows summing to 1.
+    train_priors, deploy_priors : array-like of shape (K,)
+        Finite, > 0, summing to 1 within 1e-6.
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+
+    Raises
+    ------
+    InvalidPriors
+        Priors of the wrong length, non-finite, <= 0 or not summing to 1 (message names which).
+    InvalidInput
+        ``proba`` malformed.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), section 2.1 (skewed classes and skewed costs as
+       adjusted class priors).
+    .. [2] Elkan, C. (2001). The foundations of cost-sensitive learning. IJCAI.
+    """
+    p = _check_proba(proba)
+    k = p.shape[1]
+    ratio = _check_priors(deploy_priors, k, "deploy_priors") / _check_priors(
+        train_priors, k, "train_priors"
+    )
+    q = p * ratio
+    total = q.sum(axis=1, keepdims=True)
+    return q / total
+
+
+@dataclass(frozen=True, eq=False)
+class Decisions:
+    """Result of :func:`decide`.
+
+    Attributes
+    ----------
+    labels_index : ndarray of shape (n,), int64
+        Chosen class index (into the model's ``classes_``) per row.
+    expected_cost : ndarray of shape (n,), float64
+        ``sum_i p_i C[i][j]`` of the chosen ``j`` per row.
+    threshold : ndarray of shape (n,) or None
+        For two classes, the per-row threshold ``t`` (positive iff ``p1 >= t``); else None.
+    """
+
+    labels_index: np.ndarray
+    expected_cost: np.ndarray
+    threshold: np.ndarray | None
+
+
+def decide(proba: ArrayLike, costs: CostMatrix | ArrayLike) -> Decisions:
+    """Minimum-expected-cost decisions ``argmin_j sum_i p_i C[i][j]``.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n, K)
+        Calibrated probabilities, model class order, rows summing to 1 (within 1e-6).
+    costs : CostMatrix, array-like of shape (K, K), or array-like of shape (n, K, K)
+        One cost matrix for all rows, or one per row (see :func:`row_cost_matrices`).
+
+    Returns
+    -------
+    Decisions
+        Ties are broken toward the higher class index. For ``K = 2`` the decision is
+        computed as ``p1 >= t`` with ``t`` the per-row threshold (Eq. 4 / Eq. 20), which
+        is the expected-cost argmin with that tie rule; ``threshold`` is returned.
+
+    Raises
+    ------
+    InvalidCostMatrix
+        Invalid costs (see :func:`validate_cost_matrix`; per-row errors name the row),
+        or the number of per-row matrices differs from the number of rows.
+    InvalidInput
+        ``proba`` malformed.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), Eq. 4 (Bayes decision), Theorem 1 (Eqs. 19-20).
+    """
+    p = _check_proba(proba)
+    n, k = p.shape
+    if isinstance(costs, CostMatrix):
+        c = costs.matrix
+        if c.shape[0] != k:
+            raise InvalidCostMatrix(f"cost matrix: expected shape ({k}, {k}), got {c.shape}")
+    else:
+        c = _as_float_array(costs, "costs")
+        if c.ndim == 2:
+            c = validate_cost_matrix(c, k)
+        elif c.ndim == 3:
+            if c.shape[1:] != (k, k):
+                raise InvalidCostMatrix(
+                    f"costs: expected per-row matrices of shape ({n}, {k}, {k}), got {c.shape}"
+                )
+            if c.shape[0] != n:
+                raise InvalidCostMatrix(
+                    f"costs: got {c.shape[0]} per-row cost matrices for {n} rows; expected one per row"
+                )
+            _check_stack(c, "rows")
+        else:
+            raise InvalidCostMatrix(
+                f"costs: expected shape ({k}, {k}) or ({n}, {k}, {k}), got {c.shape}"
+            )
+    if k == 2:
+        if c.ndim == 2:
+            a, b = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
+            t = np.full(n, a / (a + b))
+            pos = p[:, 1] >= t
+            exp_cost = np.where(pos, p[:, 0] * c[0, 1] + p[:, 1] * c[1, 1],
+                                p[:, 0] * c[0, 0] + p[:, 1] * c[1, 0])  # fmt: skip
+        else:
+            a, b = c[:, 0, 1] - c[:, 0, 0], c[:, 1, 0] - c[:, 1, 1]
+            t = a / (a + b)
+            pos = p[:, 1] >= t
+            exp_cost = np.where(pos, p[:, 0] * c[:, 0, 1] + p[:, 1] * c[:, 1, 1],
+                                p[:, 0] * c[:, 0, 0] + p[:, 1] * c[:, 1, 0])  # fmt: skip
+        return Decisions(pos.astype(np.int64), exp_cost, t)
+    e = p @ c if c.ndim == 2 else np.einsum("ni,nij->nj", p, c)
+    idx = (k - 1) - np.argmin(e[:, ::-1], axis=1)  # argmin, ties -> higher index
+    return Decisions(idx.astype(np.int64), e[np.arange(n), idx], None)
