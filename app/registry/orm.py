@@ -125,9 +125,7 @@ class ModelVersion(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    model_id: Mapped[int] = mapped_column(
-        ForeignKey("registered_models.id", ondelete="CASCADE")
-    )
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
     version: Mapped[int]
     algorithm: Mapped[str] = mapped_column(String(64))
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -167,9 +165,7 @@ class Alias(Base):
     __table_args__ = (UniqueConstraint("model_id", "name"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    model_id: Mapped[int] = mapped_column(
-        ForeignKey("registered_models.id", ondelete="CASCADE")
-    )
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     version_id: Mapped[int] = mapped_column(
         ForeignKey("model_versions.id", ondelete="CASCADE"), index=True

@@ -1,0 +1,342 @@
+"""The registry repository: every query on registry tables goes through :class:`Registry`.
+
+It adds and flushes, never commits: the caller (a service) owns the transaction, so a
+version row and its artifact are committed together or not at all. Database errors
+become :mod:`app.errors` domain errors here; ``get_*`` raise NotFound, ``find_*``
+return None.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.db import database_errors
+from app.errors import AlreadyExists, Conflict, InvalidArgument, NotFound
+from app.registry.orm import NAME_LENGTH, Alias, Artifact, ModelVersion, RegisteredModel, utcnow
+
+__all__ = ["DEFAULT_ALIAS", "NAME_PATTERN", "Registry"]
+
+DEFAULT_ALIAS = "production"
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_ALLOCATION_ATTEMPTS = 5
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _translated(method: Callable[P, R]) -> Callable[P, R]:
+    """Run ``method`` with connection errors turned into ``Unavailable``."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with database_errors():
+            return method(*args, **kwargs)
+
+    return wrapper
+
+
+def _check_name(value: str, what: str) -> str:
+    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value) or len(value) > NAME_LENGTH:
+        raise InvalidArgument(
+            f"{what} {value!r} is invalid: expected 1-{NAME_LENGTH} characters from "
+            "letters, digits, '.', '_' and '-', starting with a letter or digit",
+            field=what.replace(" ", "_"),
+        )
+    return value
+
+
+def _check_page(limit: int, offset: int) -> None:
+    if limit < 1 or offset < 0:
+        raise InvalidArgument(f"expected limit >= 1 and offset >= 0, got {limit} and {offset}")
+
+
+class Registry:
+    """Registered models, their versions, artifacts and aliases, within one session."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    # ------------------------------------------------------------------ models
+
+    @_translated
+    def find_model(self, name: str) -> RegisteredModel | None:
+        """The model called ``name``, or None."""
+        query = select(RegisteredModel).where(RegisteredModel.name == name)
+        return self.session.scalars(query).one_or_none()
+
+    def get_model(self, name: str) -> RegisteredModel:
+        """The model called ``name``; raises NotFound."""
+        model = self.find_model(name)
+        if model is None:
+            raise NotFound(f"model {name!r} not found", field="name")
+        return model
+
+    @_translated
+    def create_model(
+        self, name: str, description: str = "", tags: dict[str, Any] | None = None
+    ) -> RegisteredModel:
+        """Add a model; raises AlreadyExists if the name is taken (also by a concurrent commit)."""
+        _check_name(name, "model name")
+        if self.find_model(name) is not None:
+            raise AlreadyExists(f"model {name!r} already exists", field="name")
+        model = RegisteredModel(name=name, description=description, tags=dict(tags or {}))
+        try:
+            with self.session.begin_nested():
+                self.session.add(model)
+        except IntegrityError as error:
+            raise AlreadyExists(f"model {name!r} already exists", field="name") from error
+        return model
+
+    def get_or_create_model(
+        self, name: str, description: str | None = None, tags: dict[str, Any] | None = None
+    ) -> RegisteredModel:
+        """The model called ``name``, created (with ``description`` and ``tags``) if missing."""
+        model = self.find_model(name)
+        if model is not None:
+            return model
+        try:
+            return self.create_model(name, description or "", tags)
+        except AlreadyExists:  # created by a concurrent transaction since we looked
+            return self.get_model(name)
+
+    @_translated
+    def list_models(self, limit: int = 100, offset: int = 0) -> list[RegisteredModel]:
+        """Models ordered by name."""
+        _check_page(limit, offset)
+        query = select(RegisteredModel).order_by(RegisteredModel.name).limit(limit).offset(offset)
+        return list(self.session.scalars(query))
+
+    @_translated
+    def count_models(self) -> int:
+        """Number of registered models."""
+        return self.session.scalar(select(func.count()).select_from(RegisteredModel)) or 0
+
+    # ------------------------------------------------------------------ versions
+
+    @_translated
+    def add_version(
+        self,
+        model: RegisteredModel,
+        *,
+        algorithm: str,
+        params: dict[str, Any],
+        calibration: dict[str, Any],
+        data: dict[str, Any],
+        metrics: dict[str, Any],
+        training_seconds: float,
+        artifact: bytes,
+        artifact_sha256: str,
+    ) -> ModelVersion:
+        """Add the next version of ``model`` and its artifact to the session (flushed).
+
+        The number is max(version) + 1 read while holding a row lock on the model
+        (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite transactions hold the database
+        write lock from ``BEGIN IMMEDIATE``), so concurrent registrations queue and get
+        consecutive numbers. Numbers have no gaps because the version and its artifact
+        are committed by the caller in the same transaction, or not at all.
+        """
+        if hashlib.sha256(artifact).hexdigest() != artifact_sha256:
+            raise InvalidArgument("artifact_sha256 does not match the artifact bytes")
+        for _ in range(_ALLOCATION_ATTEMPTS):
+            lock = select(RegisteredModel.id).where(RegisteredModel.id == model.id)
+            self.session.execute(lock.with_for_update())
+            latest = select(func.max(ModelVersion.version)).where(ModelVersion.model_id == model.id)
+            number = (self.session.scalar(latest) or 0) + 1
+            version = ModelVersion(
+                model_id=model.id,
+                version=number,
+                algorithm=algorithm,
+                params=params,
+                calibration=calibration,
+                data=data,
+                metrics=metrics,
+                training_seconds=float(training_seconds),
+                artifact_sha256=artifact_sha256,
+                artifact_size=len(artifact),
+                status="ready",
+            )
+            try:
+                with self.session.begin_nested():
+                    self.session.add(version)
+                    self.session.flush()
+                    self.session.add(
+                        Artifact(version_id=version.id, sha256=artifact_sha256, data=artifact)
+                    )
+            except IntegrityError:  # (model_id, version) taken by a concurrent commit
+                continue
+            model.updated_at = utcnow()
+            self.session.flush()
+            return version
+        raise Conflict(
+            f"could not allocate a version number for model {model.name!r} after "
+            f"{_ALLOCATION_ATTEMPTS} attempts (too many concurrent registrations); retry"
+        )
+
+    @_translated
+    def list_versions(self, name: str, limit: int = 100, offset: int = 0) -> list[ModelVersion]:
+        """Versions of model ``name``, oldest first, without loading artifacts."""
+        _check_page(limit, offset)
+        model = self.get_model(name)
+        query = (
+            select(ModelVersion)
+            .where(ModelVersion.model_id == model.id)
+            .order_by(ModelVersion.version)
+            .limit(limit)
+            .offset(offset)
+        )
+        return list(self.session.scalars(query))
+
+    @_translated
+    def count_versions(self, name: str) -> int:
+        """Number of versions of model ``name``."""
+        model = self.get_model(name)
+        query = select(func.count()).where(ModelVersion.model_id == model.id)
+        return self.session.scalar(query) or 0
+
+    @_translated
+    def find_version(self, name: str, version: int) -> ModelVersion | None:
+        """Version ``version`` of model ``name``, or None."""
+        query = (
+            select(ModelVersion)
+            .join(ModelVersion.model)
+            .where(RegisteredModel.name == name, ModelVersion.version == version)
+        )
+        return self.session.scalars(query).one_or_none()
+
+    def get_version(self, name: str, version: int) -> ModelVersion:
+        """Version ``version`` of model ``name``; NotFound says what exists instead."""
+        found = self.find_version(name, version)
+        if found is not None:
+            return found
+        model = self.get_model(name)
+        latest = self._latest_number(model)
+        existing = f"latest is {latest}" if latest else "it has no versions yet"
+        raise NotFound(f"model {name!r} has no version {version} ({existing})", field="version")
+
+    @_translated
+    def latest_version(self, name: str) -> ModelVersion:
+        """The highest-numbered version of model ``name``; NotFound if it has none."""
+        query = (
+            select(ModelVersion)
+            .join(ModelVersion.model)
+            .where(RegisteredModel.name == name)
+            .order_by(ModelVersion.version.desc())
+            .limit(1)
+        )
+        found = self.session.scalars(query).first()
+        if found is None:
+            self.get_model(name)
+            raise NotFound(f"model {name!r} has no versions yet", field="name")
+        return found
+
+    def _latest_number(self, model: RegisteredModel) -> int:
+        query = select(func.max(ModelVersion.version)).where(ModelVersion.model_id == model.id)
+        return self.session.scalar(query) or 0
+
+    # ------------------------------------------------------------------ resolution, artifacts
+
+    def resolve(
+        self, name: str, version: int | None = None, alias: str | None = None
+    ) -> tuple[ModelVersion, str | None]:
+        """The version to serve and the alias that chose it (None if no alias did).
+
+        Precedence: explicit ``version`` > explicit ``alias`` > the ``production`` alias
+        if it is set > the latest version.
+        """
+        if version is not None:
+            return self.get_version(name, version), None
+        if alias is not None:
+            return self.get_alias(name, alias).model_version, alias
+        default = self.find_alias(name, DEFAULT_ALIAS)
+        if default is not None:
+            return default.model_version, DEFAULT_ALIAS
+        return self.latest_version(name), None
+
+    @_translated
+    def get_artifact(self, version: ModelVersion) -> bytes:
+        """The artifact bytes of ``version`` (the only method that reads blobs)."""
+        query = select(Artifact.data).where(Artifact.version_id == version.id)
+        data = self.session.scalar(query)
+        if data is None:
+            raise NotFound(f"version {version.version} has no stored artifact")
+        return bytes(data)
+
+    # ------------------------------------------------------------------ aliases
+
+    @_translated
+    def find_alias(self, name: str, alias: str) -> Alias | None:
+        """Alias ``alias`` of model ``name`` (with its version loaded), or None."""
+        query = (
+            select(Alias)
+            .join(RegisteredModel, Alias.model_id == RegisteredModel.id)
+            .where(RegisteredModel.name == name, Alias.name == alias)
+        )
+        return self.session.scalars(query).one_or_none()
+
+    def get_alias(self, name: str, alias: str) -> Alias:
+        """Alias ``alias`` of model ``name``; NotFound lists the aliases that exist."""
+        found = self.find_alias(name, alias)
+        if found is not None:
+            return found
+        existing = ", ".join(a.name for a in self.list_aliases(name)) or "none"
+        raise NotFound(
+            f"model {name!r} has no alias {alias!r} (aliases: {existing})", field="alias"
+        )
+
+    @_translated
+    def set_alias(self, name: str, alias: str, version: int) -> Alias:
+        """Point ``alias`` of model ``name`` at ``version`` (created or moved)."""
+        _check_name(alias, "alias")
+        target = self.get_version(name, version)
+        for _ in range(_ALLOCATION_ATTEMPTS):
+            current = self.find_alias(name, alias)
+            if current is not None:
+                current.version_id = target.id
+                current.model_version = target
+                current.updated_at = utcnow()
+                self.session.flush()
+                return current
+            created = Alias(model_id=target.model_id, name=alias, version_id=target.id)
+            created.model_version = target
+            try:
+                with self.session.begin_nested():
+                    self.session.add(created)
+            except IntegrityError:  # created concurrently: move it instead
+                continue
+            return created
+        raise Conflict(f"alias {alias!r} of model {name!r} is being changed concurrently; retry")
+
+    @_translated
+    def delete_alias(self, name: str, alias: str) -> None:
+        """Remove ``alias`` from model ``name``; NotFound if it does not exist."""
+        self.session.delete(self.get_alias(name, alias))
+        self.session.flush()
+
+    @_translated
+    def list_aliases(self, name: str) -> list[Alias]:
+        """Aliases of model ``name`` ordered by name (with their versions loaded)."""
+        model = self.get_model(name)
+        query = select(Alias).where(Alias.model_id == model.id).order_by(Alias.name)
+        return list(self.session.scalars(query))
+
+    @_translated
+    def aliases_by_version(self, model: RegisteredModel) -> dict[int, list[str]]:
+        """Version number -> sorted alias names, for the versions that have aliases."""
+        query = (
+            select(ModelVersion.version, Alias.name)
+            .join(Alias, Alias.version_id == ModelVersion.id)
+            .where(Alias.model_id == model.id)
+            .order_by(ModelVersion.version, Alias.name)
+        )
+        result: dict[int, list[str]] = {}
+        for number, alias in self.session.execute(query):
+            result.setdefault(number, []).append(alias)
+        return result
