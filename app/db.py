@@ -160,10 +160,14 @@ def alembic_config(url: str) -> Config:
 
 
 @functools.cache
-def _head_revision() -> str:
+def _script_directory() -> ScriptDirectory:
     config = Config()
     config.set_main_option("script_location", _script_location())
-    heads = ScriptDirectory.from_config(config).get_heads()
+    return ScriptDirectory.from_config(config)
+
+
+def _head_revision() -> str:
+    heads = _script_directory().get_heads()
     if len(heads) != 1:
         raise RuntimeError(f"migrations must have exactly one head, found {sorted(heads)}")
     return heads[0]
@@ -191,6 +195,14 @@ def schema_revision(engine: Engine) -> tuple[str | None, str]:
 def ensure_schema_at_head(engine: Engine) -> None:
     """Raise :class:`SchemaOutOfDate` unless the database schema is at the head revision."""
     current, head = schema_revision(engine)
+    if current is not None and not _is_known(current):
+        raise SchemaOutOfDate(
+            f"database schema is at revision {current}, which this version of costwise does "
+            f"not know (it needs revision {head}); was the database migrated by a newer "
+            "costwise? Upgrade costwise, or restore a database at a known revision",
+            current=current,
+            head=head,
+        )
     if current != head:
         shown = current if current is not None else "none (empty database)"
         raise SchemaOutOfDate(
@@ -199,3 +211,10 @@ def ensure_schema_at_head(engine: Engine) -> None:
             current=current,
             head=head,
         )
+
+
+def _is_known(revision: str) -> bool:
+    try:
+        return _script_directory().get_revision(revision) is not None
+    except Exception:  # alembic raises ResolutionError/CommandError for unknown ids
+        return False

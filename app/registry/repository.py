@@ -9,8 +9,6 @@ return None.
 from __future__ import annotations
 
 import functools
-import hashlib
-import re
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
@@ -19,13 +17,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db import database_errors
-from app.errors import AlreadyExists, Conflict, InvalidArgument, NotFound
-from app.registry.orm import NAME_LENGTH, Alias, Artifact, ModelVersion, RegisteredModel, utcnow
+from app.errors import AlreadyExists, Conflict, NotFound
+from app.registry.orm import Alias, Artifact, ModelVersion, RegisteredModel, utcnow
+from app.registry.validation import check_name, check_page, check_version_metadata
 
-__all__ = ["DEFAULT_ALIAS", "NAME_PATTERN", "Registry"]
+__all__ = ["DEFAULT_ALIAS", "Registry"]
 
 DEFAULT_ALIAS = "production"
-NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _ALLOCATION_ATTEMPTS = 5
 
 P = ParamSpec("P")
@@ -41,21 +39,6 @@ def _translated(method: Callable[P, R]) -> Callable[P, R]:
             return method(*args, **kwargs)
 
     return wrapper
-
-
-def _check_name(value: str, what: str) -> str:
-    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value) or len(value) > NAME_LENGTH:
-        raise InvalidArgument(
-            f"{what} {value!r} is invalid: expected 1-{NAME_LENGTH} characters from "
-            "letters, digits, '.', '_' and '-', starting with a letter or digit",
-            field=what.replace(" ", "_"),
-        )
-    return value
-
-
-def _check_page(limit: int, offset: int) -> None:
-    if limit < 1 or offset < 0:
-        raise InvalidArgument(f"expected limit >= 1 and offset >= 0, got {limit} and {offset}")
 
 
 class Registry:
@@ -84,7 +67,7 @@ class Registry:
         self, name: str, description: str = "", tags: dict[str, Any] | None = None
     ) -> RegisteredModel:
         """Add a model; raises AlreadyExists if the name is taken (also by a concurrent commit)."""
-        _check_name(name, "model name")
+        check_name(name, "model name")
         if self.find_model(name) is not None:
             raise AlreadyExists(f"model {name!r} already exists", field="name")
         model = RegisteredModel(name=name, description=description, tags=dict(tags or {}))
@@ -110,7 +93,7 @@ class Registry:
     @_translated
     def list_models(self, limit: int = 100, offset: int = 0) -> list[RegisteredModel]:
         """Models ordered by name."""
-        _check_page(limit, offset)
+        check_page(limit, offset)
         query = select(RegisteredModel).order_by(RegisteredModel.name).limit(limit).offset(offset)
         return list(self.session.scalars(query))
 
@@ -143,8 +126,18 @@ class Registry:
         consecutive numbers. Numbers have no gaps because the version and its artifact
         are committed by the caller in the same transaction, or not at all.
         """
-        if hashlib.sha256(artifact).hexdigest() != artifact_sha256:
-            raise InvalidArgument("artifact_sha256 does not match the artifact bytes")
+        check_version_metadata(
+            algorithm=algorithm,
+            documents={
+                "params": params,
+                "calibration": calibration,
+                "data": data,
+                "metrics": metrics,
+            },
+            training_seconds=training_seconds,
+            artifact=artifact,
+            artifact_sha256=artifact_sha256,
+        )
         for _ in range(_ALLOCATION_ATTEMPTS):
             lock = select(RegisteredModel.id).where(RegisteredModel.id == model.id)
             self.session.execute(lock.with_for_update())
@@ -183,7 +176,7 @@ class Registry:
     @_translated
     def list_versions(self, name: str, limit: int = 100, offset: int = 0) -> list[ModelVersion]:
         """Versions of model ``name``, oldest first, without loading artifacts."""
-        _check_page(limit, offset)
+        check_page(limit, offset)
         model = self.get_model(name)
         query = (
             select(ModelVersion)
@@ -294,7 +287,7 @@ class Registry:
     @_translated
     def set_alias(self, name: str, alias: str, version: int) -> Alias:
         """Point ``alias`` of model ``name`` at ``version`` (created or moved)."""
-        _check_name(alias, "alias")
+        check_name(alias, "alias")
         target = self.get_version(name, version)
         for _ in range(_ALLOCATION_ATTEMPTS):
             current = self.find_alias(name, alias)

@@ -10,7 +10,7 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from app.db import (
     alembic_config,
@@ -71,6 +71,19 @@ def test_ensure_schema_at_head(empty_database_url: str) -> None:
         upgrade_to_head(empty_database_url)
         assert schema_revision(engine) == (head, head)
         ensure_schema_at_head(engine)
+    finally:
+        engine.dispose()
+
+
+def test_unknown_revision_is_reported(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE alembic_version SET version_num = 'ffff9999'"))
+        with pytest.raises(
+            SchemaOutOfDate, match="ffff9999, which this version of costwise does not know"
+        ):
+            ensure_schema_at_head(engine)
     finally:
         engine.dispose()
 

@@ -208,11 +208,39 @@ def test_artifact_round_trip(session_factory: sessionmaker[Session]) -> None:
         version = registry.get_version("fraud", 1)
         assert version.artifact_size == len(blob)
         assert registry.get_artifact(version) == blob
-        with pytest.raises(InvalidArgument, match="artifact_sha256 does not match"):
-            registry.add_version(
-                version.model, algorithm="a", params={}, calibration={}, data={}, metrics={},
-                training_seconds=0.0, artifact=b"x", artifact_sha256="0" * 64,
-            )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"metrics": {"auc": float("nan")}}, "metrics"),
+        ({"params": {"rounds": float("inf")}}, "params"),
+        ({"data": {"shape": {1, 2}}}, "data"),
+        ({"algorithm": "x" * 65}, "algorithm"),
+        ({"training_seconds": -1.0}, "training_seconds"),
+        ({"training_seconds": float("nan")}, "training_seconds"),
+        ({"artifact_sha256": "0" * 64}, "artifact_sha256"),
+    ],
+)
+def test_invalid_version_metadata_is_rejected_before_the_database(
+    session_factory: sessionmaker[Session], change: dict[str, Any], field: str
+) -> None:
+    fields: dict[str, Any] = {
+        "algorithm": "adaboost",
+        "params": {},
+        "calibration": {},
+        "data": {},
+        "metrics": {},
+        "training_seconds": 1.0,
+        "artifact": b"blob",
+        "artifact_sha256": hashlib.sha256(b"blob").hexdigest(),
+    }
+    with unit_of_work(session_factory) as registry:
+        model = registry.create_model("fraud")
+        with pytest.raises(InvalidArgument) as caught:
+            registry.add_version(model, **{**fields, **change})
+        assert caught.value.field == field
+        assert registry.list_versions("fraud") == []
 
 
 def test_failed_unit_of_work_leaves_nothing(session_factory: sessionmaker[Session]) -> None:
