@@ -176,6 +176,19 @@ class PlattCalibrator:
     ) -> PlattCalibrator:
         """Fit ``A_`` and ``B_`` on calibration scores and 0/1 labels.
 
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Raw scores, e.g. s(x) of Eq. 24 on data disjoint from the boosting data.
+        y01 : array-like of shape (n,)
+            Labels, 0 or 1 (1 = positive class).
+        sample_weight : array-like of shape (n,), optional
+            Non-negative row weights; rows with weight 0 are ignored.
+
+        Returns
+        -------
+        self
+
         Raises
         ------
         InvalidInput
@@ -228,7 +241,23 @@ class PlattCalibrator:
         return self
 
     def predict(self, scores: ArrayLike) -> np.ndarray:
-        """Calibrated ``P(y = 1)`` for each score, ``1 / (1 + exp(A s + B))``."""
+        """Calibrated ``P(y = 1)`` for each score, ``1 / (1 + exp(A s + B))``.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Finite raw scores.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Calibrated ``P(y = 1)`` in ``[0, 1]``.
+
+        Raises
+        ------
+        NotFitted
+            Before :meth:`fit`.
+        """
         if not hasattr(self, "A_"):
             raise NotFitted("PlattCalibrator is not fitted yet; call fit() first")
         s = _check_scores(scores)
@@ -276,6 +305,19 @@ class IsotonicCalibrator:
     ) -> IsotonicCalibrator:
         """Fit the isotonic map on calibration scores and 0/1 labels.
 
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Raw scores, e.g. s(x) of Eq. 24 on data disjoint from the boosting data.
+        y01 : array-like of shape (n,)
+            Labels, 0 or 1 (1 = positive class).
+        sample_weight : array-like of shape (n,), optional
+            Non-negative row weights; rows with weight 0 are ignored.
+
+        Returns
+        -------
+        self
+
         Raises
         ------
         InvalidInput
@@ -294,7 +336,23 @@ class IsotonicCalibrator:
         return self
 
     def predict(self, scores: ArrayLike) -> np.ndarray:
-        """Calibrated ``P(y = 1)``: linear interpolation between knots, clipped at the ends."""
+        """Calibrated ``P(y = 1)``: linear interpolation between knots, clipped at the ends.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Finite raw scores.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            Calibrated ``P(y = 1)`` in ``[0, 1]``.
+
+        Raises
+        ------
+        NotFitted
+            Before :meth:`fit`.
+        """
         if not hasattr(self, "x_thresholds_"):
             raise NotFitted("IsotonicCalibrator is not fitted yet; call fit() first")
         s = _check_scores(scores)
@@ -355,6 +413,16 @@ class IdentityCalibrator:
 def make_calibrator(method: str) -> Calibrator:
     """Return an unfitted calibrator for ``method`` in ``("platt", "isotonic", "none")``.
 
+    Parameters
+    ----------
+    method : str
+        ``"platt"`` (section 4 of the paper, the default of calibrated AdaMEC),
+        ``"isotonic"`` or ``"none"``.
+
+    Returns
+    -------
+    Calibrator
+
     Raises
     ------
     InvalidInput
@@ -411,6 +479,16 @@ def calibrator_from_state(state: dict[str, Any]) -> Calibrator:
     state is ever imported. Numbers must be finite; isotonic thresholds must be
     non-empty, of equal length, non-decreasing, with ``y`` in ``[0, 1]``; unknown
     fields are refused.
+
+    Parameters
+    ----------
+    state : dict
+        Output of ``to_state()``, e.g. after a JSON round trip.
+
+    Returns
+    -------
+    Calibrator
+        A fitted calibrator.
 
     Raises
     ------

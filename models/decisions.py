@@ -147,6 +147,19 @@ def binary_threshold(c_fp: float, c_fn: float, c_tp: float = 0.0, c_tn: float = 
     ``t = (c_fp - c_tn) / ((c_fp - c_tn) + (c_fn - c_tp))``; with ``c_tp = c_tn = 0`` this is
     ``c = c_fp / (c_fp + c_fn)`` of Eq. 2, and the rule is Eq. 4 / Eq. 20 of [1]_.
 
+    Parameters
+    ----------
+    c_fp, c_fn : float
+        Cost of a false positive / false negative (finite, >= 0).
+    c_tp, c_tn : float, default 0
+        Cost of a true positive / true negative (finite, >= 0, ``c_tp <= c_fn``,
+        ``c_tn <= c_fp``).
+
+    Returns
+    -------
+    float
+        ``t`` in ``[0, 1]``.
+
     Raises
     ------
     InvalidCostMatrix
@@ -188,7 +201,17 @@ class CostMatrix:
     def from_binary(
         cls, c_fp: float, c_fn: float, c_tp: float = 0.0, c_tn: float = 0.0
     ) -> CostMatrix:
-        """Binary matrix ``[[c_tn, c_fp], [c_fn, c_tp]]`` from named costs."""
+        """Binary matrix ``[[c_tn, c_fp], [c_fn, c_tp]]`` from named costs.
+
+        Parameters
+        ----------
+        c_fp, c_fn, c_tp, c_tn : float
+            Named costs, validated as in :func:`binary_threshold` (messages name the field).
+
+        Returns
+        -------
+        CostMatrix
+        """
         vals = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": c_tp, "c_tn": c_tn}
         for name, v in vals.items():
             x = _as_float_array(v, name)
@@ -200,7 +223,19 @@ class CostMatrix:
 
     @classmethod
     def from_array(cls, a: ArrayLike, n_classes: int) -> CostMatrix:
-        """Validated matrix from a ``(n_classes, n_classes)`` array-like."""
+        """Validated matrix from a ``(n_classes, n_classes)`` array-like.
+
+        Parameters
+        ----------
+        a : array-like of shape (n_classes, n_classes)
+            ``a[i][j]`` = cost of predicting ``j`` when the truth is ``i``.
+        n_classes : int
+            Expected ``K``.
+
+        Returns
+        -------
+        CostMatrix
+        """
         return cls(validate_cost_matrix(a, n_classes))
 
     @property

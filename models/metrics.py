@@ -89,6 +89,17 @@ def _require_both(y: np.ndarray, what: str) -> None:
 def brier_score(y01: ArrayLike, p1: ArrayLike) -> float:
     """Brier score ``mean((p1 - y01)^2)`` (lower is better; equals scikit-learn's).
 
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+
     References
     ----------
     .. [1] Nikolaou et al. (2016), section 5.1 (area under the Brier curve and the BS).
@@ -98,7 +109,21 @@ def brier_score(y01: ArrayLike, p1: ArrayLike) -> float:
 
 
 def log_loss(y01: ArrayLike, p1: ArrayLike, eps: float = 1e-15) -> float:
-    """Mean negative log-likelihood, with ``p1`` clipped to ``[eps, 1 - eps]`` before the log."""
+    """Mean negative log-likelihood, with ``p1`` clipped to ``[eps, 1 - eps]`` before the log.
+
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+    eps : float, default 1e-15
+        Clipping bound that keeps the loss finite for ``p1`` of exactly 0 or 1.
+
+    Returns
+    -------
+    float
+    """
     y, p = _check_binary(y01, p1)
     p = np.clip(p, eps, 1.0 - eps)
     return float(-np.mean(y * np.log(p) + (1.0 - y) * np.log1p(-p)))
@@ -110,6 +135,20 @@ def expected_calibration_error(y01: ArrayLike, p1: ArrayLike, n_bins: int = 10) 
     Bin ``b`` holds ``b / n_bins <= p1 < (b + 1) / n_bins`` (the last bin also holds
     ``p1 = 1``); ``ECE = sum_b (n_b / n) |mean(y01 in b) - mean(p1 in b)|``; empty bins
     contribute nothing.
+
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+    n_bins : int, default 10
+        Number of equal-width bins on ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``; 0 for a perfectly calibrated estimate on the sample.
     """
     y, p = _check_binary(y01, p1)
     if int(n_bins) < 1:
@@ -126,6 +165,17 @@ def roc_auc(y01: ArrayLike, p1: ArrayLike) -> float:
 
     Equals :func:`sklearn.metrics.roc_auc_score`.
 
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+
     Raises
     ------
     InvalidInput
@@ -141,6 +191,18 @@ def roc_auc(y01: ArrayLike, p1: ArrayLike) -> float:
 
 def skew(c_fp: float, c_fn: float, pi_pos: float = 0.5) -> float:
     """Skew ``z = pi_- c_fp / (pi_- c_fp + pi_+ c_fn)`` (Eq. 27); ``c_fp / (c_fp + c_fn)`` if balanced (Eq. 28).
+
+    Parameters
+    ----------
+    c_fp, c_fn : float
+        Costs of a false positive and a false negative (finite, >= 0, not both 0).
+    pi_pos : float, default 0.5
+        Prior of the positive class, ``pi_+``; ``pi_- = 1 - pi_pos``.
+
+    Returns
+    -------
+    float
+        ``z`` in ``[0, 1]``; ``z > 0.5`` means negatives matter more (false positives cost more).
 
     Raises
     ------
@@ -176,6 +238,18 @@ def skew_change(z_dep: float, z_tr: float = 0.5) -> float:
     probabilistic threshold choice the decision threshold is ``theta = z'``; for
     cost-insensitive training (``z_tr = 0.5``, as AdaMEC) ``z' = z_dep``.
 
+    Parameters
+    ----------
+    z_dep : float
+        Skew in deployment, in ``[0, 1]``.
+    z_tr : float, default 0.5
+        Skew the model was trained under, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``z'``, the threshold of the probabilistic threshold choice.
+
     References
     ----------
     .. [1] Nikolaou et al. (2016), section 5.1; Hernandez-Orallo et al. (2011).
@@ -204,6 +278,25 @@ def normalized_cost_loss(
 
     Predictions are positive iff ``p1 >= theta``; ``theta`` defaults to ``z``, the
     probabilistic threshold choice for a model trained cost-insensitively (section 5.1).
+    Note: with Eq. 26 the all-negatives classifier has ``Q = 1 - z`` and the
+    all-positives one ``Q = z`` (the paper's text names these diagonals the other way
+    round).
+
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+    z : float
+        Skew (Eq. 27) in ``[0, 1]``.
+    threshold : float, optional
+        Decision threshold ``theta``; defaults to ``z``.
+
+    Returns
+    -------
+    float
+        ``Q`` in ``[0, 1]``.
 
     Raises
     ------
@@ -246,6 +339,21 @@ def brier_curve(y01: ArrayLike, p1: ArrayLike, ratios: ArrayLike = PAPER_COST_RA
     ``z`` grid gets dense and uniform. With the paper's 21 non-uniform ratios the area
     is only an approximation (footnote 6 of [1]_).
 
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+    ratios : array-like of float, default PAPER_COST_RATIOS
+        Cost ratios ``c_fn / c_fp`` (finite, > 0). For a uniform grid of skews ``z``
+        pass ``(1 - z) / z``.
+
+    Returns
+    -------
+    BrierCurve
+        ``z`` (ascending), ``q = Q(z)`` and the trapezoid ``area``.
+
     Raises
     ------
     InvalidInput
@@ -273,7 +381,24 @@ def brier_curve(y01: ArrayLike, p1: ArrayLike, ratios: ArrayLike = PAPER_COST_RA
 def class_balanced_brier_score(y01: ArrayLike, p1: ArrayLike) -> float:
     """``0.5 * (mean over positives of (1 - p)^2 + mean over negatives of p^2)``.
 
-    The exact area under the Brier curve (see :func:`brier_curve`).
+    The exact area under the Brier curve (see :func:`brier_curve`); equals
+    :func:`brier_score` when both classes have the same number of rows.
+
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] Hernandez-Orallo, Flach, Ferri (2011). Brier curves. ICML.
+    .. [2] Nikolaou et al. (2016), section 5.1 and footnote 6.
     """
     y, p = _check_binary(y01, p1)
     _require_both(y, "class_balanced_brier_score")
@@ -308,6 +433,19 @@ def cost_confusion_matrix(
     """Confusion matrix of the (cost-optimal) decisions, ``M[i][j]`` = #(truth i, decided j).
 
     Rows = truth, like the cost matrix, so the total cost is ``sum(M * C)``.
+
+    Parameters
+    ----------
+    y_index : array-like of int, shape (n,)
+        True class indices (into ``classes_``).
+    decision_index : array-like of int, shape (n,)
+        Decided class indices, e.g. ``decide(...).labels_index``.
+    n_classes : int
+        ``K``.
+
+    Returns
+    -------
+    ndarray of shape (K, K), int64
     """
     k = int(n_classes)
     y, d = _check_indices(y_index, decision_index, k)
@@ -343,7 +481,19 @@ def _row_costs(y: np.ndarray, d: np.ndarray, costs: CostMatrix | ArrayLike) -> n
 def total_cost(
     y_index: ArrayLike, decision_index: ArrayLike, costs: CostMatrix | ArrayLike
 ) -> float:
-    """Total realised cost ``sum_r C_r[y_r][d_r]`` for one cost matrix or per-row matrices (n, K, K)."""
+    """Total realised cost ``sum_r C_r[y_r][d_r]``.
+
+    Parameters
+    ----------
+    y_index, decision_index : array-like of int, shape (n,)
+        True and decided class indices.
+    costs : CostMatrix, array-like (K, K) or (n, K, K)
+        One cost matrix or one per row (validated as in :mod:`models.decisions`).
+
+    Returns
+    -------
+    float
+    """
     y = np.asarray(y_index)
     return float(_row_costs(y, np.asarray(decision_index), costs).sum())
 
@@ -363,6 +513,18 @@ def summarize(y01: ArrayLike, p1: ArrayLike) -> dict[str, float | None]:
 
     ``auc`` and ``brier_curve_area`` (over :data:`PAPER_COST_RATIOS`) are ``None`` when
     ``y01`` holds one class only, since both are undefined then.
+
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1 (1 = positive class).
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+
+    Returns
+    -------
+    dict
+        ``{"brier", "log_loss", "ece", "auc", "brier_curve_area"}`` -> float or None.
     """
     y, p = _check_binary(y01, p1)
     both = 0 < int(np.count_nonzero(y == 1)) < y.size
