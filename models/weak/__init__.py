@@ -1,0 +1,28 @@
+"""Pluggable weak learners: each is a *trainer* built once per fit and asked for one
+learner per boosting round (see :class:`models.weak.base.RoundTrainer`).
+
+* ``"stump"`` -- :class:`~models.weak.stump.StumpTrainer`, weighted decision stump over
+  pre-binned features (default, fast);
+* ``"tree"`` -- :class:`~models.weak.tree.TreeTrainer`, scikit-learn tree of depth 1..8;
+* ``"logistic"`` -- :class:`~models.weak.logistic.LogisticTrainer`, univariate logistic
+  regression (the base learner of the paper's experiments), exported as a stump.
+"""
+
+from __future__ import annotations
+
+from models.weak.base import RoundTrainer, Stump
+from models.weak.logistic import LogisticTrainer
+from models.weak.stump import STUMP_CRITERIA, StumpTrainer
+from models.weak.tree import TreeTrainer
+
+WEAK_LEARNERS = ("stump", "tree", "logistic")
+
+__all__ = [
+    "LogisticTrainer",
+    "RoundTrainer",
+    "STUMP_CRITERIA",
+    "Stump",
+    "StumpTrainer",
+    "TreeTrainer",
+    "WEAK_LEARNERS",
+]

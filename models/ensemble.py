@@ -1,0 +1,289 @@
+"""Numpy-only inference representation of a boosted ensemble.
+
+An :class:`Ensemble` is the alpha-weighted sum of weak learners stored as flat arrays,
+so that it can be written without pickle (one ``.npy`` per array) and evaluated with
+numpy alone. Two learner kinds exist:
+
+``"stumps"`` (one entry per learner, shape ``(M,)``)
+    ``feature`` (int32), ``threshold``, ``value_left``, ``value_right``,
+    ``value_missing`` (float64). ``h(x) = value_left`` if ``x[feature] <= threshold``,
+    ``value_missing`` if ``x[feature]`` is NaN, else ``value_right``. Decision stumps and
+    univariate logistic regressions (threshold ``-b0/b1``) both use this kind.
+``"trees"`` (nodes of all trees concatenated, ``tree_offsets`` of shape ``(M + 1,)``)
+    ``node_feature`` (int32, -1 for a leaf), ``node_threshold`` (float64),
+    ``node_left`` / ``node_right`` (int32, child index *local to its tree*, -1 for a leaf),
+    ``node_missing_left`` (uint8, 1 if NaN goes left), ``node_value`` (float64, the leaf
+    output), ``tree_offsets`` (int64). Node 0 of each tree is its root; children have
+    larger local indices than their parent, which rules out cycles.
+
+Discrete learners output -1 or +1; the vote fraction counts outputs ``> 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from models.exceptions import ArtifactError, InvalidInput
+
+__all__ = ["Ensemble", "STUMP_ARRAYS", "TREE_ARRAYS"]
+
+STUMP_ARRAYS: dict[str, type] = {
+    "feature": np.int32,
+    "threshold": np.float64,
+    "value_left": np.float64,
+    "value_right": np.float64,
+    "value_missing": np.float64,
+}
+TREE_ARRAYS: dict[str, type] = {
+    "node_feature": np.int32,
+    "node_threshold": np.float64,
+    "node_left": np.int32,
+    "node_right": np.int32,
+    "node_missing_left": np.uint8,
+    "node_value": np.float64,
+    "tree_offsets": np.int64,
+}
+_SCHEMAS = {"stumps": STUMP_ARRAYS, "trees": TREE_ARRAYS}
+_CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
+
+
+def _fail(msg: str) -> None:
+    raise ArtifactError(msg)
+
+
+def _check_arrays(alphas: Any, arrays: Any, kind: str, n_features: Any) -> dict[str, Any]:
+    """Validate a learner layout; return derived data used for fast prediction."""
+    if kind not in _SCHEMAS:
+        _fail(f"kind must be one of {sorted(_SCHEMAS)}, got {kind!r}")
+    if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer):
+        _fail(f"n_features must be an integer, got {n_features!r}")
+    if n_features < 1:
+        _fail(f"n_features must be >= 1, got {n_features}")
+    if not isinstance(alphas, np.ndarray) or alphas.dtype != np.float64 or alphas.ndim != 1:
+        _fail("'alphas' must be a 1-D float64 array")
+    if alphas.size == 0:
+        _fail("'alphas' must hold at least one learner weight")
+    if not (np.all(np.isfinite(alphas)) and np.all(alphas > 0)):
+        _fail("'alphas' must be finite and > 0")
+    schema = _SCHEMAS[kind]
+    if not isinstance(arrays, dict) or set(arrays) != set(schema):
+        got = sorted(arrays) if isinstance(arrays, dict) else type(arrays).__name__
+        _fail(f"{kind} arrays must be exactly {sorted(schema)}, got {got}")
+    for name, dtype in schema.items():
+        a = arrays[name]
+        if not isinstance(a, np.ndarray) or a.dtype != dtype or a.ndim != 1:
+            _fail(f"array {name!r} must be 1-D {np.dtype(dtype).name}")
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            _fail(f"array {name!r} must be finite")
+    m = alphas.size
+    if kind == "stumps":
+        for name in schema:
+            if arrays[name].shape != (m,):
+                _fail(f"array {name!r} must have shape ({m},), got {arrays[name].shape}")
+        feat = arrays["feature"]
+        if np.any((feat < 0) | (feat >= n_features)):
+            _fail(f"array 'feature' must hold indices in [0, {n_features}), got {feat.tolist()}")
+        return {}
+    return _check_trees(arrays, m, int(n_features))
+
+
+def _check_trees(arrays: dict[str, np.ndarray], m: int, n_features: int) -> dict[str, Any]:
+    """Validate tree node arrays; return global child indices and the depth."""
+    off = arrays["tree_offsets"]
+    n_nodes = arrays["node_feature"].size
+    if off.shape != (m + 1,) or off[0] != 0 or off[-1] != n_nodes or np.any(np.diff(off) < 1):
+        _fail(f"'tree_offsets' must be {m + 1} increasing offsets from 0 to {n_nodes}")
+    for name in TREE_ARRAYS:
+        if name != "tree_offsets" and arrays[name].shape != (n_nodes,):
+            _fail(f"array {name!r} must have shape ({n_nodes},)")
+    feat, left, right = arrays["node_feature"], arrays["node_left"], arrays["node_right"]
+    if np.any(arrays["node_missing_left"] > 1):
+        _fail("array 'node_missing_left' must hold 0 or 1")
+    leaf = feat == -1
+    if np.any(~leaf & ((feat < 0) | (feat >= n_features))):
+        _fail(f"array 'node_feature' must hold -1 (leaf) or indices in [0, {n_features})")
+    if np.any(leaf & ((left != -1) | (right != -1))):
+        _fail("leaves must have node_left == node_right == -1")
+    tree_of = np.repeat(np.arange(m), np.diff(off))
+    local = np.arange(n_nodes) - off[tree_of]
+    size = np.diff(off)[tree_of]
+    inner = ~leaf
+    for name, child in (("node_left", left), ("node_right", right)):
+        c = child[inner]
+        if np.any((c <= local[inner]) | (c >= size[inner])):
+            _fail(f"array {name!r}: a child index is out of range or not after its parent")
+    glob_l = np.where(leaf, np.arange(n_nodes), left + off[tree_of])
+    glob_r = np.where(leaf, np.arange(n_nodes), right + off[tree_of])
+    parents = np.bincount(np.concatenate([glob_l[inner], glob_r[inner]]), minlength=n_nodes)
+    expected = np.ones(n_nodes, dtype=np.int64)
+    expected[off[:-1]] = 0
+    if not np.array_equal(parents, expected):
+        _fail("tree nodes must form trees: every non-root node needs exactly one parent")
+    depth, level = 0, off[:-1]
+    while True:  # terminates: children are after parents, every node visited once
+        level = np.concatenate([glob_l[level][inner[level]], glob_r[level][inner[level]]])
+        if level.size == 0:
+            break
+        depth += 1
+    return {"left": glob_l.astype(np.intp), "right": glob_r.astype(np.intp), "depth": depth}
+
+
+@dataclass(frozen=True, eq=False)
+class Ensemble:
+    """Alpha-weighted sum of weak learners, stored as flat arrays.
+
+    Parameters
+    ----------
+    kind : {"stumps", "trees"}
+        Learner layout (see the module docstring).
+    alphas : ndarray of float64, shape (M,)
+        Voting weights alpha_t > 0 (Eq. 5 for AdaBoost).
+    arrays : dict of str to ndarray
+        Learner arrays of the layout ``kind``.
+    n_features : int
+        Number of input columns expected by :meth:`decision_function`.
+
+    Raises
+    ------
+    ArtifactError
+        If any array is malformed (dtype, shape, index range, non-finite values).
+
+    References
+    ----------
+    Nikolaou et al., "Cost-sensitive boosting algorithms: do we really need them?",
+    Machine Learning 104 (2016): F(x) = sum_t alpha_t h_t(x) (Eq. 7), the vote fraction
+    s(x) (Eq. 24) and the logistic score s'(x) (Eq. 25).
+    """
+
+    kind: str
+    alphas: np.ndarray
+    arrays: dict[str, np.ndarray]
+    n_features: int
+    _derived: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        derived = _check_arrays(self.alphas, self.arrays, self.kind, self.n_features)
+        a = self.alphas
+        if self.kind == "stumps":
+            v = self.arrays
+            for tag, f in (("F", lambda z: z), ("V", lambda z: (z > 0).astype(np.float64))):
+                vl, vr, vm = f(v["value_left"]), f(v["value_right"]), f(v["value_missing"])
+                derived[f"const{tag}"] = float(a @ vr)
+                derived[f"left{tag}"] = a * (vl - vr)
+                miss = np.zeros(int(self.n_features))
+                np.add.at(miss, v["feature"], a * (vm - vr))
+                derived[f"miss{tag}"] = miss
+            derived["feature"] = v["feature"].astype(np.intp)
+        else:
+            derived["leafF"] = self.arrays["node_value"]
+            derived["leafV"] = (self.arrays["node_value"] > 0).astype(np.float64)
+            derived["roots"] = self.arrays["tree_offsets"][:-1].astype(np.intp)
+            thr = self.arrays["node_threshold"]
+            leaf = self.arrays["node_feature"] == -1
+            derived["thr"] = np.where(leaf, np.inf, thr)  # leaves loop onto themselves
+            derived["feat"] = np.where(leaf, 0, self.arrays["node_feature"]).astype(np.intp)
+            derived["mleft"] = leaf | (self.arrays["node_missing_left"] == 1)
+        object.__setattr__(self, "_derived", derived)
+
+    @property
+    def n_learners(self) -> int:
+        """Number of weak learners M."""
+        return int(self.alphas.size)
+
+    def _check_X(self, X: Any) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise InvalidInput(f"X must be 2-D with {self.n_features} columns, got shape {X.shape}")
+        return X
+
+    def _stump_sum(self, X: np.ndarray, tag: str) -> np.ndarray:
+        d = self._derived
+        thr = self.arrays["threshold"]
+        out = np.empty(X.shape[0])
+        has_nan = bool(np.isnan(X).any())
+        for i in range(0, X.shape[0], _CHUNK):
+            xc = X[i : i + _CHUNK]
+            left = np.take(xc, d["feature"], axis=1) <= thr
+            r = left.astype(np.float64) @ d[f"left{tag}"]
+            if has_nan:
+                r += np.isnan(xc) @ d[f"miss{tag}"]
+            out[i : i + _CHUNK] = r + d[f"const{tag}"]
+        return out
+
+    def _tree_nodes(self, xc: np.ndarray) -> np.ndarray:
+        """Leaf index reached by every row of ``xc`` in every tree, shape (rows, M)."""
+        d = self._derived
+        node = np.broadcast_to(d["roots"], (xc.shape[0], d["roots"].size))
+        rows = np.arange(xc.shape[0])[:, None]
+        for _ in range(d["depth"]):
+            x = xc[rows, d["feat"][node]]
+            go_left = (x <= d["thr"][node]) | (np.isnan(x) & d["mleft"][node])
+            node = np.where(go_left, d["left"][node], d["right"][node])
+        return node
+
+    def _raw(self, X: np.ndarray, tag: str) -> np.ndarray:
+        if self.kind == "stumps":
+            return self._stump_sum(X, tag)
+        out = np.empty(X.shape[0])
+        leaf_values = self._derived[f"leaf{tag}"]
+        for i in range(0, X.shape[0], _CHUNK):
+            out[i : i + _CHUNK] = leaf_values[self._tree_nodes(X[i : i + _CHUNK])] @ self.alphas
+        return out
+
+    def learner_outputs(self, X: Any) -> np.ndarray:
+        """Outputs h_t(x) of every learner, shape (n_samples, M) (used by staged scores)."""
+        X = self._check_X(X)
+        if self.kind == "trees":
+            return self.arrays["node_value"][self._tree_nodes(X)]
+        a = self.arrays
+        x = np.take(X, self._derived["feature"], axis=1)
+        h = np.where(x <= a["threshold"], a["value_left"], a["value_right"])
+        return np.where(np.isnan(x), a["value_missing"], h)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """F(x) = sum_t alpha_t h_t(x), Eq. 7 of Nikolaou et al.; shape (n_samples,)."""
+        return self._raw(self._check_X(X), "F")
+
+    def vote_fraction(self, X: Any) -> np.ndarray:
+        """s(x) = sum_{t: h_t(x) > 0} alpha_t / sum_t alpha_t, Eq. 24; in [0, 1]."""
+        s = self._raw(self._check_X(X), "V") / float(self.alphas.sum())
+        return np.clip(s, 0.0, 1.0)
+
+    def score(self, X: Any, kind: str) -> np.ndarray:
+        """Raw score in [0, 1]: ``"vote"`` = s(x) (Eq. 24), ``"logistic"`` = s'(x) (Eq. 25)."""
+        if kind == "vote":
+            return self.vote_fraction(X)
+        if kind == "logistic":
+            return 1.0 / (1.0 + np.exp(-2.0 * self.decision_function(X)))
+        raise InvalidInput(f"score kind must be 'vote' or 'logistic', got {kind!r}")
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Flat name -> array mapping (``alphas`` plus the learner arrays), numeric only."""
+        out = {"alphas": self.alphas.copy()}
+        out.update({k: v.copy() for k, v in self.arrays.items()})
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], kind: str, n_features: int) -> Ensemble:
+        """Rebuild an ensemble from :meth:`to_arrays` output, validating everything.
+
+        Raises
+        ------
+        ArtifactError
+            On a missing or unknown array, a wrong dtype or shape, an index out of range,
+            a malformed tree or a non-finite value.
+        """
+        if not isinstance(arrays, dict) or "alphas" not in arrays:
+            raise ArtifactError("arrays must be a dict holding 'alphas'")
+        copies = {
+            k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+            for k, v in arrays.items()
+        }
+        for v in copies.values():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+        rest = {k: v for k, v in copies.items() if k != "alphas"}
+        return cls(kind, copies["alphas"], rest, n_features)

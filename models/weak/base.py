@@ -1,0 +1,55 @@
+"""Common interface of the weak-learner trainers used by the boosting loop."""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from models.ensemble import Ensemble
+
+__all__ = ["RoundTrainer", "Stump", "stumps_ensemble"]
+
+
+class Stump(NamedTuple):
+    """One threshold learner: ``left`` if ``x[feature] <= threshold``, ``missing`` if NaN."""
+
+    feature: int
+    threshold: float
+    left: float
+    right: float
+    missing: float
+
+
+class RoundTrainer(Protocol):
+    """Fits one weak learner per boosting round on fixed training data.
+
+    A trainer is built once per ``fit`` (binning, sorting and other per-fit work happens
+    there); :meth:`fit_round` is then called with the current example weights.
+    """
+
+    def fit_round(self, w: np.ndarray) -> tuple[object, np.ndarray]:
+        """Fit a learner to weights ``w`` (n,), return it and its outputs on the training rows.
+
+        The outputs ``h`` must equal what the assembled :class:`Ensemble` would predict
+        on the training rows, so that the weighted error and weight update of the
+        boosting loop describe the stored model exactly.
+        """
+        ...
+
+    def assemble(self, learners: list[object], alphas: np.ndarray) -> Ensemble:
+        """Build the inference :class:`Ensemble` from the kept learners and alphas."""
+        ...
+
+
+def stumps_ensemble(learners: list[Stump], alphas: np.ndarray, n_features: int) -> Ensemble:
+    """Pack stumps (and logistic learners exported as stumps) into an ``Ensemble``."""
+    cols = list(zip(*learners, strict=True)) if learners else [[]] * 5
+    arrays = {
+        "feature": np.asarray(cols[0], dtype=np.int32),
+        "threshold": np.asarray(cols[1], dtype=np.float64),
+        "value_left": np.asarray(cols[2], dtype=np.float64),
+        "value_right": np.asarray(cols[3], dtype=np.float64),
+        "value_missing": np.asarray(cols[4], dtype=np.float64),
+    }
+    return Ensemble("stumps", np.asarray(alphas, dtype=np.float64), arrays, int(n_features))
