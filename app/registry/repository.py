@@ -144,7 +144,7 @@ class Registry:
             latest = select(func.max(ModelVersion.version)).where(ModelVersion.model_id == model.id)
             number = (self.session.scalar(latest) or 0) + 1
             version = ModelVersion(
-                model_id=model.id,
+                model=model,
                 version=number,
                 algorithm=algorithm,
                 params=params,
