@@ -174,14 +174,17 @@ class Registry:
         )
 
     @_translated
-    def list_versions(self, name: str, limit: int = 100, offset: int = 0) -> list[ModelVersion]:
-        """Versions of model ``name``, oldest first, without loading artifacts."""
+    def list_versions(
+        self, name: str, limit: int = 100, offset: int = 0, *, newest_first: bool = False
+    ) -> list[ModelVersion]:
+        """Versions of model ``name`` (oldest first by default), without loading artifacts."""
         check_page(limit, offset)
         model = self.get_model(name)
+        order = ModelVersion.version.desc() if newest_first else ModelVersion.version
         query = (
             select(ModelVersion)
             .where(ModelVersion.model_id == model.id)
-            .order_by(ModelVersion.version)
+            .order_by(order)
             .limit(limit)
             .offset(offset)
         )

@@ -1,0 +1,51 @@
+"""What routes get injected: the service objects built once by the app factory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Path, Request
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.api.middleware import Metrics
+from app.services.catalog import Catalog
+from app.services.predictor import Predictor
+from app.settings import Settings
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
+ALIAS_PATTERN = r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$"
+
+
+@dataclass
+class Services:
+    settings: Settings
+    engine: Engine
+    sessions: sessionmaker[Session]
+    catalog: Catalog
+    predictor: Predictor
+    metrics: Metrics
+
+
+def get_services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+ModelName = Annotated[
+    str,
+    Path(
+        pattern=NAME_PATTERN,
+        description="Registered model name: "
+        "letters, digits, '_', '-', '.', at most 128 characters.",
+    ),
+]
+AliasName = Annotated[
+    str,
+    Path(
+        pattern=ALIAS_PATTERN,
+        description="Alias, e.g. production: a letter, then letters, digits, '_' or '-' (<= 64).",
+    ),
+]

@@ -1,0 +1,110 @@
+"""Error translation for HTTP: one table from error codes to status codes.
+
+Every error body has the shape ``{"detail": str, "code": str, "field": str | None}``
+(validation errors add ``errors``). No stack trace ever reaches a client: unexpected
+exceptions are logged and answered with a generic 500 body.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.api.responses import FastJSONResponse
+from app.errors import ServiceError
+
+log = logging.getLogger(__name__)
+
+STATUS_BY_CODE: dict[str, int] = {
+    "INVALID_ARGUMENT": 422,
+    "MALFORMED_REQUEST": 400,
+    "NOT_FOUND": 404,
+    "METHOD_NOT_ALLOWED": 405,
+    "ALREADY_EXISTS": 409,
+    "CONFLICT": 409,
+    "PAYLOAD_TOO_LARGE": 413,
+    "UNSUPPORTED_MEDIA_TYPE": 415,
+    "UNAUTHORIZED": 401,
+    "FORBIDDEN": 403,
+    "ARTIFACT_CORRUPTED": 500,
+    "SCHEMA_OUT_OF_DATE": 503,
+    "UNAVAILABLE": 503,
+    "INTERNAL": 500,
+}
+_HTTP_CODES = {
+    400: "MALFORMED_REQUEST",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+}
+
+
+def error_response(
+    code: str, detail: str, field: str | None = None, **extra: Any
+) -> FastJSONResponse:
+    body: dict[str, Any] = {"detail": detail, "code": code, "field": field}
+    body.update({k: v for k, v in extra.items() if v is not None})
+    return FastJSONResponse(body, status_code=STATUS_BY_CODE.get(code, 500))
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if p.isdigit() else (f".{p}" if out else p)
+    return out or "body"
+
+
+def validation_errors(errors: list[Any]) -> FastJSONResponse:
+    """422 (or 400 for unparsable JSON) naming the first offending field."""
+    cleaned = [
+        {
+            "field": _location(tuple(e.get("loc", ()))),
+            "message": e.get("msg", ""),
+            "type": e.get("type", ""),
+        }
+        for e in errors
+    ]
+    if any(e["type"] == "json_invalid" for e in cleaned):
+        return error_response(
+            "MALFORMED_REQUEST",
+            "request body is not valid JSON: " + cleaned[0]["message"],
+            field="body",
+        )
+    first = cleaned[0] if cleaned else {"field": "body", "message": "invalid request"}
+    detail = f"{first['field']}: {first['message']}"
+    if len(cleaned) > 1:
+        detail += f" (and {len(cleaned) - 1} more error(s))"
+    return error_response("INVALID_ARGUMENT", detail, field=first["field"], errors=cleaned[:20])
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the translation of every exception type the API can meet."""
+
+    @app.exception_handler(ServiceError)
+    async def _service(_: Request, exc: ServiceError) -> FastJSONResponse:
+        if STATUS_BY_CODE.get(exc.code, 500) >= 500:
+            log.warning("%s: %s", exc.code, exc.detail)
+        limit = exc.extra.get("limit")
+        return error_response(exc.code, exc.detail, exc.field, limit=limit)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> FastJSONResponse:
+        return validation_errors(list(exc.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> FastJSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "INTERNAL")
+        resp = error_response(code, str(exc.detail))
+        resp.status_code = exc.status_code
+        return resp
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> FastJSONResponse:
+        log.exception("unexpected error", exc_info=exc)
+        return error_response("INTERNAL", "internal error; the request was not applied")

@@ -1,0 +1,97 @@
+"""The application factory: ``create_app(settings)`` builds everything once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.api.deps import Services
+from app.api.errors import install_error_handlers
+from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
+from app.api.routes import health, models, predict, training
+from app.api.schemas import TrainingRequest
+from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
+from app.services.catalog import Catalog
+from app.services.predictor import Predictor
+from app.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+DESCRIPTION = """
+Cost-sensitive decisions from calibrated boosting models.
+
+Train AdaBoost, calibrate its scores on held-out data and register the model; then send
+feature rows **with the costs of this request** (or of each row) and get the decision
+that minimises expected cost, its threshold and its expected cost, without retraining.
+Cost matrix convention: `C[i][j]` is the cost of predicting class `j` when the truth is
+class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`.
+"""
+
+
+def _document_manual_bodies(app: FastAPI) -> None:
+    """Add the schemas of bodies that routes parse themselves to the OpenAPI components."""
+    base = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        spec = base()
+        ref = "#/components/schemas/{model}"
+        schema = TrainingRequest.model_json_schema(ref_template=ref)
+        components = spec.setdefault("components", {}).setdefault("schemas", {})
+        components.update(schema.pop("$defs", {}))
+        components["TrainingRequest"] = schema
+        app.openapi_schema = spec
+        return spec
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the FastAPI application for ``settings`` (default: from the environment).
+
+    Refuses to start (raises :class:`app.errors.SchemaOutOfDate`) when the database
+    schema is not at the migrations' head, unless ``auto_migrate`` is on.
+    """
+    settings = settings or get_settings()
+    if settings.auto_migrate:
+        upgrade_to_head(settings.database_url)
+    engine = make_engine(settings.database_url)
+    ensure_schema_at_head(engine)
+    sessions = make_session_factory(engine)
+    read_sessions = make_session_factory(engine, readonly=True)
+    metrics = Metrics()
+    services = Services(
+        settings=settings,
+        engine=engine,
+        sessions=sessions,
+        catalog=Catalog(sessions, read_sessions),
+        predictor=Predictor(
+            read_sessions,
+            cache_size=settings.model_cache_size,
+            max_rows=settings.max_predict_rows,
+            max_features=settings.max_features,
+        ),
+        metrics=metrics,
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        engine.dispose()
+
+    app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
+    app.state.services = services
+    install_error_handlers(app)
+    for router in (health.router, models.router, training.router, predict.router):
+        app.include_router(router)
+    _document_manual_bodies(app)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    log.info("costwise ready on %s", engine.url.render_as_string(hide_password=True))
+    return app

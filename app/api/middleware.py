@@ -1,0 +1,172 @@
+"""Pure-ASGI middleware: request-body limit and Prometheus metrics.
+
+Both are plain ASGI callables (not ``BaseHTTPMiddleware``) so they add microseconds,
+not a task and a queue, to every request.
+"""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+)
+
+
+class Metrics:
+    """The service's Prometheus collectors, in a registry of their own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter(
+            "costwise_http_requests_total",
+            "HTTP requests by route, method, status and model.",
+            ["method", "route", "status", "model"],
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "costwise_http_errors_total",
+            "HTTP responses with status >= 400.",
+            ["method", "route", "status", "model"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "costwise_http_request_duration_seconds",
+            "Request latency by route and model.",
+            ["method", "route", "model"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.rows = Counter(
+            "costwise_predicted_rows_total",
+            "Rows scored by predict and evaluate.",
+            ["model"],
+            registry=self.registry,
+        )
+        self.cached_models = Gauge(
+            "costwise_cached_models", "Models held in the in-memory cache.", registry=self.registry
+        )
+
+
+class MetricsMiddleware:
+    """Counts requests, errors and latency per route template and model name."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+        started = time.perf_counter()
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            route = scope.get("route")
+            path = getattr(route, "path", None) or "unmatched"
+            model = (scope.get("path_params") or {}).get("name", "") if route else ""
+            method = scope["method"]
+            m = self.metrics
+            m.requests.labels(method, path, str(status), model).inc()
+            if status >= 400:
+                m.errors.labels(method, path, str(status), model).inc()
+            m.latency.labels(method, path, model).observe(time.perf_counter() - started)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class BodyLimitMiddleware:
+    """Answers 413 PAYLOAD_TOO_LARGE for bodies over ``max_bytes`` (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def _reject(self, send: Send) -> None:
+        body = orjson.dumps(
+            {
+                "detail": f"request body is larger than the limit of {self.max_bytes} bytes "
+                "(setting COSTWISE_MAX_BODY_BYTES)",
+                "code": "PAYLOAD_TOO_LARGE",
+                "field": "body",
+                "limit": self.max_bytes,
+            }
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", []):
+            if key == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    await self._reject(send)
+                    return
+        received = 0
+        started = False
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, send_wrapper)
+        except _TooLarge:
+            if not started:
+                await self._reject(send)

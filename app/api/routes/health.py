@@ -1,0 +1,55 @@
+"""Liveness, readiness and Prometheus metrics (outside /v1, unauthenticated)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from app.api.deps import ServicesDep
+from app.api.responses import FastJSONResponse
+from app.api.schemas import HealthResponse
+from app.db import schema_revision
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/health/live", response_model=HealthResponse, summary="The process is up")
+def live() -> HealthResponse:
+    return HealthResponse(status="ok")
+
+
+@router.get(
+    "/health/ready",
+    response_model=HealthResponse,
+    responses={503: {"model": HealthResponse}},
+    summary="The database answers and its schema is at the migrations' head",
+)
+def ready(services: ServicesDep) -> Response:
+    checks: dict[str, object] = {}
+    ok = True
+    try:
+        with services.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+        current, head = schema_revision(services.engine)
+        checks["schema"] = {"current": current, "head": head}
+        ok = current == head
+    except SQLAlchemyError:
+        checks["database"] = "unreachable"
+        ok = False
+    checks["cached_models"] = services.predictor.cached
+    body = {"status": "ok" if ok else "unavailable", "checks": checks}
+    return FastJSONResponse(body, status_code=200 if ok else 503)
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {}}}},
+)
+def metrics(services: ServicesDep) -> Response:
+    services.metrics.cached_models.set(services.predictor.cached)
+    return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)

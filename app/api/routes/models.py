@@ -1,0 +1,84 @@
+"""Reading models and versions; moving aliases."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from app.api.deps import AliasName, ModelName, ServicesDep
+from app.api.schemas import (
+    AliasOut,
+    AliasRequest,
+    ErrorResponse,
+    ModelListResponse,
+    ModelOut,
+    VersionListResponse,
+    VersionOut,
+)
+
+router = APIRouter(
+    prefix="/v1",
+    tags=["registry"],
+    responses={
+        404: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+)
+
+Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
+Offset = Annotated[int, Query(ge=0, description="Items to skip.")]
+
+
+@router.get("/models", response_model=ModelListResponse, summary="List registered models")
+def list_models(services: ServicesDep, limit: Limit = 100, offset: Offset = 0) -> ModelListResponse:
+    models, total = services.catalog.list_models(limit, offset)
+    return ModelListResponse(models=[ModelOut(**vars(m)) for m in models], total=total)
+
+
+@router.get("/models/{name}", response_model=ModelOut, summary="Get one model")
+def get_model(name: ModelName, services: ServicesDep) -> ModelOut:
+    return ModelOut(**vars(services.catalog.get_model(name)))
+
+
+@router.get(
+    "/models/{name}/versions",
+    response_model=VersionListResponse,
+    summary="List a model's versions, newest first",
+)
+def list_versions(
+    name: ModelName, services: ServicesDep, limit: Limit = 100, offset: Offset = 0
+) -> VersionListResponse:
+    versions = services.catalog.list_versions(name, limit, offset)
+    return VersionListResponse(model=name, versions=[VersionOut(**vars(v)) for v in versions])
+
+
+@router.get(
+    "/models/{name}/versions/{version}", response_model=VersionOut, summary="Get one version"
+)
+def get_version(name: ModelName, version: int, services: ServicesDep) -> VersionOut:
+    return VersionOut(**vars(services.catalog.get_version(name, version)))
+
+
+@router.put(
+    "/models/{name}/aliases/{alias}",
+    response_model=AliasOut,
+    summary="Point an alias at a version (creates or moves it)",
+)
+def set_alias(
+    name: ModelName, alias: AliasName, body: AliasRequest, services: ServicesDep
+) -> AliasOut:
+    services.catalog.set_alias(name, alias, body.version)
+    return AliasOut(model=name, alias=alias, version=body.version)
+
+
+@router.delete(
+    "/models/{name}/aliases/{alias}",
+    status_code=204,
+    response_class=Response,
+    summary="Remove an alias",
+)
+def delete_alias(name: ModelName, alias: AliasName, services: ServicesDep) -> Response:
+    services.catalog.delete_alias(name, alias)
+    return Response(status_code=204)

@@ -1,0 +1,205 @@
+"""HTTP schemas (pydantic). Names end in Create/Out/Request/Response."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Label = int | str | bool
+Number = float | None  # None (JSON null) is a missing value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorResponse(BaseModel):
+    """Every error has this shape."""
+
+    detail: str = Field(description="What is wrong and what was expected.")
+    code: str = Field(description="Stable machine-readable code, e.g. NOT_FOUND.")
+    field: str | None = Field(None, description="The offending field or row, when known.")
+    errors: list[dict[str, Any]] | None = Field(None, description="All validation errors.")
+
+
+# ---------------------------------------------------------------------- training
+class TrainingParams(_Strict):
+    """How to train: AdaBoost + calibration (the calibrated AdaMEC model)."""
+
+    algorithm: Literal["adaboost"] = Field(
+        "adaboost",
+        description="Boosting algorithm. `adaboost`: discrete AdaBoost trained "
+        "without costs; costs are applied at predict time (AdaMEC rule).",
+    )
+    n_estimators: int = Field(100, ge=1, description="Boosting rounds M (upper bound).")
+    weak_learner: Literal["stump", "tree", "logistic"] = "stump"
+    max_depth: int = Field(3, ge=1, le=8, description="Tree depth when weak_learner=tree.")
+    score: Literal["vote", "logistic"] = Field(
+        "vote", description="Raw score: `vote` = s(x), Eq. 24; `logistic` = s'(x), Eq. 25."
+    )
+    calibration: Literal["platt", "isotonic", "none"] = "platt"
+    calibration_split: Literal["holdout", "kfold"] = "holdout"
+    calibration_fraction: float = Field(1 / 3, gt=0, lt=1)
+    n_folds: int = Field(5, ge=2, le=20)
+    evaluation_fraction: float = Field(
+        0.2,
+        ge=0,
+        lt=1,
+        description="Stratified share of rows held out for the reported "
+        "metrics (never used for training or calibration). 0 trains on everything.",
+    )
+    random_state: int | None = Field(0, description="Seed of every split and learner.")
+
+
+class TrainingRequest(TrainingParams):
+    """Inline training data plus parameters."""
+
+    features: list[list[Number]] = Field(description="Rows of numeric features; null = missing.")
+    labels: list[Label] = Field(description="One label per row, exactly two distinct values.")
+    feature_names: list[str] | None = None
+    description: str | None = Field(None, description="Sets the model's description.")
+    tags: dict[str, str] | None = Field(None, description="Sets the model's tags.")
+
+
+class MetricsOut(BaseModel):
+    brier: float | None = None
+    log_loss: float | None = None
+    ece: float | None = None
+    auc: float | None = None
+    brier_curve_area: float | None = None
+    n_evaluation: int = 0
+
+
+class VersionOut(BaseModel):
+    model: str
+    version: int
+    status: str
+    algorithm: str
+    params: dict[str, Any]
+    calibration: dict[str, Any]
+    data: dict[str, Any]
+    metrics: dict[str, Any]
+    training_seconds: float
+    artifact_sha256: str
+    artifact_size: int
+    aliases: list[str]
+    created_at: datetime
+
+
+class ModelOut(BaseModel):
+    name: str
+    description: str
+    tags: dict[str, str]
+    latest_version: int | None
+    aliases: dict[str, int]
+    created_at: datetime
+    updated_at: datetime
+
+
+class ModelListResponse(BaseModel):
+    models: list[ModelOut]
+    total: int
+
+
+class VersionListResponse(BaseModel):
+    model: str
+    versions: list[VersionOut]
+
+
+class AliasRequest(_Strict):
+    version: int = Field(ge=1)
+
+
+class AliasOut(BaseModel):
+    model: str
+    alias: str
+    version: int
+
+
+# ------------------------------------------------------------------- prediction
+class BinaryCosts(_Strict):
+    """Named binary costs; the positive class is `classes[1]` of the model."""
+
+    c_fp: float = Field(description="Cost of a false positive.")
+    c_fn: float = Field(description="Cost of a false negative (a miss).")
+    c_tp: float = Field(0.0, description="Cost of a true positive.")
+    c_tn: float = Field(0.0, description="Cost of a true negative.")
+
+
+class _CostChoice(_Strict):
+    costs: BinaryCosts | None = Field(None, description="One binary cost setting.")
+    cost_matrix: list[list[float]] | None = Field(
+        None, description="K x K matrix, C[i][j] = cost of predicting j when the truth is i."
+    )
+    row_costs: list[BinaryCosts] | None = Field(None, description="One cost setting per row.")
+    priors: list[float] | None = Field(
+        None,
+        description="Deployment class priors (in `classes` order) when they differ "
+        "from the training class balance.",
+    )
+    version: int | None = Field(None, ge=1, description="Use this version.")
+    alias: str | None = Field(None, description="Use the version this alias points at.")
+
+    @model_validator(mode="after")
+    def _one_cost_setting(self) -> _CostChoice:
+        given = [k for k in ("costs", "cost_matrix", "row_costs") if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give only one of costs, cost_matrix, row_costs (got {given})")
+        if self.version is not None and self.alias is not None:
+            raise ValueError("give either version or alias, not both")
+        return self
+
+
+class PredictRequest(_CostChoice):
+    """Rows to score and the costs to decide with. Without costs, errors cost 1 (0-1 loss)."""
+
+    instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
+    records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")
+
+    @model_validator(mode="after")
+    def _one_input(self) -> PredictRequest:
+        if (self.instances is None) == (self.records is None):
+            raise ValueError("give exactly one of instances or records")
+        return self
+
+
+class PredictionOut(BaseModel):
+    decision: Label
+    probabilities: list[float]
+    threshold: float | None
+    expected_cost: float
+
+
+class PredictResponse(BaseModel):
+    model: str
+    version: int
+    alias: str | None
+    classes: list[Label]
+    cost_setting: str
+    predictions: list[PredictionOut]
+
+
+class EvaluateRequest(PredictRequest):
+    labels: list[Label] = Field(description="True label of each row.")
+
+
+class EvaluateResponse(BaseModel):
+    model: str
+    version: int
+    alias: str | None
+    classes: list[Label]
+    n_rows: int
+    confusion_matrix: list[list[int]] = Field(description="Rows = truth, columns = decision.")
+    total_cost: float
+    mean_cost: float
+    q: float | None = Field(description="Normalised cost loss Q (Eq. 26) at this cost skew.")
+    skew: float | None
+    brier: float
+    accuracy: float
+
+
+class HealthResponse(BaseModel):
+    status: str
+    checks: dict[str, Any] = {}

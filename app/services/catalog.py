@@ -1,0 +1,119 @@
+"""Reading the registry and moving aliases: views the API can render directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import database_errors
+from app.registry.orm import ModelVersion, RegisteredModel
+from app.registry.repository import Registry
+
+
+@dataclass(frozen=True)
+class VersionView:
+    model: str
+    version: int
+    status: str
+    algorithm: str
+    params: dict[str, Any]
+    calibration: dict[str, Any]
+    data: dict[str, Any]
+    metrics: dict[str, Any]
+    training_seconds: float
+    artifact_sha256: str
+    artifact_size: int
+    aliases: list[str]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ModelView:
+    name: str
+    description: str
+    tags: dict[str, str]
+    latest_version: int | None
+    aliases: dict[str, int]
+    created_at: datetime
+    updated_at: datetime
+
+
+def version_view(model_name: str, v: ModelVersion, aliases: list[str]) -> VersionView:
+    return VersionView(
+        model=model_name,
+        version=v.version,
+        status=v.status,
+        algorithm=v.algorithm,
+        params=dict(v.params or {}),
+        calibration=dict(v.calibration or {}),
+        data=dict(v.data or {}),
+        metrics=dict(v.metrics or {}),
+        training_seconds=float(v.training_seconds),
+        artifact_sha256=v.artifact_sha256,
+        artifact_size=int(v.artifact_size),
+        aliases=sorted(aliases),
+        created_at=v.created_at,
+    )
+
+
+def _model_view(reg: Registry, m: RegisteredModel) -> ModelView:
+    by_version = reg.aliases_by_version(m)
+    aliases = {a: ver for ver, names in by_version.items() for a in names}
+    versions = reg.list_versions(m.name, limit=1, newest_first=True)
+    return ModelView(
+        name=m.name,
+        description=m.description or "",
+        tags=dict(m.tags or {}),
+        latest_version=versions[0].version if versions else None,
+        aliases=dict(sorted(aliases.items())),
+        created_at=m.created_at,
+        updated_at=m.updated_at,
+    )
+
+
+class Catalog:
+    """Use cases that read models and versions, and move aliases."""
+
+    def __init__(
+        self, sessions: sessionmaker[Session], read_sessions: sessionmaker[Session] | None = None
+    ) -> None:
+        self._sessions = sessions
+        self._read = read_sessions or sessions
+
+    def list_models(self, limit: int = 100, offset: int = 0) -> tuple[list[ModelView], int]:
+        with database_errors(), self._read() as s:
+            reg = Registry(s)
+            return [_model_view(reg, m) for m in reg.list_models(limit, offset)], reg.count_models()
+
+    def get_model(self, name: str) -> ModelView:
+        with database_errors(), self._read() as s:
+            reg = Registry(s)
+            return _model_view(reg, reg.get_model(name))
+
+    def list_versions(self, name: str, limit: int = 100, offset: int = 0) -> list[VersionView]:
+        with database_errors(), self._read() as s:
+            reg = Registry(s)
+            by_version = reg.aliases_by_version(reg.get_model(name))
+            return [
+                version_view(name, v, by_version.get(v.version, []))
+                for v in reg.list_versions(name, limit, offset, newest_first=True)
+            ]
+
+    def get_version(self, name: str, version: int) -> VersionView:
+        with database_errors(), self._read() as s:
+            reg = Registry(s)
+            v = reg.get_version(name, version)
+            return version_view(name, v, reg.aliases_by_version(v.model).get(v.version, []))
+
+    def set_alias(self, name: str, alias: str, version: int) -> int:
+        with database_errors(), self._sessions.begin() as s:
+            reg = Registry(s)
+            reg.set_alias(name, alias, version)
+            return version
+
+    def delete_alias(self, name: str, alias: str) -> None:
+        with database_errors(), self._sessions.begin() as s:
+            Registry(s).delete_alias(name, alias)

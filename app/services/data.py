@@ -1,0 +1,231 @@
+"""Turning request data (JSON rows, records, CSV) into validated numpy arrays.
+
+Every error names the field and the row (or CSV line) that is wrong and what was
+expected. Limits raise ``PAYLOAD_TOO_LARGE`` and name the limit.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from app.errors import InvalidArgument, PayloadTooLarge
+
+_MISSING = {"", "na", "nan", "null", "none", "?"}
+
+
+def check_limits(
+    n_rows: int, n_features: int, *, max_rows: int, max_features: int, field: str
+) -> None:
+    """Raise PayloadTooLarge when a request is over the configured row or feature limit."""
+    if n_rows > max_rows:
+        raise PayloadTooLarge(
+            f"{field}: {n_rows} rows is over the limit of {max_rows} rows per request "
+            "(setting COSTWISE_MAX_PREDICT_ROWS / COSTWISE_MAX_TRAIN_ROWS)",
+            field=field,
+            limit=max_rows,
+        )
+    if n_features > max_features:
+        raise PayloadTooLarge(
+            f"{field}: {n_features} features per row is over the limit of {max_features} "
+            "(setting COSTWISE_MAX_FEATURES)",
+            field=field,
+            limit=max_features,
+        )
+
+
+def features_matrix(
+    rows: Sequence[Sequence[float | None]],
+    *,
+    field: str = "features",
+    n_features: int | None = None,
+) -> np.ndarray:
+    """Rows of numbers (``None`` = missing) as a float64 matrix, validated.
+
+    Raises InvalidArgument for no rows, empty or ragged rows, a wrong number of
+    features, or infinite values; the message names the first offending row.
+    """
+    if len(rows) == 0:
+        raise InvalidArgument(f"{field}: at least one row is required", field=field)
+    width = len(rows[0]) if n_features is None else n_features
+    if width == 0:
+        raise InvalidArgument(f"{field}[0]: a row needs at least one feature", field=field)
+    try:
+        X = np.array(rows, dtype=np.float64)
+    except (ValueError, TypeError):
+        X = None
+    if X is None or X.ndim != 2 or X.shape[1] != width:
+        for i, row in enumerate(rows):
+            if len(row) != width:
+                raise InvalidArgument(
+                    f"{field}[{i}]: expected {width} features, got {len(row)}",
+                    field=f"{field}[{i}]",
+                )
+        raise InvalidArgument(f"{field}: rows must be lists of numbers or null", field=field)
+    if not np.isfinite(X).all():
+        inf = np.isinf(X)
+        if inf.any():
+            i, j = (int(v) for v in np.argwhere(inf)[0])
+            raise InvalidArgument(
+                f"{field}[{i}][{j}]: infinite values are not allowed (use null for missing)",
+                field=f"{field}[{i}][{j}]",
+            )
+    return X
+
+
+def records_matrix(
+    records: Sequence[Mapping[str, float | None]],
+    feature_names: Sequence[str] | None,
+    *,
+    field: str = "records",
+) -> np.ndarray:
+    """Rows given as objects keyed by feature name, ordered as the model's features."""
+    if feature_names is None:
+        raise InvalidArgument(
+            f"{field}: this model was trained without feature names; send `instances`",
+            field=field,
+        )
+    if len(records) == 0:
+        raise InvalidArgument(f"{field}: at least one row is required", field=field)
+    names = list(feature_names)
+    known = set(names)
+    rows: list[list[float | None]] = []
+    for i, rec in enumerate(records):
+        try:
+            rows.append([rec[n] for n in names])
+        except KeyError:
+            missing = [n for n in names if n not in rec]
+            raise InvalidArgument(
+                f"{field}[{i}]: missing feature(s) {missing[:5]} (the model expects {names[:20]})",
+                field=f"{field}[{i}]",
+            ) from None
+        if len(rec) != len(names):
+            extra = sorted(set(rec) - known)
+            raise InvalidArgument(
+                f"{field}[{i}]: unknown feature(s) {extra[:5]} (the model expects {names[:20]})",
+                field=f"{field}[{i}]",
+            )
+    return features_matrix(rows, field=field, n_features=len(names))
+
+
+def labels_array(labels: Sequence[Any], n_rows: int, *, field: str = "labels") -> np.ndarray:
+    """Labels as a numpy array; one per row, all of one JSON type."""
+    if len(labels) != n_rows:
+        raise InvalidArgument(
+            f"{field}: expected one label per row ({n_rows}), got {len(labels)}", field=field
+        )
+    kinds = {type(v) for v in labels}
+    if len(kinds) > 1:
+        raise InvalidArgument(
+            f"{field}: labels must all be of one type, got {sorted(k.__name__ for k in kinds)}",
+            field=field,
+        )
+    if kinds == {float} and not all(math.isfinite(v) for v in labels):
+        raise InvalidArgument(f"{field}: labels must be finite", field=field)
+    return np.asarray(labels)
+
+
+def feature_names_checked(names: Sequence[str] | None, n_features: int) -> list[str] | None:
+    """Validate optional feature names: one per column, unique, non-empty."""
+    if names is None:
+        return None
+    if len(names) != n_features:
+        raise InvalidArgument(
+            f"feature_names: expected {n_features} names (one per column), got {len(names)}",
+            field="feature_names",
+        )
+    seen: set[str] = set()
+    for i, n in enumerate(names):
+        if not n.strip():
+            raise InvalidArgument(
+                f"feature_names[{i}]: names must not be empty", field=f"feature_names[{i}]"
+            )
+        if n in seen:
+            raise InvalidArgument(
+                f"feature_names[{i}]: duplicate name {n!r}", field=f"feature_names[{i}]"
+            )
+        seen.add(n)
+    return list(names)
+
+
+def _cell(value: str, line: int, column: str) -> float:
+    v = value.strip()
+    if v.lower() in _MISSING:
+        return math.nan
+    try:
+        x = float(v)
+    except ValueError:
+        raise InvalidArgument(
+            f"CSV line {line}, column {column!r}: expected a number or an empty cell, got {v[:40]!r}",
+            field=column,
+        ) from None
+    if math.isinf(x):
+        raise InvalidArgument(
+            f"CSV line {line}, column {column!r}: infinite values are not allowed", field=column
+        )
+    return x
+
+
+def parse_csv(content: bytes, label_column: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """A CSV file with a header row: features (numbers, empty = missing) and a label column."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidArgument("CSV: the file must be UTF-8 text", field="file") from None
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except (StopIteration, csv.Error):
+        raise InvalidArgument(
+            "CSV: the file is empty; a header row is required", field="file"
+        ) from None
+    if label_column not in header:
+        raise InvalidArgument(
+            f"CSV: no label column {label_column!r} in the header {header[:20]}",
+            field="label_column",
+        )
+    names = feature_names_checked([h for h in header if h != label_column], len(header) - 1)
+    if header.count(label_column) > 1:
+        raise InvalidArgument(f"CSV: label column {label_column!r} appears twice", field="file")
+    li = header.index(label_column)
+    rows: list[list[float]] = []
+    labels: list[str] = []
+    try:
+        for line, rec in enumerate(reader, start=2):
+            if not rec or all(not c.strip() for c in rec):
+                continue
+            if len(rec) != len(header):
+                raise InvalidArgument(
+                    f"CSV line {line}: expected {len(header)} fields, got {len(rec)}", field="file"
+                )
+            label = rec[li].strip()
+            if not label:
+                raise InvalidArgument(f"CSV line {line}: the label is empty", field=label_column)
+            labels.append(label)
+            rows.append([_cell(c, line, header[j]) for j, c in enumerate(rec) if j != li])
+    except csv.Error as exc:
+        raise InvalidArgument(f"CSV: malformed file: {exc}", field="file") from None
+    if not rows:
+        raise InvalidArgument("CSV: the file has a header but no data rows", field="file")
+    y: np.ndarray
+    try:
+        ints = [int(v) for v in labels]
+        y = np.asarray(ints)
+    except ValueError:
+        y = np.asarray(labels)
+    assert names is not None
+    return np.asarray(rows, dtype=np.float64), y, names
+
+
+def fingerprint(X: np.ndarray, y: np.ndarray) -> str:
+    """sha256 of the training data (features bytes + labels), to recognise reruns."""
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(X).tobytes())
+    h.update(repr(y.tolist()).encode())
+    return h.hexdigest()

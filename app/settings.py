@@ -1,0 +1,48 @@
+"""Service configuration: the only module that reads the environment.
+
+Every setting is an environment variable with the prefix ``COSTWISE_`` (for example
+``COSTWISE_DATABASE_URL``). Settings are built once by the entry point (CLI or app
+factory) and injected; nothing instantiates them at import time.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_DATABASE_URL = "sqlite:///./costwise-data/costwise.db"
+
+
+class Settings(BaseSettings):
+    """Configuration of the costwise service (env prefix ``COSTWISE_``)."""
+
+    model_config = SettingsConfigDict(env_prefix="COSTWISE_", extra="ignore")
+
+    database_url: str = Field(
+        DEFAULT_DATABASE_URL,
+        description="SQLAlchemy URL of the registry: SQLite file (default) or PostgreSQL "
+        "(postgresql://user@host:5432/db, driven by psycopg 3).",
+    )
+    host: str = Field("127.0.0.1", description="Interface `costwise serve` binds to.")
+    port: int = Field(8000, ge=1, le=65535, description="Port `costwise serve` listens on.")
+    workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes.")
+    log_level: str = Field("info", description="Python log level of the service.")
+    max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest request body.")
+    max_predict_rows: int = Field(100_000, ge=1, description="Most rows in one predict request.")
+    max_train_rows: int = Field(2_000_000, ge=10, description="Most rows in one training request.")
+    max_features: int = Field(10_000, ge=1, description="Most features per row.")
+    max_rounds: int = Field(5_000, ge=1, description="Largest n_estimators accepted.")
+    model_cache_size: int = Field(64, ge=1, description="Loaded models kept in memory (LRU).")
+    auto_migrate: bool = Field(
+        False,
+        description="Upgrade the database schema at start-up instead of refusing to start "
+        "(`costwise serve` turns this on for the embedded SQLite default).",
+    )
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Settings from the environment, read once per process."""
+    return Settings()
