@@ -1,0 +1,107 @@
+"""The container files: their structure, and the commands they run, run here for real."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+COSTWISE = [sys.executable, "-m", "app.cli"]
+
+
+def test_compose_runs_postgres_then_migration_then_api() -> None:
+    spec = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = spec["services"]
+    assert set(services) >= {"postgres", "migrate", "api"}
+    assert "pg_isready" in " ".join(services["postgres"]["healthcheck"]["test"])
+    migrate, api = services["migrate"], services["api"]
+    assert migrate["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert migrate["command"] == ["costwise", "db", "upgrade"]
+    assert api["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert api["command"][:2] == ["costwise", "serve"]
+    for svc in (migrate, api):
+        assert svc["environment"]["COSTWISE_DATABASE_URL"].startswith("postgresql://")
+
+
+def test_dockerfile_is_multistage_nonroot_with_healthcheck() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    assert text.count("FROM ") >= 2
+    assert "\nUSER costwise" in text
+    assert "HEALTHCHECK" in text and "/health/live" in text
+    assert 'CMD ["costwise", "serve"]' in text
+    for path in ("app", "models", "migrations", "pyproject.toml", "README.md"):
+        assert f"COPY {path}" in text or f" {path} " in text, path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve_and_probe(env: dict[str, str], *args: str) -> httpx.Response:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [*COSTWISE, "serve", "--port", str(port), *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/health/ready", timeout=2)
+            except httpx.TransportError:
+                if proc.poll() is not None:
+                    out = proc.stdout.read().decode() if proc.stdout else ""
+                    raise AssertionError(f"server exited: {out[-2000:]}") from None
+                time.sleep(0.2)
+        raise AssertionError("server did not start in 30 s")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_container_commands_migrate_then_serve(database_url: str, tmp_path: Path) -> None:
+    """What compose runs: `costwise db upgrade`, then `costwise serve --no-migrate`."""
+    env = {**os.environ, "COSTWISE_DATABASE_URL": database_url}
+    up = subprocess.run(
+        [*COSTWISE, "db", "upgrade"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert up.returncode == 0, up.stderr
+    r = _serve_and_probe(env, "--no-migrate")
+    assert r.status_code == 200 and r.json()["status"] == "ok"
+
+
+def test_serve_refuses_an_unmigrated_database(empty_database_url: str) -> None:
+    env = {**os.environ, "COSTWISE_DATABASE_URL": empty_database_url}
+    port = _free_port()
+    out = subprocess.run(
+        [*COSTWISE, "serve", "--no-migrate", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode != 0
+    assert "costwise db upgrade" in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("kind", ["sqlite"])
+def test_default_sqlite_serve_needs_no_setup(tmp_path: Path, kind: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COSTWISE_")}
+    env["COSTWISE_DATABASE_URL"] = f"sqlite:///{tmp_path}/sub/dir/costwise.db"
+    r = _serve_and_probe(env)
+    assert r.status_code == 200
+    assert (tmp_path / "sub" / "dir" / "costwise.db").exists()
