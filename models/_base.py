@@ -143,11 +143,16 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         try:
             X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
             check_classification_targets(y)
-            sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+            sw = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, allow_all_zero_weights=True
+            )
         except ValueError as e:  # keep TypeError (wrong Python types, sparse input)
             raise InvalidInput(str(e)) from e
         if not np.all(np.isfinite(sw)):
             raise InvalidInput("sample_weight must be finite")
+        if np.any(sw < 0):
+            row = int(np.flatnonzero(sw < 0)[0])
+            raise InvalidInput(f"sample_weight must be >= 0, got {float(sw[row])} in row {row}")
         if not sw.sum() > 0:
             raise TrainingError("sample_weight must have a positive sum, got all zeros")
         classes, y_idx = np.unique(y, return_inverse=True)
