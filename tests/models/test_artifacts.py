@@ -1,0 +1,145 @@
+"""Artifacts: exact round trip, refusal of tampered or malformed blobs, golden file."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from models.adaboost import AdaBoost
+from models.artifacts import dump_model, load_model, sha256_hex
+from models.calibrated import CalibratedAdaMEC
+from models.exceptions import ArtifactError, ArtifactIntegrityError
+
+GOLDEN = Path(__file__).parent / "data" / "golden_v1.zip"
+GOLDEN_EXPECTED = Path(__file__).parent / "data" / "golden_v1_expected.json"
+
+
+def _fitted(weak_learner: str = "stump", method: str = "platt") -> tuple:
+    X, y = make_classification(400, 5, n_informative=3, random_state=3)
+    X[::17, 2] = np.nan
+    clf = CalibratedAdaMEC(
+        AdaBoost(n_estimators=25, weak_learner=weak_learner, max_depth=3, random_state=0),
+        method=method,
+        random_state=0,
+    ).fit(X, y)
+    return clf, X
+
+
+@pytest.mark.parametrize("weak_learner", ["stump", "tree", "logistic"])
+@pytest.mark.parametrize("method", ["platt", "isotonic", "none"])
+def test_round_trip_predicts_exactly_the_same(weak_learner: str, method: str) -> None:
+    clf, X = _fitted(weak_learner, method)
+    blob, sha = dump_model(clf.to_inference(["a", "b", "c", "d", "e"]))
+    assert sha == sha256_hex(blob)
+    model = load_model(blob, expected_sha256=sha)
+    np.testing.assert_array_equal(model.predict_proba(X), clf.predict_proba(X))
+    assert model.feature_names == ("a", "b", "c", "d", "e")
+    assert model.classes == (0, 1)
+
+
+def test_dump_is_deterministic() -> None:
+    clf, _ = _fitted()
+    assert dump_model(clf.to_inference())[1] == dump_model(clf.to_inference())[1]
+
+
+def test_flipped_byte_is_refused() -> None:
+    clf, _ = _fitted()
+    blob, sha = dump_model(clf.to_inference())
+    for pos in (10, len(blob) // 2, len(blob) - 30):
+        bad = bytearray(blob)
+        bad[pos] ^= 0x01
+        with pytest.raises(ArtifactIntegrityError):
+            load_model(bytes(bad), expected_sha256=sha)
+
+
+def test_changed_array_is_refused_even_without_the_outer_digest() -> None:
+    clf, _ = _fitted()
+    blob, _ = dump_model(clf.to_inference())
+    arrays = clf.to_inference().ensemble.to_arrays()
+    changed = arrays["threshold"].copy()
+    changed[0] += 1.0
+    buf = io.BytesIO()
+    np.save(buf, changed, allow_pickle=False)
+    with pytest.raises(ArtifactIntegrityError, match="threshold"):
+        load_model(_rezip(blob, replace={"arrays/threshold.npy": buf.getvalue()}))
+
+
+def _rezip(
+    blob: bytes, edit_manifest=None, extra: dict | None = None, replace: dict | None = None
+) -> bytes:
+    src = zipfile.ZipFile(io.BytesIO(blob))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "manifest.json" and edit_manifest:
+                m = json.loads(data)
+                edit_manifest(m)
+                data = json.dumps(m).encode()
+            if replace and info.filename in replace:
+                data = replace[info.filename]
+            dst.writestr(info.filename, data)
+        for name, data in (extra or {}).items():
+            dst.writestr(name, data)
+    return out.getvalue()
+
+
+def _object_npy() -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, np.array([{"a": 1}], dtype=object), allow_pickle=True)  # what an attacker sends
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m.update(format_version=99),
+        lambda m: m.update(kind="sklearn.ensemble.AdaBoostClassifier"),
+        lambda m: m.update(classes=[0]),
+        lambda m: m.update(score_kind="magic"),
+        lambda m: m["calibrator"].update(method="os.system"),
+        lambda m: m.update(train_priors=[0.5, float("nan")]),
+        lambda m: m["ensemble"]["arrays"].update(feature="../../etc/passwd"),
+        lambda m: m.update(n_features=2),
+    ],
+)
+def test_malformed_manifests_are_refused(edit) -> None:
+    clf, _ = _fitted()
+    blob, _ = dump_model(clf.to_inference())
+    with pytest.raises(ArtifactError):
+        load_model(_rezip(blob, edit_manifest=edit))
+
+
+def test_pickled_array_is_never_loaded() -> None:
+    clf, _ = _fitted()
+    blob, _ = dump_model(clf.to_inference())
+    evil = _object_npy()
+
+    def point_digest(m: dict) -> None:
+        m["array_sha256"]["arrays/threshold.npy"] = sha256_hex(evil)
+
+    with pytest.raises(ArtifactError):
+        load_model(_rezip(blob, edit_manifest=point_digest, replace={"arrays/threshold.npy": evil}))
+
+
+def test_not_a_zip_is_refused() -> None:
+    with pytest.raises(ArtifactError):
+        load_model(b"definitely not a zip")
+
+
+def test_golden_artifact_keeps_loading() -> None:
+    """A v1 artifact committed to the repository must load and predict as recorded."""
+    expected = json.loads(GOLDEN_EXPECTED.read_text())
+    blob = GOLDEN.read_bytes()
+    model = load_model(blob, expected_sha256=expected["sha256"])
+    X = np.array(expected["X"], dtype=np.float64)
+    np.testing.assert_allclose(
+        model.predict_proba(X), np.array(expected["proba"]), rtol=0, atol=1e-12
+    )
+    assert list(model.classes) == expected["classes"]
