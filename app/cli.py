@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import logging
@@ -141,23 +142,24 @@ def cmd_predict(args: argparse.Namespace, settings: Settings) -> int:
         version=args.version,
         alias=args.alias,
     )
-    out = open(args.output, "w", newline="") if args.output else sys.stdout
-    writer = csv.writer(out)
-    classes = list(p.classes)
-    writer.writerow(["row", "decision", *[f"p_{c}" for c in classes], "threshold", "expected_cost"])
-    th = p.decisions.threshold
-    for i, k in enumerate(p.decisions.labels_index.tolist()):
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(args.output, "w", newline="")) if args.output else sys.stdout
+        writer = csv.writer(out)
+        classes = list(p.classes)
         writer.writerow(
-            [
-                i,
-                classes[k],
-                *[f"{v:.6g}" for v in p.proba[i]],
-                "" if th is None else f"{th[i]:.6g}",
-                f"{p.decisions.expected_cost[i]:.6g}",
-            ]
+            ["row", "decision", *[f"p_{c}" for c in classes], "threshold", "expected_cost"]
         )
-    if out is not sys.stdout:
-        out.close()
+        th = p.decisions.threshold
+        for i, k in enumerate(p.decisions.labels_index.tolist()):
+            writer.writerow(
+                [
+                    i,
+                    classes[k],
+                    *[f"{v:.6g}" for v in p.proba[i]],
+                    "" if th is None else f"{th[i]:.6g}",
+                    f"{p.decisions.expected_cost[i]:.6g}",
+                ]
+            )
     print(f"# {args.model} v{p.resolved.version}: {len(records)} rows", file=sys.stderr)
     return 0
 
