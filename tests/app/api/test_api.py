@@ -207,3 +207,25 @@ def test_openapi_is_typed(client: TestClient) -> None:
     assert set(content) == {"application/json", "multipart/form-data"}
     assert "TrainingRequest" in spec["components"]["schemas"]
     assert "PredictResponse" in spec["components"]["schemas"]
+
+
+def test_tampered_artifact_is_refused_and_never_served(
+    client: TestClient, settings: Any, trained: dict[str, Any]
+) -> None:
+    from sqlalchemy import text
+
+    from app.db import make_engine
+
+    engine = make_engine(settings.database_url)
+    with engine.begin() as conn:
+        blob = bytearray(conn.execute(text("SELECT data FROM artifacts")).scalar_one())
+        blob[len(blob) // 2] ^= 0x01
+        conn.execute(text("UPDATE artifacts SET data = :d"), {"d": bytes(blob)})
+    engine.dispose()
+    r = client.post("/v1/models/fraud/predict", json={"instances": [[0.1, 0.2, 0.3, 0.4]]})
+    assert r.status_code == 500
+    assert r.json()["code"] == "ARTIFACT_CORRUPTED"
+    assert "integrity" in r.json()["detail"]
+    # registry reads still work, and the corrupted model was not cached
+    assert client.get("/v1/models/fraud/versions/1").status_code == 200
+    assert client.get("/health/ready").json()["checks"]["cached_models"] == 0

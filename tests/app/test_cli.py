@@ -1,0 +1,66 @@
+"""The costwise command line, in-process, against a real registry."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.settings import get_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+FRAUD = ROOT / "examples" / "fraud.csv"
+
+
+@pytest.fixture
+def registry(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    monkeypatch.setenv("COSTWISE_DATABASE_URL", database_url)
+    get_settings.cache_clear()
+    yield database_url
+    get_settings.cache_clear()
+
+
+def test_train_list_predict(registry: str, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "upgrade"]) == 0
+    assert main(["train", str(FRAUD), "--model", "fraud", "--label-column", "fraud",
+                 "--n-estimators", "20"]) == 0
+    assert '"version": 1' in capsys.readouterr().out
+    assert main(["models"]) == 0
+    assert capsys.readouterr().out.startswith("fraud\tlatest=v1")
+    rows = tmp_path / "rows.csv"
+    lines = FRAUD.read_text().splitlines()[:51]
+    rows.write_text("\n".join(lines) + "\n")
+    out_cheap, out_dear = tmp_path / "cheap.csv", tmp_path / "dear.csv"
+    assert main(["predict", str(rows), "--model", "fraud", "--ignore", "fraud",
+                 "--c-fp", "1", "--c-fn", "1", "-o", str(out_cheap)]) == 0
+    assert main(["predict", str(rows), "--model", "fraud", "--ignore", "fraud",
+                 "--c-fp", "1", "--c-fn", "100", "-o", str(out_dear)]) == 0
+    cheap = list(csv.DictReader(out_cheap.open()))
+    dear = list(csv.DictReader(out_dear.open()))
+    assert len(cheap) == len(dear) == 50
+    assert set(cheap[0]) == {"row", "decision", "p_0", "p_1", "threshold", "expected_cost"}
+    assert float(dear[0]["threshold"]) == pytest.approx(1 / 101, rel=1e-4)
+    assert sum(r["decision"] == "1" for r in dear) >= sum(r["decision"] == "1" for r in cheap)
+
+
+def test_errors_exit_2_with_a_message(registry: str, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("amount\n1\n")
+    assert main(["predict", str(rows), "--model", "nope", "--c-fp", "1", "--c-fn", "2"]) == 2
+    assert "error [NOT_FOUND]: model 'nope' not found" in capsys.readouterr().err
+    assert main(["train", str(rows), "--model", "m", "--label-column", "y"]) == 2
+    assert "no label column 'y'" in capsys.readouterr().err
+
+
+def test_help_is_friendly(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("serve", "db", "train", "predict", "models"):
+        assert command in out
