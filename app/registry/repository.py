@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -28,6 +28,42 @@ _ALLOCATION_ATTEMPTS = 5
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+class VersionRef(NamedTuple):
+    """What the predict hot path needs to know about a resolved version (no ORM objects)."""
+
+    id: int
+    version: int
+    sha256: str
+    alias: str | None
+
+
+_M = RegisteredModel.__table__
+_V = ModelVersion.__table__
+_A = Alias.__table__
+_REF_COLUMNS = (_V.c.id, _V.c.version, _V.c.artifact_sha256)
+_BY_VERSION = (
+    select(*_REF_COLUMNS)
+    .select_from(_V.join(_M, _V.c.model_id == _M.c.id))
+    .where(_M.c.name == bindparam("name"), _V.c.version == bindparam("version"))
+)
+_BY_ALIAS = (
+    select(*_REF_COLUMNS)
+    .select_from(_A.join(_M, _A.c.model_id == _M.c.id).join(_V, _A.c.version_id == _V.c.id))
+    .where(_M.c.name == bindparam("name"), _A.c.name == bindparam("alias"))
+)
+_BY_DEFAULT = (  # the production alias if set, else the latest version, in one statement
+    select(*_REF_COLUMNS, _A.c.name)
+    .select_from(
+        _M.join(_V, _V.c.model_id == _M.c.id).outerjoin(
+            _A, and_(_A.c.version_id == _V.c.id, _A.c.name == bindparam("default_alias"))
+        )
+    )
+    .where(_M.c.name == bindparam("name"))
+    .order_by(_A.c.id.is_(None), _V.c.version.desc())
+    .limit(1)
+)
 
 
 def _translated(method: Callable[P, R]) -> Callable[P, R]:
@@ -255,6 +291,30 @@ class Registry:
         if default is not None:
             return default.model_version, DEFAULT_ALIAS
         return self.latest_version(name), None
+
+    @_translated
+    def resolve_ref(
+        self, name: str, version: int | None = None, alias: str | None = None
+    ) -> VersionRef:
+        """Same rules as :meth:`resolve`, as one Core query returning plain values.
+
+        This is the predict hot path: no ORM objects are built. When nothing matches,
+        :meth:`resolve` runs to raise the NotFound that says what exists instead.
+        """
+        conn = self.session.connection()
+        if version is not None:
+            row = conn.execute(_BY_VERSION, {"name": name, "version": version}).first()
+            ref = None if row is None else VersionRef(row[0], row[1], row[2], None)
+        elif alias is not None:
+            row = conn.execute(_BY_ALIAS, {"name": name, "alias": alias}).first()
+            ref = None if row is None else VersionRef(row[0], row[1], row[2], alias)
+        else:
+            row = conn.execute(_BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}).first()
+            ref = None if row is None else VersionRef(row[0], row[1], row[2], row[3])
+        if ref is None:
+            found, used = self.resolve(name, version=version, alias=alias)
+            ref = VersionRef(found.id, found.version, found.artifact_sha256, used)
+        return ref
 
     @_translated
     def get_artifact(self, version: ModelVersion) -> bytes:

@@ -103,8 +103,8 @@ class Predictor:
     # ------------------------------------------------------------- resolution
     def resolve(self, name: str, version: int | None = None, alias: str | None = None) -> Resolved:
         with database_errors(), self._sessions() as s:
-            v, used = Registry(s).resolve(name, version=version, alias=alias)
-            return Resolved(name, v.version, used, v.artifact_sha256, v.id)
+            ref = Registry(s).resolve_ref(name, version=version, alias=alias)
+            return Resolved(name, ref.version, ref.alias, ref.sha256, ref.id)
 
     def load(self, resolved: Resolved) -> InferenceModel:
         with self._lock:

@@ -152,6 +152,42 @@ def test_resolve_precedence(session_factory: sessionmaker[Session]) -> None:
             registry.resolve("ghost")
 
 
+def test_resolve_ref_follows_the_same_rules_as_resolve(
+    session_factory: sessionmaker[Session],
+) -> None:
+    """The predict hot path's one-statement resolution agrees with the ORM one."""
+    with unit_of_work(session_factory) as registry:
+        model = registry.create_model("fraud")
+        for _ in range(3):
+            register(registry, model)
+        other = registry.create_model("other")
+        register(registry, other)
+        registry.set_alias("other", "production", 1)
+
+    def both(**kw: object) -> tuple[tuple[int, str, str | None], tuple[int, str, str | None]]:
+        with unit_of_work(session_factory) as registry:
+            v, alias = registry.resolve("fraud", **kw)  # type: ignore[arg-type]
+            ref = registry.resolve_ref("fraud", **kw)  # type: ignore[arg-type]
+            return (v.version, v.artifact_sha256, alias), (ref.version, ref.sha256, ref.alias)
+
+    expected, got = both()
+    assert expected == got and got[0] == 3  # latest; other model's alias is not ours
+    with unit_of_work(session_factory) as registry:
+        registry.set_alias("fraud", "production", 2)
+        registry.set_alias("fraud", "staging", 1)
+    for kw in ({}, {"alias": "staging"}, {"version": 3}, {"version": 1, "alias": "staging"}):
+        expected, got = both(**kw)
+        assert expected == got, kw
+    assert both()[1][:1] == (2,) and both()[1][2] == "production"
+    with unit_of_work(session_factory) as registry:
+        with pytest.raises(NotFound, match="no version 9"):
+            registry.resolve_ref("fraud", version=9)
+        with pytest.raises(NotFound, match="no alias 'canary'"):
+            registry.resolve_ref("fraud", alias="canary")
+        with pytest.raises(NotFound, match="model 'ghost' not found"):
+            registry.resolve_ref("ghost")
+
+
 def test_aliases_set_move_delete_list(session_factory: sessionmaker[Session]) -> None:
     with unit_of_work(session_factory) as registry:
         model = registry.create_model("fraud")
