@@ -297,8 +297,8 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """UNCALIBRATED ``[1 - s, s]`` with s the raw score; shape (n, 2).
 
-        Boosting scores are distorted (section 3.4 of the paper); calibrate them on
-        separate data before using them as probabilities.
+        Boosting scores are systematically distorted (Theorem 2 and section 4 of the
+        paper); calibrate them on separate data before using them as probabilities.
         """
         s = self.score_samples(X)
         return np.stack([1.0 - s, s], axis=1)

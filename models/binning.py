@@ -152,10 +152,8 @@ def bin_features(
         col = X[:, j]
         order = np.argsort(col)  # NaN sorts last
         sorted_col = col[order]
-        n_valid = n_samples - int(np.count_nonzero(np.isnan(sorted_col[-1:])))
-        if n_valid < n_samples:
-            n_valid = int(np.searchsorted(np.isnan(sorted_col), True))
-            has_missing[j] = True
+        n_valid = n_samples - int(np.count_nonzero(np.isnan(col)))
+        has_missing[j] = n_valid < n_samples
         valid = sorted_col[:n_valid]
         src = valid if keep is None else valid[keep[order[:n_valid]]]
         cuts = _feature_thresholds(src, max_bins - 1)

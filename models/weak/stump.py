@@ -5,6 +5,10 @@ matrix-vector product ``A @ w`` with a 0/1 matrix ``A`` built once per fit (one 
 (feature, bin, label) triple, one column per training example). Cumulative sums over
 the bins then give, for every feature and every threshold at once, the weights of
 positives and negatives left and right of the split; the best split is an ``argmin``.
+
+Measured on 150,000 x 50 (AMD EPYC, numpy 2.4, scipy 1.17), one histogram took: CSR
+matrix-vector product 8 ms, ``np.bincount`` per feature 9-11 ms, one flat
+``np.bincount`` over tiled weights 14 ms, CSC product 10 ms; threads did not help.
 """
 
 from __future__ import annotations
