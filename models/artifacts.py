@@ -1,19 +1,20 @@
 """Model artifacts without pickle: a zip of ``manifest.json`` and ``.npy`` arrays.
 
-Layout of format version 1::
+Layout of format version 2::
 
-    manifest.json        format_version, kind, classes, feature_names, n_features,
-                         score_kind, ensemble {kind, arrays: {name: file}},
-                         calibrator (numbers only), train_priors, metadata,
+    manifest.json        format_version, kind (the scorer kind), classes, feature_names,
+                         n_features, scorer (JSON spec of the scorer), arrays {name: file},
+                         train_priors, training_costs, rule, metadata,
                          array_sha256 {file: digest}
-    arrays/<name>.npy    one numeric array per ensemble array
+    arrays/<name>.npy    one numeric array per scorer array
 
 Loading reads the manifest as JSON, checks ``format_version`` and that ``kind`` is on
-an allow-list, reads every array with ``np.load(..., allow_pickle=False)``, checks
-each array's digest and dtype, and builds an :class:`~models.inference.InferenceModel`
-from numbers and arrays only. Nothing named in an artifact is ever imported. The
-sha256 of the whole blob is returned by :func:`dump_model` and checked by
-:func:`load_model` when the caller passes the digest it stored beside the blob.
+the allow-list of scorer kinds (:data:`models.scorers.SCORER_KINDS`), reads every array
+with ``np.load(..., allow_pickle=False)``, checks each array's digest and dtype, and
+builds an :class:`~models.inference.InferenceModel` from numbers and arrays only.
+Nothing named in an artifact is ever imported. The sha256 of the whole blob is returned
+by :func:`dump_model` and checked by :func:`load_model` when the caller passes the digest
+it stored beside the blob. Format version 1 (binary models only) still loads.
 """
 
 from __future__ import annotations
@@ -26,16 +27,17 @@ from typing import Any
 
 import numpy as np
 
-from models.calibration import calibrator_from_state
-from models.ensemble import Ensemble
+import models.multiclass_scorers  # noqa: F401  (registers the multiclass scorer kinds)
 from models.exceptions import ArtifactError, ArtifactIntegrityError
-from models.inference import InferenceModel
+from models.inference import RULES, InferenceModel
+from models.scorers import SCORER_KINDS, BinaryScorer
 
-FORMAT_VERSION = 1
-KINDS = frozenset({"calibrated_binary"})
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 MAX_ARRAY_BYTES = 512 * 1024 * 1024
 _NUMERIC_KINDS = frozenset("biuf")
+_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 
 
 def sha256_hex(blob: bytes) -> str:
@@ -51,53 +53,53 @@ def _json_label(value: Any) -> Any:
     raise ArtifactError(f"class label {value!r} is not a JSON scalar")
 
 
+def _npy(arr: np.ndarray, name: str) -> bytes:
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.kind not in _NUMERIC_KINDS:
+        raise ArtifactError(f"array {name!r} has non-numeric dtype {arr.dtype}")
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
 def dump_model(model: InferenceModel, metadata: dict[str, Any] | None = None) -> tuple[bytes, str]:
-    """Serialise ``model`` to artifact bytes.
+    """Serialise ``model`` to artifact bytes (format version 2).
 
     Parameters
     ----------
     model : InferenceModel
         E.g. ``CalibratedAdaMEC.to_inference()``.
     metadata : dict, optional
-        JSON-able extra information (algorithm, parameters, ...).
+        JSON-able extra information (algorithm, parameters, ...), merged into the
+        model's own metadata.
 
     Returns
     -------
     blob, sha256 : bytes, str
+        Equal models give equal bytes (fixed zip timestamps, sorted keys).
     """
-    arrays = model.ensemble.to_arrays()
-    files: dict[str, bytes] = {}
-    names: dict[str, str] = {}
-    for name, arr in sorted(arrays.items()):
-        arr = np.ascontiguousarray(arr)
-        if arr.dtype.kind not in _NUMERIC_KINDS:
-            raise ArtifactError(f"ensemble array {name!r} has non-numeric dtype {arr.dtype}")
-        buf = io.BytesIO()
-        np.save(buf, arr, allow_pickle=False)
-        fname = f"arrays/{name}.npy"
-        files[fname] = buf.getvalue()
-        names[name] = fname
+    spec, arrays = model.scorer.to_parts()
+    files = {f"arrays/{name}.npy": _npy(arr, name) for name, arr in sorted(arrays.items())}
+    costs = model.training_costs
     manifest = {
         "format_version": FORMAT_VERSION,
-        "kind": "calibrated_binary",
+        "kind": model.scorer.kind,
         "classes": [_json_label(c) for c in model.classes],
         "feature_names": None if model.feature_names is None else list(model.feature_names),
         "n_features": int(model.n_features),
-        "score_kind": model.score_kind,
-        "ensemble": {"kind": model.ensemble.kind, "arrays": names},
-        "calibrator": model.calibrator.to_state(),
+        "scorer": spec,
+        "arrays": {name: f"arrays/{name}.npy" for name in sorted(arrays)},
         "train_priors": [float(p) for p in model.train_priors],
+        "training_costs": None if costs is None else np.asarray(costs, float).tolist(),
+        "rule": model.rule,
         "metadata": {**model.metadata, **(metadata or {})},
         "array_sha256": {f: sha256_hex(b) for f, b in files.items()},
     }
     out = io.BytesIO()
-    # Fixed timestamps make equal models produce equal bytes (and equal digests).
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for fname, data in [
-            ("manifest.json", json.dumps(manifest, sort_keys=True).encode()),
-            *files.items(),
-        ]:
-            info = zipfile.ZipInfo(fname, date_time=(2020, 1, 1, 0, 0, 0))
+        members = [("manifest.json", json.dumps(manifest, sort_keys=True).encode()), *files.items()]
+        for fname, data in members:
+            info = zipfile.ZipInfo(fname, date_time=_ZIP_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
     blob = out.getvalue()
@@ -131,32 +133,22 @@ def load_model(blob: bytes, expected_sha256: str | None = None) -> InferenceMode
             "artifact sha256 does not match the digest recorded for it; refusing to load"
         )
     try:
-        zf = zipfile.ZipFile(io.BytesIO(blob))
-        with zf:
+        with zipfile.ZipFile(io.BytesIO(blob)) as zf:
             manifest = json.loads(_read_member(zf, "manifest.json", MAX_MANIFEST_BYTES))
             return _build(zf, manifest)
     except ArtifactError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, json.JSONDecodeError, EOFError) as exc:
         raise ArtifactError(f"artifact is not a valid costwise model: {exc}") from None
-    except (KeyError, TypeError, ValueError, OSError) as exc:
-        raise ArtifactError(f"artifact manifest is malformed: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, OSError) as exc:
+        raise ArtifactError(f"artifact manifest is malformed: {exc!r}") from None
 
 
-def _build(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> InferenceModel:
-    if not isinstance(manifest, dict):
-        raise ArtifactError("artifact manifest must be a JSON object")
-    version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
-        raise ArtifactError(
-            f"unsupported artifact format_version {version!r} (this build reads {FORMAT_VERSION})"
-        )
-    kind = manifest.get("kind")
-    if kind not in KINDS:
-        raise ArtifactError(f"artifact kind {kind!r} is not one of {sorted(KINDS)}")
-    digests = manifest["array_sha256"]
+def _read_arrays(
+    zf: zipfile.ZipFile, names: dict[str, Any], digests: dict[str, Any]
+) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
-    for name, fname in manifest["ensemble"]["arrays"].items():
+    for name, fname in names.items():
         if not isinstance(fname, str) or fname != f"arrays/{name}.npy":
             raise ArtifactError(f"array {name!r} has an unexpected file name {fname!r}")
         data = _read_member(zf, fname, MAX_ARRAY_BYTES)
@@ -166,33 +158,75 @@ def _build(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> InferenceModel:
         if arr.dtype.kind not in _NUMERIC_KINDS:
             raise ArtifactError(f"array {name!r} has non-numeric dtype {arr.dtype}")
         arrays[name] = arr
+    return arrays
+
+
+def _scorer(zf: zipfile.ZipFile, manifest: dict[str, Any], version: int, n_features: int) -> Any:
+    digests = manifest["array_sha256"]
+    if version == 1:  # binary models: one ensemble, score kind and calibrator at top level
+        if manifest.get("kind") != "calibrated_binary":
+            raise ArtifactError(f"artifact kind {manifest.get('kind')!r} is not readable")
+        raw = _read_arrays(zf, manifest["ensemble"]["arrays"], digests)
+        spec = {
+            "ensemble_kind": manifest["ensemble"]["kind"],
+            "score_kind": manifest["score_kind"],
+            "calibrator": manifest["calibrator"],
+        }
+        arrays = {f"ensemble/{k}": v for k, v in raw.items()}
+        return BinaryScorer.from_parts(spec, arrays, n_features)
+    kind = manifest.get("kind")
+    if kind not in SCORER_KINDS:
+        raise ArtifactError(f"artifact kind {kind!r} is not one of {sorted(SCORER_KINDS)}")
+    spec = manifest["scorer"]
+    if not isinstance(spec, dict):
+        raise ArtifactError("scorer spec must be a JSON object")
+    arrays = _read_arrays(zf, manifest["arrays"], digests)
+    return SCORER_KINDS[kind].from_parts(spec, arrays, n_features)
+
+
+def _build(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> InferenceModel:
+    if not isinstance(manifest, dict):
+        raise ArtifactError("artifact manifest must be a JSON object")
+    version = manifest.get("format_version")
+    if version not in READABLE_VERSIONS:
+        raise ArtifactError(
+            f"unsupported artifact format_version {version!r} (this build reads "
+            f"{list(READABLE_VERSIONS)})"
+        )
     n_features = int(manifest["n_features"])
-    ensemble = Ensemble.from_arrays(
-        arrays, kind=str(manifest["ensemble"]["kind"]), n_features=n_features
-    )
+    scorer = _scorer(zf, manifest, version, n_features)
     classes = tuple(_json_label(c) for c in manifest["classes"])
-    if len(classes) != 2 or classes[0] == classes[1]:
-        raise ArtifactError(f"a binary artifact needs two distinct classes, got {classes!r}")
+    if len(classes) != scorer.n_classes or len(set(classes)) != len(classes):
+        raise ArtifactError(f"expected {scorer.n_classes} distinct classes, got {classes!r}")
     names = manifest.get("feature_names")
     if names is not None and (
         len(names) != n_features or not all(isinstance(n, str) for n in names)
     ):
         raise ArtifactError("feature_names must be n_features strings")
     priors = np.asarray(manifest["train_priors"], dtype=np.float64)
-    if priors.shape != (2,) or not np.isfinite(priors).all() or (priors <= 0).any():
-        raise ArtifactError("train_priors must be two positive finite numbers")
-    score_kind = manifest["score_kind"]
-    if score_kind not in ("vote", "logistic"):
-        raise ArtifactError(f"unknown score_kind {score_kind!r}")
+    if priors.shape != (len(classes),) or not np.isfinite(priors).all() or (priors <= 0).any():
+        raise ArtifactError("train_priors must be one positive finite number per class")
+    costs = manifest.get("training_costs")
+    if costs is not None:
+        costs = np.asarray(costs, dtype=np.float64)
+        k = len(classes)
+        if costs.shape != (k, k) or not np.isfinite(costs).all() or (costs < 0).any():
+            raise ArtifactError(f"training_costs must be a {k}x{k} matrix of costs >= 0")
+    rule = manifest.get("rule", "threshold")
+    if rule not in RULES:
+        raise ArtifactError(f"unknown decision rule {rule!r}")
     metadata = manifest.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise ArtifactError("metadata must be a JSON object")
-    return InferenceModel(
-        classes=classes,
-        feature_names=None if names is None else tuple(names),
-        ensemble=ensemble,
-        score_kind=score_kind,
-        calibrator=calibrator_from_state(manifest["calibrator"]),
-        train_priors=priors,
-        metadata=metadata,
-    )
+    try:
+        return InferenceModel(
+            classes=classes,
+            feature_names=None if names is None else tuple(names),
+            scorer=scorer,
+            train_priors=priors,
+            training_costs=costs,
+            rule=rule,
+            metadata=metadata,
+        )
+    except ValueError as exc:
+        raise ArtifactError(f"artifact is inconsistent: {exc}") from None

@@ -28,6 +28,7 @@ from models.calibration import make_calibrator
 from models.decisions import Decisions
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
+from models.scorers import BinaryScorer
 
 SPLITS = ("holdout", "kfold")
 
@@ -220,11 +221,12 @@ class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
         names = feature_names
         if names is None and hasattr(self.estimator_, "feature_names_in_"):
             names = [str(n) for n in self.estimator_.feature_names_in_]
+        scorer = BinaryScorer(
+            self.estimator_.ensemble_, self.estimator_.score_kind, self.calibrator_
+        )
         return InferenceModel(
             classes=tuple(self.classes_.tolist()),
             feature_names=None if names is None else tuple(names),
-            ensemble=self.estimator_.ensemble_,
-            score_kind=self.estimator_.score_kind,
-            calibrator=self.calibrator_,
+            scorer=scorer,
             train_priors=np.asarray(self.class_priors_, dtype=np.float64),
         )

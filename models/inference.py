@@ -1,9 +1,24 @@
 """Numpy-only inference object: what an artifact loads into and what the service serves.
 
-An :class:`InferenceModel` holds arrays and numbers only (ensemble arrays, the score
-kind, the calibration map, the training class priors). It never imports or calls a
-class named by an artifact, and predicting needs neither scikit-learn nor the
-estimator that produced it.
+An :class:`InferenceModel` is a :mod:`scorer <models.scorers>` (features -> class
+probabilities) plus what is needed to turn probabilities into least-expected-cost
+decisions under *any* cost setting: the training class priors (for deployment prior
+shift) and, for models trained with costs, the training cost matrix and the rule that
+reconciles it with the request's costs.
+
+Decision rules (``rule``):
+
+``"threshold"``
+    The probabilities do not depend on training costs (AdaBoost/AdaMEC, or any
+    calibrated model): decide by least expected cost under the request's costs
+    (Eq. 4 / Theorem 1 of Nikolaou et al.).
+``"skew_change"``
+    An uncalibrated model trained under cost skew ``z_tr`` (binary): its scores already
+    lean towards the expensive class. Section 5.1 of Nikolaou et al. thresholds them at
+    the change of skew ``z'`` with ``z_dep = z_tr z' / (z_tr z' + (1 - z_tr)(1 - z'))``.
+    Equivalently (and for per-row costs too) the odds of the probabilities are first
+    multiplied by ``z_tr / (1 - z_tr)``, then the request's costs decide as usual. With the
+    training costs in the request this reproduces the model's own sign rule.
 """
 
 from __future__ import annotations
@@ -13,16 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from models.calibration import Calibrator
 from models.decisions import CostMatrix, Decisions, apply_prior_shift, decide
-from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
+from models.scorers import Scorer
 
 Label = int | float | str | bool
+RULES = ("threshold", "skew_change")
 
 
 def check_features(X: Any, n_features: int) -> np.ndarray:
-    """Validate a feature matrix for prediction and return it as C-ordered float64.
+    """Validate a feature matrix for prediction and return it as float64.
 
     Missing values (NaN, or ``None`` in a list) are allowed: every weak learner has a
     learned direction for them. Infinite values and non-numeric entries are refused.
@@ -54,54 +69,86 @@ def check_features(X: Any, n_features: int) -> np.ndarray:
     return arr
 
 
+def training_skew(costs: np.ndarray) -> float:
+    """z_tr = (c_fp - c_tn) / ((c_fp - c_tn) + (c_fn - c_tp)) of a 2x2 training cost matrix."""
+    return float(CostMatrix(np.asarray(costs, dtype=np.float64)).threshold)
+
+
+def remove_training_skew(proba: np.ndarray, z_tr: float) -> np.ndarray:
+    """Odds of class 1 times ``z_tr / (1 - z_tr)``: the skew-change rule of section 5.1."""
+    if z_tr == 0.5:
+        return proba
+    p1 = proba[:, 1]
+    num = p1 * z_tr
+    p = num / (num + (1.0 - p1) * (1.0 - z_tr))
+    return np.column_stack([1.0 - p, p])
+
+
 @dataclass(frozen=True)
 class InferenceModel:
-    """A calibrated binary scoring model reduced to arrays.
+    """A fitted model reduced to arrays: scorer, priors and the rule for request costs.
 
     Parameters
     ----------
     classes : tuple
-        The two class labels; ``classes[1]`` is the positive class.
+        Class labels in model order; for two classes ``classes[1]`` is the positive one.
     feature_names : tuple of str or None
         Feature names in column order, when known.
-    ensemble : Ensemble
-        Boosted weak learners (numpy arrays).
-    score_kind : {"vote", "logistic"}
-        Raw score fed to the calibrator: s(x) (Eq. 24) or s'(x) (Eq. 25).
-    calibrator : Calibrator
-        Map from raw score to P(y = classes[1] | x).
-    train_priors : ndarray of shape (2,)
+    scorer : Scorer
+        Features -> class probabilities.
+    train_priors : ndarray of shape (K,)
         Class frequencies in the training data, for deployment prior shift.
+    training_costs : ndarray of shape (K, K) or None
+        Cost matrix the model was trained with (None: trained without costs).
+    rule : {"threshold", "skew_change"}
+        How request costs are applied (see the module docstring).
+    metadata : dict
+        JSON-able facts about the model (algorithm, parameters, ...).
     """
 
     classes: tuple[Label, ...]
     feature_names: tuple[str, ...] | None
-    ensemble: Ensemble
-    score_kind: str
-    calibrator: Calibrator
+    scorer: Scorer
     train_priors: np.ndarray
+    training_costs: np.ndarray | None = None
+    rule: str = "threshold"
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise InvalidInput(f"rule must be one of {RULES}, got {self.rule!r}")
+        if self.rule == "skew_change" and (self.training_costs is None or len(self.classes) != 2):
+            raise InvalidInput("the skew_change rule needs a 2x2 training cost matrix")
 
     @property
     def n_features(self) -> int:
-        return int(self.ensemble.n_features)
+        return int(self.scorer.n_features)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def training_skew(self) -> float | None:
+        """z_tr of a binary model trained with costs, else None."""
+        if self.training_costs is None or self.n_classes != 2:
+            return None
+        return training_skew(self.training_costs)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Calibrated probabilities, shape (n, 2), columns in ``classes`` order."""
-        arr = check_features(X, self.n_features)
-        p1 = self.calibrator.predict(self.ensemble.score(arr, self.score_kind))
-        out = np.empty((arr.shape[0], 2), dtype=np.float64)
-        out[:, 1] = p1
-        out[:, 0] = 1.0 - p1
-        return out
+        """Class probabilities, shape (n, K), columns in ``classes`` order."""
+        return self.scorer.proba(check_features(X, self.n_features))
 
-    def shifted_proba(self, X: Any, priors: Any = None) -> np.ndarray:
-        """Probabilities under deployment class ``priors`` (None: training priors)."""
+    def decision_proba(self, X: Any, priors: Any = None) -> np.ndarray:
+        """The probabilities the decision uses: training skew removed (``skew_change``
+        rule), then shifted to deployment class ``priors`` when given."""
         proba = self.predict_proba(X)
+        if self.rule == "skew_change":
+            proba = remove_training_skew(proba, training_skew(self.training_costs))
         if priors is None:
             return proba
         return apply_prior_shift(proba, self.train_priors, np.asarray(priors, dtype=np.float64))
 
     def decide(self, X: Any, costs: CostMatrix | np.ndarray, priors: Any = None) -> Decisions:
         """Least-expected-cost decisions for ``costs`` (one matrix or one per row)."""
-        return decide(self.shifted_proba(X, priors), costs)
+        return decide(self.decision_proba(X, priors), costs)

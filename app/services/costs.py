@@ -67,7 +67,8 @@ def cost_setting(
             for k in ("c_fp", "c_fn", "c_tp", "c_tn")
         }
         with core_errors("row_costs"):
-            matrices = row_cost_matrices(cols["c_fp"], cols["c_fn"], cols["c_tp"], cols["c_tn"],
-                                         n_rows=n_rows)
+            matrices = row_cost_matrices(
+                cols["c_fp"], cols["c_fn"], cols["c_tp"], cols["c_tn"], n_rows=n_rows
+            )
             return CostSetting(matrices, "row_costs")
     return CostSetting(1.0 - np.eye(n_classes), "zero_one")

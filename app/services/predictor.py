@@ -149,7 +149,7 @@ class Predictor:
             row_costs=costs.row_costs,
         )
         with core_errors("priors"):
-            proba = model.shifted_proba(X, costs.priors)
+            proba = model.decision_proba(X, costs.priors)
         with core_errors("costs"):
             return proba, decide(proba, setting.matrix), setting
 

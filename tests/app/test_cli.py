@@ -23,11 +23,25 @@ def registry(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
     get_settings.cache_clear()
 
 
-def test_train_list_predict(registry: str, tmp_path: Path,
-                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_train_list_predict(
+    registry: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["db", "upgrade"]) == 0
-    assert main(["train", str(FRAUD), "--model", "fraud", "--label-column", "fraud",
-                 "--n-estimators", "20"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(FRAUD),
+                "--model",
+                "fraud",
+                "--label-column",
+                "fraud",
+                "--n-estimators",
+                "20",
+            ]
+        )
+        == 0
+    )
     assert '"version": 1' in capsys.readouterr().out
     assert main(["models"]) == 0
     assert capsys.readouterr().out.startswith("fraud\tlatest=v1")
@@ -35,10 +49,44 @@ def test_train_list_predict(registry: str, tmp_path: Path,
     lines = FRAUD.read_text().splitlines()[:51]
     rows.write_text("\n".join(lines) + "\n")
     out_cheap, out_dear = tmp_path / "cheap.csv", tmp_path / "dear.csv"
-    assert main(["predict", str(rows), "--model", "fraud", "--ignore", "fraud",
-                 "--c-fp", "1", "--c-fn", "1", "-o", str(out_cheap)]) == 0
-    assert main(["predict", str(rows), "--model", "fraud", "--ignore", "fraud",
-                 "--c-fp", "1", "--c-fn", "100", "-o", str(out_dear)]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                str(rows),
+                "--model",
+                "fraud",
+                "--ignore",
+                "fraud",
+                "--c-fp",
+                "1",
+                "--c-fn",
+                "1",
+                "-o",
+                str(out_cheap),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "predict",
+                str(rows),
+                "--model",
+                "fraud",
+                "--ignore",
+                "fraud",
+                "--c-fp",
+                "1",
+                "--c-fn",
+                "100",
+                "-o",
+                str(out_dear),
+            ]
+        )
+        == 0
+    )
     cheap = list(csv.DictReader(out_cheap.open()))
     dear = list(csv.DictReader(out_dear.open()))
     assert len(cheap) == len(dear) == 50
@@ -47,8 +95,9 @@ def test_train_list_predict(registry: str, tmp_path: Path,
     assert sum(r["decision"] == "1" for r in dear) >= sum(r["decision"] == "1" for r in cheap)
 
 
-def test_errors_exit_2_with_a_message(registry: str, tmp_path: Path,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_errors_exit_2_with_a_message(
+    registry: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rows = tmp_path / "rows.csv"
     rows.write_text("amount\n1\n")
     assert main(["predict", str(rows), "--model", "nope", "--c-fp", "1", "--c-fn", "2"]) == 2

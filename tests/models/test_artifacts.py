@@ -16,8 +16,7 @@ from models.artifacts import dump_model, load_model, sha256_hex
 from models.calibrated import CalibratedAdaMEC
 from models.exceptions import ArtifactError, ArtifactIntegrityError
 
-GOLDEN = Path(__file__).parent / "data" / "golden_v1.zip"
-GOLDEN_EXPECTED = Path(__file__).parent / "data" / "golden_v1_expected.json"
+DATA = Path(__file__).parent / "data"
 
 
 def _fitted(weak_learner: str = "stump", method: str = "platt") -> tuple:
@@ -61,13 +60,13 @@ def test_flipped_byte_is_refused() -> None:
 def test_changed_array_is_refused_even_without_the_outer_digest() -> None:
     clf, _ = _fitted()
     blob, _ = dump_model(clf.to_inference())
-    arrays = clf.to_inference().ensemble.to_arrays()
-    changed = arrays["threshold"].copy()
+    arrays = clf.to_inference().scorer.to_parts()[1]
+    changed = arrays["ensemble/threshold"].copy()
     changed[0] += 1.0
     buf = io.BytesIO()
     np.save(buf, changed, allow_pickle=False)
     with pytest.raises(ArtifactIntegrityError, match="threshold"):
-        load_model(_rezip(blob, replace={"arrays/threshold.npy": buf.getvalue()}))
+        load_model(_rezip(blob, replace={"arrays/ensemble/threshold.npy": buf.getvalue()}))
 
 
 def _rezip(
@@ -102,10 +101,12 @@ def _object_npy() -> bytes:
         lambda m: m.update(format_version=99),
         lambda m: m.update(kind="sklearn.ensemble.AdaBoostClassifier"),
         lambda m: m.update(classes=[0]),
-        lambda m: m.update(score_kind="magic"),
-        lambda m: m["calibrator"].update(method="os.system"),
+        lambda m: m["scorer"].update(score_kind="magic"),
+        lambda m: m["scorer"]["calibrator"].update(method="os.system"),
         lambda m: m.update(train_priors=[0.5, float("nan")]),
-        lambda m: m["ensemble"]["arrays"].update(feature="../../etc/passwd"),
+        lambda m: m["arrays"].update({"ensemble/feature": "../../etc/passwd"}),
+        lambda m: m.update(rule="always_yes"),
+        lambda m: m.update(training_costs=[[0, -1], [1, 0]]),
         lambda m: m.update(n_features=2),
     ],
 )
@@ -122,10 +123,14 @@ def test_pickled_array_is_never_loaded() -> None:
     evil = _object_npy()
 
     def point_digest(m: dict) -> None:
-        m["array_sha256"]["arrays/threshold.npy"] = sha256_hex(evil)
+        m["array_sha256"]["arrays/ensemble/threshold.npy"] = sha256_hex(evil)
 
     with pytest.raises(ArtifactError):
-        load_model(_rezip(blob, edit_manifest=point_digest, replace={"arrays/threshold.npy": evil}))
+        load_model(
+            _rezip(
+                blob, edit_manifest=point_digest, replace={"arrays/ensemble/threshold.npy": evil}
+            )
+        )
 
 
 def test_not_a_zip_is_refused() -> None:
@@ -133,10 +138,11 @@ def test_not_a_zip_is_refused() -> None:
         load_model(b"definitely not a zip")
 
 
-def test_golden_artifact_keeps_loading() -> None:
-    """A v1 artifact committed to the repository must load and predict as recorded."""
-    expected = json.loads(GOLDEN_EXPECTED.read_text())
-    blob = GOLDEN.read_bytes()
+@pytest.mark.parametrize("version", [1, 2])
+def test_golden_artifact_keeps_loading(version: int) -> None:
+    """Artifacts committed to the repository must load and predict as recorded."""
+    expected = json.loads((DATA / f"golden_v{version}_expected.json").read_text())
+    blob = (DATA / f"golden_v{version}.zip").read_bytes()
     model = load_model(blob, expected_sha256=expected["sha256"])
     X = np.array(expected["X"], dtype=np.float64)
     np.testing.assert_allclose(

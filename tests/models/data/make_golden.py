@@ -1,4 +1,5 @@
-"""Write golden_v1.zip and its expected predictions. Run ONCE per format version.
+"""Write golden_v<N>.zip (N = current format) and its expected predictions. Run ONCE
+per format version.
 
 The test suite checks that this committed artifact keeps loading and predicting the
 same; regenerating it would defeat that purpose, so only do it for a new format.
@@ -13,7 +14,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 
 from models.adaboost import AdaBoost
-from models.artifacts import dump_model
+from models.artifacts import FORMAT_VERSION, dump_model
 from models.calibrated import CalibratedAdaMEC
 
 HERE = Path(__file__).parent
@@ -28,9 +29,9 @@ if __name__ == "__main__":
         clf.to_inference(["amount", "hour", "risk", "age"]),
         metadata={"note": "golden artifact, format v1"},
     )
-    (HERE / "golden_v1.zip").write_bytes(blob)
+    (HERE / f"golden_v{FORMAT_VERSION}.zip").write_bytes(blob)
     Xq = X[:12]
-    (HERE / "golden_v1_expected.json").write_text(
+    (HERE / f"golden_v{FORMAT_VERSION}_expected.json").write_text(
         json.dumps(
             {
                 "sha256": sha,

@@ -1,0 +1,2 @@
+"""Scorer kinds for multiclass models (registered on import; filled in by the
+multiclass algorithms)."""
