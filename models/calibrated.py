@@ -23,6 +23,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
+from models._base import BaseBoosting
 from models.adaboost import AdaBoost
 from models.calibration import make_calibrator
 from models.decisions import Decisions
@@ -33,13 +34,17 @@ from models.scorers import BinaryScorer
 SPLITS = ("holdout", "kfold")
 
 
-class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
-    """AdaBoost whose scores are calibrated on data the boosting never saw.
+class CalibratedBoosting(ClassifierMixin, BaseEstimator):
+    """A booster whose scores are calibrated on data the boosting never saw.
+
+    With the default estimator (plain :class:`~models.adaboost.AdaBoost`) this is the
+    paper's *calibrated AdaMEC*; any other binary booster of :mod:`models` (e.g. a
+    cost-sensitive variant) gives its calibrated form.
 
     Parameters
     ----------
-    estimator : AdaBoost or None
-        The (unfitted) boosting estimator. ``None`` means ``AdaBoost()`` with its
+    estimator : BaseBoosting or None
+        The (unfitted) binary boosting estimator. ``None`` means ``AdaBoost()`` with its
         defaults (100 stumps, vote-fraction score s(x), Eq. 24).
     method : {"platt", "isotonic", "none"}
         Calibration map fitted on the calibration data. ``"none"`` skips calibration
@@ -61,7 +66,7 @@ class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (2,)
         Sorted class labels; ``classes_[1]`` is the positive class.
-    estimator_ : AdaBoost
+    estimator_ : BaseBoosting
         The fitted booster that produces the served scores.
     calibrator_ : Calibrator
         The fitted calibration map from scores to P(y = classes_[1] | x).
@@ -73,7 +78,7 @@ class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        estimator: AdaBoost | None = None,
+        estimator: BaseBoosting | None = None,
         method: str = "platt",
         split: str = "holdout",
         calibration_fraction: float = 1.0 / 3.0,
@@ -88,7 +93,7 @@ class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
-    def _make_booster(self) -> AdaBoost:
+    def _make_booster(self) -> BaseBoosting:
         booster = AdaBoost() if self.estimator is None else clone(self.estimator)
         if booster.get_params().get("random_state") is None and self.random_state is not None:
             booster.set_params(random_state=self.random_state)
@@ -105,7 +110,7 @@ class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
         if int(self.n_folds) < 2:
             raise InvalidInput(f"n_folds must be >= 2, got {self.n_folds!r}")
 
-    def fit(self, X: Any, y: Any, sample_weight: np.ndarray | None = None) -> CalibratedAdaMEC:
+    def fit(self, X: Any, y: Any, sample_weight: np.ndarray | None = None) -> CalibratedBoosting:
         """Fit the booster and the calibrator on disjoint rows.
 
         Raises
@@ -199,7 +204,7 @@ class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- prediction
     def _check_fitted(self) -> None:
         if not hasattr(self, "calibrator_"):
-            raise NotFitted("CalibratedAdaMEC is not fitted yet; call fit(X, y) first")
+            raise NotFitted(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Calibrated class probabilities, shape (n, 2), columns in ``classes_`` order."""
@@ -224,9 +229,19 @@ class CalibratedAdaMEC(ClassifierMixin, BaseEstimator):
         scorer = BinaryScorer(
             self.estimator_.ensemble_, self.estimator_.score_kind, self.calibrator_
         )
+        # A booster trained with costs exposes them (2x2, rows = truth). Calibrated
+        # probabilities no longer depend on them; raw scores do (change-of-skew rule).
+        costs = getattr(self.estimator_, "training_cost_matrix_", None)
+        rule = "skew_change" if costs is not None and self.method == "none" else "threshold"
         return InferenceModel(
             classes=tuple(self.classes_.tolist()),
             feature_names=None if names is None else tuple(names),
             scorer=scorer,
             train_priors=np.asarray(self.class_priors_, dtype=np.float64),
+            training_costs=None if costs is None else np.asarray(costs, dtype=np.float64),
+            rule=rule,
         )
+
+
+CalibratedAdaMEC = CalibratedBoosting
+"""Calibrated AdaMEC (Nikolaou et al. 2016): :class:`CalibratedBoosting` around AdaBoost."""
