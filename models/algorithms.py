@@ -1,0 +1,191 @@
+"""The catalog of trainable algorithms: names, parameters, properties and sources.
+
+Every algorithm the service can train is described by an :class:`AlgorithmSpec`: its
+API name, the paper and equations it implements, whether it trains with costs, the
+decision rule it applies (Table 3 of Nikolaou et al. 2016), its Table 4 properties where
+that paper gives them, its own parameters (:class:`ParamSpec`, with types, defaults and
+ranges) and a ``build`` function returning an unfitted estimator. Algorithm modules
+define a module-level ``SPEC`` (or ``SPECS``); :data:`SPEC_MODULES` lists them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from models.exceptions import InvalidInput
+
+__all__ = [
+    "ParamSpec",
+    "AlgorithmSpec",
+    "algorithms",
+    "get_algorithm",
+    "validate_params",
+    "SPEC_MODULES",
+]
+
+# Modules holding SPEC / SPECS; imported lazily by :func:`algorithms`.
+SPEC_MODULES: tuple[str, ...] = ("models.adaboost",)
+
+PARAM_TYPES = ("int", "float", "str", "bool", "matrix")
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One algorithm-specific parameter.
+
+    ``type`` is one of ``int``, ``float``, ``str``, ``bool``, ``matrix`` (a list of
+    lists of floats). Ranges are inclusive unless ``exclusive_minimum`` is set.
+    """
+
+    name: str
+    type: str
+    default: Any
+    description: str
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    choices: tuple[Any, ...] | None = None
+
+    def check(self, value: Any) -> Any:
+        """Return ``value`` converted to this parameter's type, or raise InvalidInput."""
+        where = f"params.{self.name}"
+        if self.type == "bool":
+            if not isinstance(value, bool):
+                raise InvalidInput(f"{where}: expected true or false, got {value!r}")
+            return value
+        if self.type == "str":
+            if not isinstance(value, str) or (self.choices and value not in self.choices):
+                raise InvalidInput(
+                    f"{where}: expected one of {list(self.choices or [])}, got {value!r}"
+                )
+            return value
+        if self.type == "matrix":
+            return _check_matrix(where, value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InvalidInput(f"{where}: expected a number, got {value!r}")
+        if self.type == "int":
+            if float(value) != int(value):
+                raise InvalidInput(f"{where}: expected an integer, got {value!r}")
+            value = int(value)
+        value_f = float(value)
+        if not math.isfinite(value_f):
+            raise InvalidInput(f"{where}: expected a finite number, got {value!r}")
+        low_ok = self.minimum is None or (
+            value_f > self.minimum if self.exclusive_minimum else value_f >= self.minimum
+        )
+        if not low_ok or (self.maximum is not None and value_f > self.maximum):
+            raise InvalidInput(f"{where}: expected a value in {self.range_text()}, got {value!r}")
+        return value if self.type == "int" else value_f
+
+    def range_text(self) -> str:
+        lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
+        hi = "inf" if self.maximum is None else f"{self.maximum:g}"
+        return f"{'(' if self.exclusive_minimum else '['}{lo}, {hi}]"
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description for ``GET /v1/algorithms``."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "type": self.type,
+            "default": self.default,
+            "description": self.description,
+        }
+        if self.minimum is not None or self.maximum is not None:
+            out["range"] = self.range_text()
+        if self.choices:
+            out["choices"] = list(self.choices)
+        return out
+
+
+def _check_matrix(where: str, value: Any) -> list[list[float]]:
+    if not isinstance(value, list) or not value or not all(isinstance(r, list) for r in value):
+        raise InvalidInput(f"{where}: expected a square matrix (list of lists of numbers)")
+    k = len(value)
+    out: list[list[float]] = []
+    for i, row in enumerate(value):
+        if len(row) != k:
+            raise InvalidInput(
+                f"{where}[{i}]: expected {k} entries (a square matrix), got {len(row)}"
+            )
+        try:
+            out.append([float(v) for v in row])
+        except (TypeError, ValueError):
+            raise InvalidInput(f"{where}[{i}]: expected numbers") from None
+    return out
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    """Description of one trainable algorithm (see the module docstring)."""
+
+    name: str
+    title: str
+    family: str  # "binary" | "multiclass"
+    source: str
+    equations: str
+    trains_with_costs: bool
+    decision_rule: str
+    build: Callable[..., Any]
+    params: tuple[ParamSpec, ...] = ()
+    properties: Mapping[str, bool] | None = None
+    calibrated_probabilities: bool = True
+    notes: str = ""
+    aliases: tuple[str, ...] = field(default=())
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able description for ``GET /v1/algorithms``."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "family": self.family,
+            "source": self.source,
+            "equations": self.equations,
+            "trains_with_costs": self.trains_with_costs,
+            "decision_rule": self.decision_rule,
+            "calibrated_probabilities": self.calibrated_probabilities,
+            "properties": None if self.properties is None else dict(self.properties),
+            "params": [p.describe() for p in self.params],
+            "notes": self.notes,
+        }
+
+
+@cache
+def algorithms() -> dict[str, AlgorithmSpec]:
+    """All algorithms by API name (loaded once)."""
+    out: dict[str, AlgorithmSpec] = {}
+    for module_name in SPEC_MODULES:
+        module = importlib.import_module(module_name)
+        specs = getattr(module, "SPECS", None) or [module.SPEC]
+        for spec in specs:
+            if spec.name in out:
+                raise ValueError(f"algorithm {spec.name!r} is defined twice")
+            out[spec.name] = spec
+    return dict(sorted(out.items()))
+
+
+def get_algorithm(name: str) -> AlgorithmSpec:
+    """The spec called ``name``; InvalidInput lists the valid names otherwise."""
+    found = algorithms().get(name)
+    if found is None:
+        raise InvalidInput(f"algorithm: unknown {name!r}; expected one of {list(algorithms())}")
+    return found
+
+
+def validate_params(spec: AlgorithmSpec, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Defaults filled in, every value checked; unknown names are refused with the list."""
+    params = dict(params or {})
+    known = {p.name: p for p in spec.params}
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        valid = sorted(known) or "none"
+        raise InvalidInput(
+            f"params: unknown parameter(s) {unknown} for algorithm {spec.name!r}; valid: {valid}"
+        )
+    return {
+        name: (p.check(params[name]) if name in params else p.default) for name, p in known.items()
+    }
