@@ -13,7 +13,7 @@ from app import __version__
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import health, models, predict, training
+from app.api.routes import algorithms, health, models, predict, training
 from app.api.schemas import TrainingRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
@@ -88,7 +88,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.services = services
     install_error_handlers(app)
-    for router in (health.router, models.router, training.router, predict.router):
+    for router in (
+        health.router,
+        algorithms.router,
+        models.router,
+        training.router,
+        predict.router,
+    ):
         app.include_router(router)
     _document_manual_bodies(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

@@ -28,10 +28,16 @@ class ErrorResponse(BaseModel):
 class TrainingParams(_Strict):
     """How to train: AdaBoost + calibration (the calibrated AdaMEC model)."""
 
-    algorithm: Literal["adaboost"] = Field(
+    algorithm: str = Field(
         "adaboost",
-        description="Boosting algorithm. `adaboost`: discrete AdaBoost trained "
-        "without costs; costs are applied at predict time (AdaMEC rule).",
+        max_length=64,
+        description="Boosting algorithm (see `GET /v1/algorithms`). `adaboost`: discrete "
+        "AdaBoost trained without costs; costs are applied at predict time (AdaMEC rule).",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Algorithm-specific parameters (e.g. training costs `c_fp`, `c_fn`) as "
+        "listed by `GET /v1/algorithms`.",
     )
     n_estimators: int = Field(100, ge=1, description="Boosting rounds M (upper bound).")
     weak_learner: Literal["stump", "tree", "logistic"] = "stump"
@@ -198,6 +204,40 @@ class EvaluateResponse(BaseModel):
     skew: float | None
     brier: float
     accuracy: float
+
+
+class ParamOut(BaseModel):
+    name: str
+    type: str
+    default: Any
+    description: str
+    range: str | None = None
+    choices: list[Any] | None = None
+
+
+class AlgorithmOut(BaseModel):
+    name: str
+    title: str
+    family: str = Field(description="binary or multiclass")
+    source: str = Field(description="Paper(s) the implementation follows.")
+    equations: str
+    trains_with_costs: bool
+    decision_rule: str = Field(
+        description="How the decision is made (Table 3 of Nikolaou "
+        "et al. where it applies) and how request costs enter."
+    )
+    calibrated_probabilities: bool
+    properties: dict[str, bool] | None = Field(
+        None,
+        description="Table 4 of Nikolaou et al.: FGD-consistent, cost-consistent, "
+        "asymmetry-preserving (where the paper gives them).",
+    )
+    params: list[ParamOut]
+    notes: str
+
+
+class AlgorithmListResponse(BaseModel):
+    algorithms: list[AlgorithmOut]
 
 
 class HealthResponse(BaseModel):

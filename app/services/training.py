@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,14 +17,12 @@ from app.registry.repository import Registry
 from app.services._core import core_errors
 from app.services.catalog import VersionView, version_view
 from app.services.data import fingerprint
-from models.adaboost import AdaBoost
+from models.algorithms import get_algorithm, validate_params
 from models.artifacts import dump_model
-from models.calibrated import CalibratedAdaMEC
+from models.calibrated import CalibratedBoosting
 from models.metrics import summarize
 
 log = logging.getLogger(__name__)
-
-ALGORITHMS = ("adaboost",)
 
 
 @dataclass(frozen=True)
@@ -32,6 +30,7 @@ class TrainingSpec:
     """Training parameters (see :class:`app.api.schemas.TrainingParams` for their meaning)."""
 
     algorithm: str = "adaboost"
+    params: dict[str, Any] = field(default_factory=dict)
     n_estimators: int = 100
     weak_learner: str = "stump"
     max_depth: int = 3
@@ -71,13 +70,12 @@ def _evaluation_split(
     return train_idx, eval_idx
 
 
-def fit_model(data: TrainingData, spec: TrainingSpec) -> tuple[CalibratedAdaMEC, dict[str, Any]]:
+def fit_model(data: TrainingData, spec: TrainingSpec) -> tuple[CalibratedBoosting, dict[str, Any]]:
     """Fit the calibrated model and measure it on a stratified evaluation split."""
-    if spec.algorithm not in ALGORITHMS:
-        raise InvalidArgument(
-            f"algorithm: unknown {spec.algorithm!r}; expected one of {list(ALGORITHMS)}",
-            field="algorithm",
-        )
+    with core_errors("algorithm"):
+        algorithm = get_algorithm(spec.algorithm)
+    with core_errors("params"):
+        params = validate_params(algorithm, spec.params)
     classes = np.unique(data.y)
     if len(classes) != 2:
         raise InvalidArgument(
@@ -85,14 +83,16 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> tuple[CalibratedAdaMEC,
             field="labels",
         )
     train_idx, eval_idx = _evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)
-    booster = AdaBoost(
-        n_estimators=spec.n_estimators,
-        weak_learner=spec.weak_learner,
-        max_depth=spec.max_depth,
-        score_kind=spec.score,
-        random_state=spec.random_state,
-    )
-    model = CalibratedAdaMEC(
+    common = {
+        "n_estimators": spec.n_estimators,
+        "weak_learner": spec.weak_learner,
+        "max_depth": spec.max_depth,
+        "score_kind": spec.score,
+        "random_state": spec.random_state,
+    }
+    with core_errors("params"):
+        booster = algorithm.build(common, params)
+    model = CalibratedBoosting(
         booster,
         method=spec.calibration,
         split=spec.calibration_split,
@@ -106,11 +106,9 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> tuple[CalibratedAdaMEC,
     if len(eval_idx):
         p1 = model.predict_proba(data.X[eval_idx])[:, 1]
         y01 = (data.y[eval_idx] == model.classes_[1]).astype(np.int8)
+        summary = summarize(y01, p1)
         metrics.update(
-            {
-                k: (None if v is None or not np.isfinite(v) else float(v))
-                for k, v in summarize(y01, p1).items()
-            }
+            {k: None if v is None or not np.isfinite(v) else float(v) for k, v in summary.items()}
         )
     return model, metrics
 

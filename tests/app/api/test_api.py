@@ -229,3 +229,13 @@ def test_tampered_artifact_is_refused_and_never_served(
     # registry reads still work, and the corrupted model was not cached
     assert client.get("/v1/models/fraud/versions/1").status_code == 200
     assert client.get("/health/ready").json()["checks"]["cached_models"] == 0
+
+
+def test_algorithms_are_discoverable(client: TestClient) -> None:
+    r = client.get("/v1/algorithms")
+    assert r.status_code == 200
+    algos = {a["name"]: a for a in r.json()["algorithms"]}
+    ada = algos["adaboost"]
+    assert ada["trains_with_costs"] is False and ada["family"] == "binary"
+    assert ada["properties"]["cost_consistent"] is True
+    assert "Eqs. 5-7" in ada["equations"]

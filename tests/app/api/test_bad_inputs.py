@@ -153,8 +153,21 @@ def _train(client: TestClient, **overrides: Any) -> Any:
 TRAIN_CASES: list[tuple[str, dict[str, Any], int, str, str]] = [
     ("single class", {"labels": [0] * 300}, 422, "INVALID_ARGUMENT", "two classes"),
     ("label count", {"labels": [0, 1]}, 422, "INVALID_ARGUMENT", "one label per row"),
-    ("unknown algorithm", {"algorithm": "xgboost"}, 422, "INVALID_ARGUMENT", "algorithm"),
+    (
+        "unknown algorithm",
+        {"algorithm": "xgboost"},
+        422,
+        "INVALID_ARGUMENT",
+        "algorithm: unknown 'xgboost'; expected one of [",
+    ),
     ("unknown parameter", {"learning_rate": 0.1}, 422, "INVALID_ARGUMENT", "learning_rate"),
+    (
+        "unknown algorithm parameter",
+        {"params": {"c_fp": 2}},
+        422,
+        "INVALID_ARGUMENT",
+        "unknown parameter(s) ['c_fp'] for algorithm 'adaboost'",
+    ),
     ("bad calibration", {"calibration": "beta"}, 422, "INVALID_ARGUMENT", "calibration"),
     ("zero rounds", {"n_estimators": 0}, 422, "INVALID_ARGUMENT", "n_estimators"),
     ("rounds over limit", {"n_estimators": 501}, 422, "INVALID_ARGUMENT", "500"),
