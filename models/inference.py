@@ -143,8 +143,9 @@ class InferenceModel:
         """The probabilities the decision uses: training skew removed (``skew_change``
         rule), then shifted to deployment class ``priors`` when given."""
         proba = self.predict_proba(X)
-        if self.rule == "skew_change":
-            proba = remove_training_skew(proba, training_skew(self.training_costs))
+        z_tr = self.training_skew
+        if self.rule == "skew_change" and z_tr is not None:
+            proba = remove_training_skew(proba, z_tr)
         if priors is None:
             return proba
         return apply_prior_shift(proba, self.train_priors, np.asarray(priors, dtype=np.float64))

@@ -134,4 +134,7 @@ class BinaryScorer:
         if spec.get("score_kind") not in ("vote", "logistic"):
             raise ArtifactError(f"unknown score_kind {spec.get('score_kind')!r}")
         ensemble = join_arrays("ensemble", arrays, spec.get("ensemble_kind"), n_features)
-        return cls(ensemble, spec["score_kind"], calibrator_from_state(spec.get("calibrator")))
+        state = spec.get("calibrator")
+        if not isinstance(state, dict):
+            raise ArtifactError("scorer calibrator state must be a JSON object")
+        return cls(ensemble, spec["score_kind"], calibrator_from_state(state))

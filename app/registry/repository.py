@@ -309,8 +309,10 @@ class Registry:
             row = conn.execute(_BY_ALIAS, {"name": name, "alias": alias}).first()
             ref = None if row is None else VersionRef(row[0], row[1], row[2], alias)
         else:
-            row = conn.execute(_BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}).first()
-            ref = None if row is None else VersionRef(row[0], row[1], row[2], row[3])
+            drow = conn.execute(
+                _BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}
+            ).first()
+            ref = None if drow is None else VersionRef(drow[0], drow[1], drow[2], drow[3])
         if ref is None:
             found, used = self.resolve(name, version=version, alias=alias)
             ref = VersionRef(found.id, found.version, found.artifact_sha256, used)
