@@ -14,7 +14,7 @@ from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import algorithms, health, models, predict, training
-from app.api.schemas import TrainingRequest
+from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
 from app.services.predictor import Predictor
@@ -42,10 +42,11 @@ def _document_manual_bodies(app: FastAPI) -> None:
             return app.openapi_schema
         spec = base()
         ref = "#/components/schemas/{model}"
-        schema = TrainingRequest.model_json_schema(ref_template=ref)
         components = spec.setdefault("components", {}).setdefault("schemas", {})
-        components.update(schema.pop("$defs", {}))
-        components["TrainingRequest"] = schema
+        for model in (TrainingRequest, PredictRequest, EvaluateRequest):
+            schema = model.model_json_schema(ref_template=ref)
+            components.update(schema.pop("$defs", {}))
+            components[model.__name__] = schema
         app.openapi_schema = spec
         return spec
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing_extensions import TypedDict
 
 Label = int | str | bool
 Number = float | None  # None (JSON null) is a missing value
@@ -134,12 +135,27 @@ class BinaryCosts(_Strict):
     c_tn: float = Field(0.0, description="Cost of a true negative.")
 
 
+class RowCosts(TypedDict):
+    """Binary costs of one row (a TypedDict: validated without building a model per row)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+
+    c_fp: float
+    c_fn: float
+    c_tp: NotRequired[float]
+    c_tn: NotRequired[float]
+
+
 class _CostChoice(_Strict):
     costs: BinaryCosts | None = Field(None, description="One binary cost setting.")
     cost_matrix: list[list[float]] | None = Field(
         None, description="K x K matrix, C[i][j] = cost of predicting j when the truth is i."
     )
-    row_costs: list[BinaryCosts] | None = Field(None, description="One cost setting per row.")
+    row_costs: list[RowCosts] | None = Field(
+        None,
+        description="One binary cost setting per row (`c_fp`, `c_fn`, optional `c_tp`, "
+        "`c_tn`): example-dependent costs, e.g. a miss costs that transaction's amount.",
+    )
     priors: list[float] | None = Field(
         None,
         description="Deployment class priors (in `classes` order) when they differ "

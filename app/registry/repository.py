@@ -309,9 +309,7 @@ class Registry:
             row = conn.execute(_BY_ALIAS, {"name": name, "alias": alias}).first()
             ref = None if row is None else VersionRef(row[0], row[1], row[2], alias)
         else:
-            drow = conn.execute(
-                _BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}
-            ).first()
+            drow = conn.execute(_BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}).first()
             ref = None if drow is None else VersionRef(drow[0], drow[1], drow[2], drow[3])
         if ref is None:
             found, used = self.resolve(name, version=version, alias=alias)

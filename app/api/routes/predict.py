@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ModelName, ServicesDep
+from app.api.errors import error_response, validation_errors
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
     ErrorResponse,
@@ -17,6 +20,9 @@ from app.api.schemas import (
     PredictResponse,
 )
 from app.services.predictor import CostRequest, Prediction, Rows
+
+R = TypeVar("R", bound=PredictRequest)
+INLINE_ROWS = 256
 
 router = APIRouter(
     prefix="/v1",
@@ -34,7 +40,7 @@ def _costs(req: PredictRequest) -> CostRequest:
     return CostRequest(
         costs=None if req.costs is None else req.costs.model_dump(),
         cost_matrix=req.cost_matrix,
-        row_costs=None if req.row_costs is None else [c.model_dump() for c in req.row_costs],
+        row_costs=req.row_costs,  # TypedDicts: already plain dicts
         priors=req.priors,
     )
 
@@ -61,9 +67,30 @@ def _render(p: Prediction) -> dict[str, Any]:
     }
 
 
+def _body(model: type[PredictRequest]) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
+
+
+async def _parse(request: Request, model: type[R]) -> R | FastJSONResponse:
+    """One pass from bytes to a validated model (pydantic-core's JSON parser)."""
+    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
+    if ctype.lower() != "application/json":
+        return error_response(
+            "UNSUPPORTED_MEDIA_TYPE",
+            f"content type {ctype!r} is not supported; send application/json",
+            field="content-type",
+        )
+    try:
+        return model.model_validate_json(await request.body())
+    except ValidationError as exc:
+        return validation_errors(list(exc.errors()))
+
+
 @router.post(
     "/models/{name}/predict",
     response_model=PredictResponse,
+    openapi_extra=_body(PredictRequest),
     summary="Decide by least expected cost under this request's costs",
     description="Scores `instances` (rows in feature order) or `records` (objects keyed by "
     "feature name) with the `production` alias (else the latest version, or the `version` / "
@@ -72,10 +99,18 @@ def _render(p: Prediction) -> dict[str, Any]:
     "shifted to the deployment class priors before deciding. A row is positive iff its "
     "probability of `classes[1]` is >= its `threshold`.",
 )
-def predict(name: ModelName, req: PredictRequest, services: ServicesDep) -> Any:
-    p = services.predictor.predict(
-        name, Rows(req.instances, req.records), _costs(req), version=req.version, alias=req.alias
+async def predict(name: ModelName, request: Request, services: ServicesDep) -> Any:
+    req = await _parse(request, PredictRequest)
+    if isinstance(req, FastJSONResponse):
+        return req
+    rows = Rows(req.instances, req.records)
+    call = partial(
+        services.predictor.predict, name, rows, _costs(req), version=req.version, alias=req.alias
     )
+    n = len(req.instances if req.instances is not None else req.records or [])
+    # Small requests run inline (a thread hop costs more than the work); big ones in
+    # the thread pool so that they do not hold the event loop.
+    p = call() if n <= INLINE_ROWS else await run_in_threadpool(call)
     services.metrics.rows.labels(name).inc(len(p.proba))
     return FastJSONResponse(_render(p))
 
@@ -83,12 +118,16 @@ def predict(name: ModelName, req: PredictRequest, services: ServicesDep) -> Any:
 @router.post(
     "/models/{name}/evaluate",
     response_model=EvaluateResponse,
+    openapi_extra=_body(EvaluateRequest),
     summary="What these costs would have cost on labelled rows",
     description="Decides the labelled rows exactly as predict would, then reports the "
     "confusion matrix at those decisions (rows = truth), total and mean cost, the "
     "normalised cost loss Q (Eq. 26 of Nikolaou et al.) at the cost skew, and the Brier score.",
 )
-async def evaluate(name: ModelName, req: EvaluateRequest, services: ServicesDep) -> Any:
+async def evaluate(name: ModelName, request: Request, services: ServicesDep) -> Any:
+    req = await _parse(request, EvaluateRequest)
+    if isinstance(req, FastJSONResponse):
+        return req
     e = await run_in_threadpool(
         services.predictor.evaluate,
         name,

@@ -207,6 +207,9 @@ def test_openapi_is_typed(client: TestClient) -> None:
     assert set(content) == {"application/json", "multipart/form-data"}
     assert "TrainingRequest" in spec["components"]["schemas"]
     assert "PredictResponse" in spec["components"]["schemas"]
+    assert "PredictRequest" in spec["components"]["schemas"]
+    body = paths["/v1/models/{name}/predict"]["post"]["requestBody"]
+    assert body["content"]["application/json"]["schema"]["$ref"].endswith("PredictRequest")
 
 
 def test_tampered_artifact_is_refused_and_never_served(
