@@ -434,7 +434,9 @@ class Decisions:
     threshold: np.ndarray | None
 
 
-def decide(proba: ArrayLike, costs: CostMatrix | ArrayLike) -> Decisions:
+def decide(
+    proba: ArrayLike, costs: CostMatrix | ArrayLike, *, validated: bool = False
+) -> Decisions:
     """Minimum-expected-cost decisions ``argmin_j sum_i p_i C[i][j]``.
 
     Parameters
@@ -443,6 +445,10 @@ def decide(proba: ArrayLike, costs: CostMatrix | ArrayLike) -> Decisions:
         Calibrated probabilities, model class order, rows summing to 1 (within 1e-6).
     costs : CostMatrix, array-like of shape (K, K), or array-like of shape (n, K, K)
         One cost matrix for all rows, or one per row (see :func:`row_cost_matrices`).
+    validated : bool, default=False
+        ``costs`` is a float64 array that :func:`validate_cost_matrix` or
+        :func:`row_cost_matrices` already returned: skip re-checking every entry (the
+        shapes are still checked). For hot paths that validated once.
 
     Returns
     -------
@@ -472,7 +478,8 @@ def decide(proba: ArrayLike, costs: CostMatrix | ArrayLike) -> Decisions:
     else:
         c = _as_float_array(costs, "costs")
         if c.ndim == 2:
-            c = validate_cost_matrix(c, k)
+            if not validated or c.shape != (k, k):
+                c = validate_cost_matrix(c, k)
         elif c.ndim == 3:
             if c.shape[1:] != (k, k):
                 raise InvalidCostMatrix(
@@ -482,7 +489,8 @@ def decide(proba: ArrayLike, costs: CostMatrix | ArrayLike) -> Decisions:
                 raise InvalidCostMatrix(
                     f"costs: got {c.shape[0]} per-row cost matrices for {n} rows; expected one per row"
                 )
-            _check_stack(c, "rows")
+            if not validated:
+                _check_stack(c, "rows")
         else:
             raise InvalidCostMatrix(
                 f"costs: expected shape ({k}, {k}) or ({n}, {k}, {k}), got {c.shape}"

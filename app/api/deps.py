@@ -28,7 +28,8 @@ class Services:
     metrics: Metrics
 
 
-def get_services(request: Request) -> Services:
+async def get_services(request: Request) -> Services:
+    """Async on purpose: a sync dependency would cost a thread-pool hop per request."""
     services: Services = request.app.state.services
     return services
 

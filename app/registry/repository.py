@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -64,6 +65,25 @@ _BY_DEFAULT = (  # the production alias if set, else the latest version, in one 
     .order_by(_A.c.id.is_(None), _V.c.version.desc())
     .limit(1)
 )
+
+
+def find_ref(
+    conn: Connection, name: str, version: int | None = None, alias: str | None = None
+) -> VersionRef | None:
+    """The version to serve as plain values, or None: the predict hot path.
+
+    One Core statement on a bare connection (no ORM session, no objects built); the
+    rules are those of :meth:`Registry.resolve`.
+    """
+    with database_errors():
+        if version is not None:
+            row = conn.execute(_BY_VERSION, {"name": name, "version": version}).first()
+            return None if row is None else VersionRef(row[0], row[1], row[2], None)
+        if alias is not None:
+            row = conn.execute(_BY_ALIAS, {"name": name, "alias": alias}).first()
+            return None if row is None else VersionRef(row[0], row[1], row[2], alias)
+        drow = conn.execute(_BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}).first()
+        return None if drow is None else VersionRef(drow[0], drow[1], drow[2], drow[3])
 
 
 def _translated(method: Callable[P, R]) -> Callable[P, R]:
@@ -292,25 +312,14 @@ class Registry:
             return default.model_version, DEFAULT_ALIAS
         return self.latest_version(name), None
 
-    @_translated
     def resolve_ref(
         self, name: str, version: int | None = None, alias: str | None = None
     ) -> VersionRef:
-        """Same rules as :meth:`resolve`, as one Core query returning plain values.
+        """Same rules as :meth:`resolve`, as one Core statement (see :func:`find_ref`).
 
-        This is the predict hot path: no ORM objects are built. When nothing matches,
-        :meth:`resolve` runs to raise the NotFound that says what exists instead.
+        When nothing matches, :meth:`resolve` raises the NotFound that says what exists.
         """
-        conn = self.session.connection()
-        if version is not None:
-            row = conn.execute(_BY_VERSION, {"name": name, "version": version}).first()
-            ref = None if row is None else VersionRef(row[0], row[1], row[2], None)
-        elif alias is not None:
-            row = conn.execute(_BY_ALIAS, {"name": name, "alias": alias}).first()
-            ref = None if row is None else VersionRef(row[0], row[1], row[2], alias)
-        else:
-            drow = conn.execute(_BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}).first()
-            ref = None if drow is None else VersionRef(drow[0], drow[1], drow[2], drow[3])
+        ref = find_ref(self.session.connection(), name, version, alias)
         if ref is None:
             found, used = self.resolve(name, version=version, alias=alias)
             ref = VersionRef(found.id, found.version, found.artifact_sha256, used)

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
 from app.errors import InvalidArgument
-from app.registry.repository import Registry
+from app.registry.repository import Registry, find_ref
 from app.services._core import core_errors
 from app.services.costs import Costs, CostSetting, cost_setting
 from app.services.data import check_limits, features_matrix, records_matrix
@@ -94,6 +95,7 @@ class Predictor:
         max_features: int = 10_000,
     ) -> None:
         self._sessions = sessions
+        self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
         self._cache: OrderedDict[str, InferenceModel] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -102,9 +104,12 @@ class Predictor:
 
     # ------------------------------------------------------------- resolution
     def resolve(self, name: str, version: int | None = None, alias: str | None = None) -> Resolved:
-        with database_errors(), self._sessions() as s:
-            ref = Registry(s).resolve_ref(name, version=version, alias=alias)
-            return Resolved(name, ref.version, ref.alias, ref.sha256, ref.id)
+        with database_errors(), self._engine.connect() as conn:
+            ref = find_ref(conn, name, version, alias)
+        if ref is None:  # let the repository say what exists instead
+            with database_errors(), self._sessions() as s:
+                ref = Registry(s).resolve_ref(name, version=version, alias=alias)
+        return Resolved(name, ref.version, ref.alias, ref.sha256, ref.id)
 
     def load(self, resolved: Resolved) -> InferenceModel:
         with self._lock:
@@ -151,7 +156,7 @@ class Predictor:
         with core_errors("priors"):
             proba = model.decision_proba(X, costs.priors)
         with core_errors("costs"):
-            return proba, decide(proba, setting.matrix), setting
+            return proba, decide(proba, setting.matrix, validated=True), setting
 
     # -------------------------------------------------------------- use cases
     def predict(
