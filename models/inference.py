@@ -19,6 +19,12 @@ Decision rules (``rule``):
     Equivalently (and for per-row costs too) the odds of the probabilities are first
     multiplied by ``z_tr / (1 - z_tr)``, then the request's costs decide as usual. With the
     training costs in the request this reproduces the model's own sign rule.
+``"fixed"``
+    A model whose decisions embody its training cost matrix and that has no
+    probabilities to re-decide with (e.g. angle-based cost-sensitive boosting): it decides
+    only under its training costs (or a positive multiple of them); any other cost
+    setting is refused rather than silently ignored. Its scorer provides
+    ``decide_fixed(X) -> class indices``.
 """
 
 from __future__ import annotations
@@ -29,11 +35,11 @@ from typing import Any
 import numpy as np
 
 from models.decisions import CostMatrix, Decisions, apply_prior_shift, decide
-from models.exceptions import InvalidInput
+from models.exceptions import InvalidCostMatrix, InvalidInput, InvalidPriors
 from models.scorers import Scorer
 
 Label = int | float | str | bool
-RULES = ("threshold", "skew_change")
+RULES = ("threshold", "skew_change", "fixed")
 
 
 def check_features(X: Any, n_features: int) -> np.ndarray:
@@ -119,6 +125,12 @@ class InferenceModel:
             raise InvalidInput(f"rule must be one of {RULES}, got {self.rule!r}")
         if self.rule == "skew_change" and (self.training_costs is None or len(self.classes) != 2):
             raise InvalidInput("the skew_change rule needs a 2x2 training cost matrix")
+        if self.rule == "fixed" and (
+            self.training_costs is None or not hasattr(self.scorer, "decide_fixed")
+        ):
+            raise InvalidInput(
+                "the fixed rule needs training costs and a scorer with decide_fixed()"
+            )
 
     @property
     def n_features(self) -> int:
@@ -150,6 +162,47 @@ class InferenceModel:
             return proba
         return apply_prior_shift(proba, self.train_priors, np.asarray(priors, dtype=np.float64))
 
-    def decide(self, X: Any, costs: CostMatrix | np.ndarray, priors: Any = None) -> Decisions:
-        """Least-expected-cost decisions for ``costs`` (one matrix or one per row)."""
-        return decide(self.decision_proba(X, priors), costs)
+    def accepts_costs(self, costs: CostMatrix | np.ndarray | None) -> bool:
+        """Whether ``costs`` can be honoured: always, except by ``fixed`` models, which
+        honour only their training costs (up to a positive factor) or no costs at all."""
+        if self.rule != "fixed" or costs is None:
+            return True
+        c = costs.matrix if isinstance(costs, CostMatrix) else np.asarray(costs, float)
+        t = np.asarray(self.training_costs, dtype=np.float64)
+        if c.shape != t.shape or not t.any():
+            return False
+        scale = float(c.sum() / t.sum())
+        return scale > 0 and bool(np.allclose(c, scale * t, rtol=1e-9, atol=1e-12))
+
+    def decide(
+        self,
+        X: Any,
+        costs: CostMatrix | np.ndarray | None,
+        priors: Any = None,
+        *,
+        validated: bool = False,
+    ) -> Decisions:
+        """Least-expected-cost decisions for ``costs`` (one matrix or one per row).
+
+        ``fixed`` models decide with their own rule and refuse other costs and priors
+        (:class:`InvalidCostMatrix`, :class:`InvalidPriors`); their expected costs are NaN.
+        """
+        if self.rule == "fixed":
+            if not self.accepts_costs(costs):
+                raise InvalidCostMatrix(
+                    "this model was trained for the cost matrix "
+                    f"{np.asarray(self.training_costs).tolist()} and decides only under it "
+                    "(or a positive multiple); train a model with calibrated probabilities "
+                    "(e.g. calibration platt) for per-request costs"
+                )
+            if priors is not None:
+                raise InvalidPriors(
+                    "this model decides only under its training conditions; "
+                    "deployment priors cannot be applied"
+                )
+            labels = self.scorer.decide_fixed(check_features(X, self.n_features))  # type: ignore[attr-defined]
+            n = labels.shape[0]
+            return Decisions(np.asarray(labels, dtype=np.int64), np.full(n, np.nan), None)
+        if costs is None:
+            costs = 1.0 - np.eye(self.n_classes)
+        return decide(self.decision_proba(X, priors), costs, validated=validated)
