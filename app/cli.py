@@ -155,7 +155,11 @@ def cmd_predict(args: argparse.Namespace, settings: Settings) -> int:
                 [
                     i,
                     classes[k],
-                    *[f"{v:.6g}" for v in p.proba[i]],
+                    *(
+                        ["" for _ in classes]
+                        if p.proba is None
+                        else [f"{v:.6g}" for v in p.proba[i]]
+                    ),
                     "" if th is None else f"{th[i]:.6g}",
                     f"{p.decisions.expected_cost[i]:.6g}",
                 ]

@@ -189,17 +189,37 @@ class PredictRequest(_CostChoice):
 
 class PredictionOut(BaseModel):
     decision: Label
-    probabilities: list[float]
-    threshold: float | None
-    expected_cost: float
+    probabilities: list[float] | None = Field(
+        description="Probabilities the decision used, in `classes` order (after any prior "
+        "shift); null for models that decide without probabilities."
+    )
+    threshold: float | None = Field(
+        description="Two classes: the decision is classes[1] iff probabilities[1] >= "
+        "threshold. Null otherwise."
+    )
+    expected_cost: float | None = Field(
+        description="sum_i p_i C[i][decision]; null without probabilities."
+    )
 
 
 class PredictResponse(BaseModel):
     model: str
     version: int
-    alias: str | None
+    alias: str | None = Field(description="The alias that chose the version, if any.")
     classes: list[Label]
-    cost_setting: str
+    cost_setting: str = Field(
+        description="Where the costs came from: costs, cost_matrix, "
+        "row_costs, zero_one (none given) or training (the model's own)."
+    )
+    decision_rule: str = Field(
+        description="threshold: calibrated (or cost-free) probabilities decided at the "
+        "request's costs; skew_change: an uncalibrated model trained with costs, its "
+        "training skew removed before deciding (section 5.1 of Nikolaou et al.); fixed: "
+        "decides only under its training costs."
+    )
+    training_costs: list[list[float]] | None = Field(
+        description="The cost matrix the model was trained with, if it was."
+    )
     predictions: list[PredictionOut]
 
 
@@ -218,7 +238,7 @@ class EvaluateResponse(BaseModel):
     mean_cost: float
     q: float | None = Field(description="Normalised cost loss Q (Eq. 26) at this cost skew.")
     skew: float | None
-    brier: float
+    brier: float | None
     accuracy: float
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -11,7 +12,7 @@ from app.errors import InvalidArgument
 from app.services._core import core_errors
 from models.decisions import CostMatrix, row_cost_matrices, validate_cost_matrix
 
-Costs = Mapping[str, float]
+Costs = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

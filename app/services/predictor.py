@@ -30,7 +30,6 @@ from models.inference import InferenceModel
 from models.metrics import (
     brier_score,
     cost_confusion_matrix,
-    normalized_cost_loss,
     skew,
     total_cost,
 )
@@ -65,9 +64,11 @@ class CostRequest:
 class Prediction:
     resolved: Resolved
     classes: tuple[Any, ...]
-    proba: np.ndarray
+    proba: np.ndarray | None  # None for models that decide without probabilities
     decisions: Decisions
     cost_source: str
+    rule: str
+    training_costs: list[list[float]] | None
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class Evaluation:
     mean_cost: float
     q: float | None
     skew: float | None
-    brier: float
+    brier: float | None
     accuracy: float
 
 
@@ -145,7 +146,7 @@ class Predictor:
 
     def _decide(
         self, model: InferenceModel, X: np.ndarray, costs: CostRequest
-    ) -> tuple[np.ndarray, Decisions, CostSetting]:
+    ) -> tuple[np.ndarray | None, Decisions, CostSetting]:
         setting = cost_setting(
             len(X),
             len(model.classes),
@@ -153,6 +154,17 @@ class Predictor:
             cost_matrix=costs.cost_matrix,
             row_costs=costs.row_costs,
         )
+        if model.rule == "fixed":  # decides only under its training costs: never ignore costs
+            if costs.priors is not None:
+                raise InvalidArgument(
+                    "priors: this model decides only under its training conditions; "
+                    "deployment priors cannot be applied",
+                    field="priors",
+                )
+            if setting.source == "zero_one":  # no costs given: the model's own
+                setting = CostSetting(np.asarray(model.training_costs, np.float64), "training")
+            with core_errors(setting.source if setting.source != "training" else None):
+                return None, model.decide(X, setting.matrix), setting
         with core_errors("priors"):
             proba = model.decision_proba(X, costs.priors)
         with core_errors("costs"):
@@ -172,7 +184,10 @@ class Predictor:
         model = self.load(resolved)
         X = self._matrix(model, rows)
         proba, decisions, setting = self._decide(model, X, costs)
-        return Prediction(resolved, model.classes, proba, decisions, setting.source)
+        costs_trained = None if model.training_costs is None else model.training_costs.tolist()
+        return Prediction(
+            resolved, model.classes, proba, decisions, setting.source, model.rule, costs_trained
+        )
 
     def evaluate(
         self,
@@ -205,27 +220,22 @@ class Predictor:
         confusion = cost_confusion_matrix(y, decisions.labels_index, k)
         total = total_cost(y, decisions.labels_index, setting.matrix)
         q = z = None
-        if k == 2 and not setting.per_row:
+        if k == 2 and not setting.per_row and 0 < int(confusion[1].sum()) < len(y):
             c = setting.matrix
             c_fp, c_fn = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
-            pi_pos = float((y == 1).mean())
-            if 0 < pi_pos < 1:
-                z = float(skew(c_fp, c_fn, pi_pos=pi_pos))
-                q = float(
-                    normalized_cost_loss(
-                        (y == 1).astype(np.int8),
-                        proba[:, 1],
-                        z,
-                        threshold=float(c_fp / (c_fp + c_fn)),
-                    )
-                )
-        onehot = np.zeros_like(proba)
-        onehot[np.arange(len(y)), y] = 1.0
-        brier = (
-            float(brier_score((y == 1).astype(np.int8), proba[:, 1]))
-            if k == 2
-            else float(((proba - onehot) ** 2).sum(axis=1).mean())
-        )
+            z = float(skew(c_fp, c_fn, pi_pos=float(confusion[1].sum() / len(y))))
+            fnr = confusion[1, 0] / confusion[1].sum()
+            fpr = confusion[0, 1] / confusion[0].sum()
+            q = float(fnr * (1 - z) + fpr * z)  # Eq. 26 at the decisions made
+        brier = None
+        if proba is not None:
+            onehot = np.zeros_like(proba)
+            onehot[np.arange(len(y)), y] = 1.0
+            brier = (
+                float(brier_score((y == 1).astype(np.int8), proba[:, 1]))
+                if k == 2
+                else float(((proba - onehot) ** 2).sum(axis=1).mean())
+            )
         return Evaluation(
             resolved,
             model.classes,

@@ -20,6 +20,7 @@ from app.services.data import fingerprint
 from models.algorithms import get_algorithm, validate_params
 from models.artifacts import dump_model
 from models.calibrated import CalibratedBoosting
+from models.inference import InferenceModel
 from models.metrics import summarize
 
 log = logging.getLogger(__name__)
@@ -70,18 +71,95 @@ def _evaluation_split(
     return train_idx, eval_idx
 
 
-def fit_model(data: TrainingData, spec: TrainingSpec) -> tuple[CalibratedBoosting, dict[str, Any]]:
-    """Fit the calibrated model and measure it on a stratified evaluation split."""
+_REQUEST_COSTS = {
+    "threshold": "the request's costs (one setting, a matrix or one per row) decide on these "
+    "probabilities by least expected cost",
+    "skew_change": "uncalibrated scores of a model trained with costs: the training skew is "
+    "removed (odds times z_tr / (1 - z_tr)), then the request's costs decide (change-of-skew "
+    "rule, section 5.1 of Nikolaou et al.)",
+    "fixed": "decides only under its training cost matrix (or a positive multiple); other "
+    "costs and deployment priors are refused with 422",
+}
+
+
+@dataclass(frozen=True)
+class FittedModel:
+    """What training produced: the served model and the facts recorded beside it."""
+
+    inference: InferenceModel
+    metrics: dict[str, Any]
+    calibration: dict[str, Any]
+    fitted: dict[str, Any]
+    decision: dict[str, Any]
+
+
+def _check_classes(y: np.ndarray, family: str) -> None:
+    classes = np.unique(y)
+    if family == "binary" and len(classes) != 2:
+        raise InvalidArgument(
+            f"labels: this algorithm needs exactly two classes, got {len(classes)} "
+            f"({classes.tolist()[:10]})",
+            field="labels",
+        )
+    if len(classes) < 2:
+        raise InvalidArgument(
+            f"labels: at least two classes are needed, got {classes.tolist()}", field="labels"
+        )
+
+
+def _finite(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: None if v is None or not np.isfinite(v) else float(v) for k, v in summary.items()}
+
+
+def evaluation_metrics(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    """Metrics on held-out rows: probability quality where there are probabilities,
+    accuracy and mean cost under the training costs (or 0-1 costs) always."""
+    out: dict[str, Any] = {"n_evaluation": int(len(y))}
+    if not len(y):
+        return out
+    index = {c: i for i, c in enumerate(model.classes)}
+    y_index = np.array([index[v] for v in y.tolist()], dtype=np.intp)
+    costs = (
+        model.training_costs if model.training_costs is not None else 1.0 - np.eye(model.n_classes)
+    )
+    decisions = model.decide(X, costs)
+    out["accuracy"] = float((decisions.labels_index == y_index).mean())
+    out["mean_cost_at_training_costs"] = float(
+        np.asarray(costs)[y_index, decisions.labels_index].mean()
+    )
+    if model.rule == "fixed":
+        return out
+    proba = model.predict_proba(X)
+    if model.n_classes == 2:
+        out.update(_finite(summarize((y_index == 1).astype(np.int8), proba[:, 1])))
+    else:
+        onehot = np.eye(model.n_classes)[y_index]
+        out["brier"] = float(((proba - onehot) ** 2).sum(axis=1).mean())
+        picked = np.clip(proba[np.arange(len(y_index)), y_index], 1e-15, 1.0)
+        out["log_loss"] = float(-np.log(picked).mean())
+    return out
+
+
+def _set_supported(estimator: Any, **values: Any) -> None:
+    """Pass the request's calibration settings to estimators that take them."""
+    if hasattr(estimator, "get_params"):
+        known = estimator.get_params(deep=False)
+        estimator.set_params(**{k: v for k, v in values.items() if k in known})
+
+
+def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
+    """Fit the algorithm (with calibration) and measure it on a stratified evaluation split.
+
+    Plain binary boosters are wrapped in :class:`CalibratedBoosting` (the request's
+    calibration: the calibrated form of every variant, or ``none``); estimators that
+    serve themselves (multiclass, JOUS) provide ``to_inference`` and take the calibration
+    settings as parameters where they have them.
+    """
     with core_errors("algorithm"):
         algorithm = get_algorithm(spec.algorithm)
     with core_errors("params"):
         params = validate_params(algorithm, spec.params)
-    classes = np.unique(data.y)
-    if len(classes) != 2:
-        raise InvalidArgument(
-            f"labels: exactly two classes are needed, got {len(classes)} ({classes.tolist()[:10]})",
-            field="labels",
-        )
+    _check_classes(data.y, algorithm.family)
     train_idx, eval_idx = _evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)
     common = {
         "n_estimators": spec.n_estimators,
@@ -90,27 +168,56 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> tuple[CalibratedBoostin
         "score_kind": spec.score,
         "random_state": spec.random_state,
     }
+    calibration = {
+        "calibration": spec.calibration,
+        "calibration_split": spec.calibration_split,
+        "calibration_fraction": spec.calibration_fraction,
+        "n_folds": spec.n_folds,
+    }
     with core_errors("params"):
-        booster = algorithm.build(common, params)
-    model = CalibratedBoosting(
-        booster,
-        method=spec.calibration,
-        split=spec.calibration_split,
-        calibration_fraction=spec.calibration_fraction,
-        n_folds=spec.n_folds,
-        random_state=spec.random_state,
-    )
+        estimator = algorithm.build(common, params)
+    X, y = data.X[train_idx], data.y[train_idx]
     with core_errors("labels"):
-        model.fit(data.X[train_idx], data.y[train_idx])
-    metrics: dict[str, Any] = {"n_evaluation": int(len(eval_idx))}
-    if len(eval_idx):
-        p1 = model.predict_proba(data.X[eval_idx])[:, 1]
-        y01 = (data.y[eval_idx] == model.classes_[1]).astype(np.int8)
-        summary = summarize(y01, p1)
-        metrics.update(
-            {k: None if v is None or not np.isfinite(v) else float(v) for k, v in summary.items()}
-        )
-    return model, metrics
+        if hasattr(estimator, "to_inference"):
+            _set_supported(estimator, **calibration)
+            estimator.fit(X, y)
+            booster = estimator
+            calibration_info = dict(
+                getattr(estimator, "calibration_info_", None) or {"method": spec.calibration}
+            )
+        else:
+            wrapped = CalibratedBoosting(
+                estimator,
+                method=spec.calibration,
+                split=spec.calibration_split,
+                calibration_fraction=spec.calibration_fraction,
+                n_folds=spec.n_folds,
+                random_state=spec.random_state,
+            ).fit(X, y)
+            booster, estimator = wrapped.estimator_, wrapped
+            calibration_info = dict(wrapped.calibration_info_)
+        inference = estimator.to_inference(data.feature_names)
+        metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
+    fitted = {
+        k: (v.item() if isinstance(v, np.generic) else v)
+        for k in ("n_estimators_", "termination_reason_")
+        if isinstance(v := getattr(booster, k, None), int | str | np.integer)
+    }
+    costs = inference.training_costs
+    decision = {
+        "rule": inference.rule,
+        "trains_with_costs": algorithm.trains_with_costs,
+        "training_costs": None if costs is None else costs.tolist(),
+        "paper_rule": algorithm.decision_rule,
+        "request_costs": _REQUEST_COSTS[inference.rule],
+    }
+    return FittedModel(
+        inference,
+        metrics,
+        calibration_info,
+        {k.rstrip("_"): v for k, v in fitted.items()},
+        decision,
+    )
 
 
 def train_and_register(
@@ -124,26 +231,18 @@ def train_and_register(
 ) -> VersionView:
     """Train, then register version + artifact in one transaction (nothing on failure)."""
     started = time.perf_counter()
-    model, metrics = fit_model(data, spec)
-    booster = model.estimator_
-    inference = model.to_inference(data.feature_names)
-    params = asdict(spec)
-    fitted = {
-        "n_estimators": int(booster.n_estimators_),
-        "termination_reason": str(booster.termination_reason_),
-    }
-    blob, sha = dump_model(
-        inference, metadata={"algorithm": spec.algorithm, "params": params, "fitted": fitted}
-    )
-    classes = model.classes_.tolist()
-    counts = {str(c): int((data.y == c).sum()) for c in model.classes_}
+    fit = fit_model(data, spec)
+    model = fit.inference
+    params = {**asdict(spec), "fitted": fit.fitted, "decision": fit.decision}
+    blob, sha = dump_model(model, metadata={"algorithm": spec.algorithm, "params": params})
+    classes = list(model.classes)
     info = {
         "n_rows": int(len(data.y)),
         "n_features": int(data.X.shape[1]),
         "feature_names": data.feature_names,
         "classes": classes,
-        "class_counts": counts,
-        "positive_class": classes[1],
+        "class_counts": {str(c): int((data.y == c).sum()) for c in classes},
+        "positive_class": classes[1] if len(classes) == 2 else None,
         "fingerprint": fingerprint(data.X, data.y),
         "missing_values": int(np.isnan(data.X).sum()),
     }
@@ -158,10 +257,10 @@ def train_and_register(
         v = reg.add_version(
             m,
             algorithm=spec.algorithm,
-            params={**params, "fitted": fitted},
-            calibration=dict(model.calibration_info_),
+            params=params,
+            calibration=fit.calibration,
             data=info,
-            metrics=metrics,
+            metrics=fit.metrics,
             training_seconds=seconds,
             artifact=blob,
             artifact_sha256=sha,

@@ -49,11 +49,14 @@ def _render(p: Prediction) -> dict[str, Any]:
     d = p.decisions
     classes = list(p.classes)
     labels = [classes[i] for i in d.labels_index.tolist()]
-    thresholds = [None] * len(labels) if d.threshold is None else d.threshold.tolist()
+    n = len(labels)
+    thresholds = [None] * n if d.threshold is None else d.threshold.tolist()
+    probas = [None] * n if p.proba is None else p.proba.tolist()
+    # orjson writes NaN (no expected cost without probabilities) as null
     preds = [
         {"decision": lab, "probabilities": pr, "threshold": th, "expected_cost": ec}
         for lab, pr, th, ec in zip(
-            labels, p.proba.tolist(), thresholds, d.expected_cost.tolist(), strict=True
+            labels, probas, thresholds, d.expected_cost.tolist(), strict=True
         )
     ]
     r = p.resolved
@@ -63,6 +66,8 @@ def _render(p: Prediction) -> dict[str, Any]:
         "alias": r.alias,
         "classes": classes,
         "cost_setting": p.cost_source,
+        "decision_rule": p.rule,
+        "training_costs": p.training_costs,
         "predictions": preds,
     }
 
@@ -111,7 +116,7 @@ async def predict(name: ModelName, request: Request, services: ServicesDep) -> A
     # Small requests run inline (a thread hop costs more than the work); big ones in
     # the thread pool so that they do not hold the event loop.
     p = call() if n <= INLINE_ROWS else await run_in_threadpool(call)
-    services.metrics.rows.labels(name).inc(len(p.proba))
+    services.metrics.rows.labels(name).inc(len(p.decisions.labels_index))
     return FastJSONResponse(_render(p))
 
 

@@ -34,6 +34,15 @@ def test_train_returns_version_with_heldout_metrics(client: TestClient) -> None:
     assert v["data"]["n_rows"] == 300 and v["data"]["classes"] == [0, 1]
     assert len(v["artifact_sha256"]) == 64 and v["artifact_size"] > 0
     assert v["training_seconds"] > 0
+    decision = v["params"]["decision"]
+    assert decision["rule"] == "threshold" and decision["trains_with_costs"] is False
+    assert decision["training_costs"] is None and "least expected cost" in decision["request_costs"]
+    assert v["params"]["fitted"]["termination_reason"] in (
+        "max_rounds",
+        "perfect_fit",
+        "no_positive_alpha",
+    )
+    assert 0.5 < v["metrics"]["accuracy"] <= 1.0
     r2 = client.post("/v1/models/fraud/versions", json=train_body(n_estimators=10))
     assert r2.json()["version"] == 2
     m = client.get("/v1/models/fraud").json()
@@ -71,6 +80,7 @@ def test_costs_per_request_change_decisions_correctly(
     X = dataset()[0].tolist()
     cheap_miss = _predict(client, {"instances": X, "costs": {"c_fp": 10, "c_fn": 1}})
     dear_miss = _predict(client, {"instances": X, "costs": {"c_fp": 1, "c_fn": 20}})
+    assert cheap_miss["decision_rule"] == "threshold" and cheap_miss["training_costs"] is None
     d1 = [p["decision"] for p in cheap_miss["predictions"]]
     d2 = [p["decision"] for p in dear_miss["predictions"]]
     assert sum(d2) > sum(d1)  # a dear miss makes more positives
@@ -95,7 +105,7 @@ def test_served_probabilities_equal_the_fitted_model(
     X, y = dataset()
     body = train_body()
     spec = TrainingSpec(n_estimators=body["n_estimators"])
-    model, _ = fit_model(TrainingData(X, y, body["feature_names"]), spec)
+    model = fit_model(TrainingData(X, y, body["feature_names"]), spec).inference
     out = _predict(client, {"instances": X.tolist()})
     served = np.array([p["probabilities"] for p in out["predictions"]])
     np.testing.assert_array_equal(served, model.predict_proba(X))
