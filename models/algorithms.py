@@ -29,7 +29,11 @@ __all__ = [
 ]
 
 # Modules holding SPEC / SPECS; imported lazily by :func:`algorithms`.
-SPEC_MODULES: tuple[str, ...] = ("models.adaboost",)
+SPEC_MODULES: tuple[str, ...] = (
+    "models.adaboost",
+    "models.padaboost",
+    "models.jous",
+)
 
 PARAM_TYPES = ("int", "float", "str", "bool", "matrix")
 
