@@ -212,11 +212,12 @@ def monotone_decisions(D: np.ndarray) -> np.ndarray:
     D = np.asarray(D, dtype=bool)
     n, m_all = D.shape
     m = (m_all + 1) // 2 - 1  # column of q = 1/2
-    counts = np.where(
-        D[:, m],
-        m + np.cumprod(D[:, m:], axis=1).sum(axis=1),
-        np.where(D[:, :m].any(axis=1), m - np.argmax(D[:, :m][:, ::-1], axis=1), 0),
-    )
+    up = m + np.cumprod(D[:, m:], axis=1).sum(axis=1)  # run of 1s from the median upward
+    low = np.zeros(n, dtype=np.intp)
+    if m:  # first 1 scanning downward from just below the median
+        below = D[:, :m][:, ::-1]
+        low = np.where(below.any(axis=1), m - np.argmax(below, axis=1), 0)
+    counts = np.where(D[:, m], up, low)
     return np.arange(m_all)[None, :] < counts[:, None]
 
 
@@ -537,16 +538,19 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
     def quantile_decisions(self, X: Any, monotone: bool = True) -> np.ndarray:
         """``D_q(x)`` for every grid q, shape (n, delta - 1), non-increasing along q when
         ``monotone`` (section 4's monotonisation); raw ``F_q(x) > 0`` otherwise."""
-        D = self.scorer_.quantile_decisions(self._check_X(X))
+        X = self._check_X(X)
+        D = self.scorer_.quantile_decisions(X)
         return monotone_decisions(D) if monotone else D
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``[1 - p_hat, p_hat]`` (section 4); p_hat in {(2k + 1) / (2 delta)}."""
-        return self.scorer_.proba(self._check_X(X))
+        X = self._check_X(X)
+        return self.scorer_.proba(X)
 
     def predict(self, X: Any) -> np.ndarray:
         """``classes_[1]`` where p_hat > 1/2, i.e. where the median AdaBoost has F > 0."""
-        return self.classes_[(self.predict_proba(X)[:, 1] > 0.5).astype(np.intp)]
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(np.intp)]
 
     def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
         """Numpy-only model for artifacts and serving: rule "threshold", no training costs.
