@@ -155,12 +155,21 @@ def quantile_sample(
         ``sigma_j``; default: the standard deviation of each column of ``X`` (ddof=1,
         NaN ignored; 0 for a column without two finite values).
     seed : int
-        Seeds the per-class permutation (nesting) and the recycled noise.
+        Seeds the per-class permutation and the noise. Under-sampling draws prefixes
+        of one fixed permutation per class, so a data set with fewer rows of a class
+        holds no row of that class that a larger one lacks (section 5.1, nesting); the
+        r-th jittered replicate of a row gets the same noise at every q (section 5.1,
+        noise recycling).
 
     Returns
     -------
     QuantileSample
     """
+    delta = check_delta(delta)
+    if not 1 <= i < delta:
+        raise InvalidInput(f"i: expected a grid position in [1, {delta - 1}], got {i!r}")
+    if sampling not in SAMPLINGS:
+        raise InvalidInput(f"sampling: expected one of {list(SAMPLINGS)}, got {sampling!r}")
     pos = np.flatnonzero(y01 == 1)
     neg = np.flatnonzero(y01 == 0)
     k_pos, k_neg = class_sizes(i, delta, pos.size, neg.size, sampling)

@@ -55,7 +55,8 @@ def _spec() -> object:
         trains_with_costs=False,
         decision_rule="sign[p(y=1|x) - c], p = 1/(1+exp(-2F(x))) (Eq. 1) or its calibrated "
         "version, c = c_fp / (c_fp + c_fn) at the request's costs (section 3 of Mease et al.: "
-        "classify +1 iff p > c; Table 3 of Nikolaou et al.: AdaMEC)",
+        "classify +1 iff p > c). Uncalibrated this is exactly AdaMEC (Table 3 of Nikolaou et "
+        "al.): p >= c iff F(x) >= 1/2 log(c_fp / c_fn)",
         build=build_p_adaboost,
         properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": True},
         calibrated_probabilities=True,

@@ -72,3 +72,15 @@ def test_calibrated_form_round_trips() -> None:
     model = CalibratedBoosting(booster, method="platt", random_state=0).fit(X, y)
     loaded = load_model(dump_model(model.to_inference())[0])
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+@pytest.mark.parametrize(("c_fp", "c_fn"), [(1.0, 1.0), (1.0, 5.0), (10.0, 1.0)])
+def test_uncalibrated_cost_decisions_are_adamec(c_fp: float, c_fn: float) -> None:
+    # Thresholding Eq. 1 at c = c_fp / (c_fp + c_fn) shifts F by 1/2 log(c_fp / c_fn).
+    X, y = _data()
+    booster = get_algorithm("p_adaboost").build(_common(), {})
+    model = CalibratedBoosting(booster, method="none").fit(X, y)
+    decided = model.to_inference().decide(X, np.array([[0.0, c_fp], [c_fn, 0.0]]))
+    f_x = model.estimator_.decision_function(X)
+    shift = 0.5 * np.log(c_fp / c_fn)
+    np.testing.assert_array_equal(decided.labels_index == 1, f_x >= shift)
