@@ -377,6 +377,9 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
     termination_reason_ : str
         Termination reason of the median classifier (see :mod:`models._base`);
         ``termination_reasons_`` holds those of all quantiles.
+    calibration_info_ : dict
+        ``{"method": "none", ...}``: no calibration map is fitted; the probabilities are
+        the section-4 grid estimates (what the service records for the version).
 
     References
     ----------
@@ -531,6 +534,12 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
         self.n_estimators_ = int(sum(e.n_estimators_ for e in estimators))
         self.termination_reasons_ = tuple(str(e.termination_reason_) for e in estimators)
         self.termination_reason_ = self.termination_reasons_[delta // 2 - 1]
+        self.calibration_info_ = {
+            "method": "none",
+            "split": "none",
+            "n_boost": int(y01.size),
+            "n_calibration": 0,
+        }
         return self
 
     # --------------------------------------------------------------- predict

@@ -359,6 +359,14 @@ def test_service_path_build_fit_to_inference() -> None:
     spec = get_algorithm("jous")
     est = spec.build(COMMON, validate_params(spec, {"delta": 4, "sampling": "under"}))
     inference = est.fit(X, y).to_inference([f"f{j}" for j in range(4)])
+    # What the service records: no calibration map, and the fitted sizes.
+    assert est.calibration_info_ == {
+        "method": "none",
+        "split": "none",
+        "n_boost": 300,
+        "n_calibration": 0,
+    }
+    assert isinstance(est.n_estimators_, int) and isinstance(est.termination_reason_, str)
     blob, _ = dump_model(inference, metadata={"algorithm": "jous"})
     np.testing.assert_array_equal(load_model(blob).predict_proba(X), est.predict_proba(X))
 
