@@ -33,6 +33,11 @@ SPEC_MODULES: tuple[str, ...] = (
     "models.adaboost",
     "models.padaboost",
     "models.jous",
+    "models.variants.cgada",
+    "models.variants.asymada",
+    "models.variants.adac",
+    "models.variants.csb",
+    "models.variants.adacost",
 )
 
 PARAM_TYPES = ("int", "float", "str", "bool", "matrix")
