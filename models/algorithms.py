@@ -38,6 +38,9 @@ SPEC_MODULES: tuple[str, ...] = (
     "models.variants.adac",
     "models.variants.csb",
     "models.variants.adacost",
+    "models.multiclass.angle",
+    "models.multiclass.samme",
+    "models.multiclass.ovr",
 )
 
 PARAM_TYPES = ("int", "float", "str", "bool", "matrix")

@@ -2,3 +2,4 @@
 multiclass algorithms)."""
 
 import models.jous  # noqa: F401  (JOUS-Boost scorer kind "jous")
+import models.multiclass.scorers  # noqa: F401  (angle, samme, ovr scorer kinds)

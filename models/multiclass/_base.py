@@ -1,0 +1,266 @@
+"""The boosting loop shared by SAMME and the angle-based algorithms.
+
+:class:`MulticlassBoosting` validates the data, builds the weak-learner trainer and runs
+the rounds; a subclass supplies four small pieces:
+
+* ``_setup(y, sample_weight)`` -- initial state (weights or the cost matrix ``alpha``);
+* ``_fit_learner(trainer)`` -- one learner ``Phi`` and its outputs on the training rows;
+* ``_step(phi)`` -- the weighted error ``eps`` and the learner weight ``beta``;
+* ``_advance(phi, beta)`` -- the state update; False if it became non-finite.
+
+Termination (``termination_reason_``), in the order of :mod:`models._base`:
+``"no_positive_alpha"`` (``beta`` not a positive real: the learner is not added; on the
+first round :class:`TrainingError`), ``"perfect_fit"`` (``eps == 0``: the learner is
+kept with a finite weight from the clipped ``eps``, then training stops),
+``"non_finite_weights"`` (the round is dropped) and ``"max_rounds"``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+from models._base import EPS_CLIP
+from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.multiclass.vote_ensemble import VoteEnsemble
+from models.multiclass.weak import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
+
+__all__ = ["MulticlassBoosting", "EPS_CLIP"]
+
+
+class MulticlassBoosting(ClassifierMixin, BaseEstimator):
+    """Discrete multiclass boosting loop over class-valued weak learners.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Maximum number of rounds M.
+    weak_learner : {"stump", "tree"}, default="stump"
+        Exact multiclass stump over binned features, or a scikit-learn tree of depth
+        ``max_depth`` (see :mod:`models.multiclass.weak`).
+    max_depth : int, default=3
+        Depth of ``"tree"`` learners, in [1, 8].
+    max_bins : int, default=256
+        Bins per feature for ``"stump"`` (including the NaN bin), in [3, 256].
+    random_state : int, RandomState or None, default=None
+        Seeds the ``"tree"`` learners.
+
+    References
+    ----------
+    Zhu et al., "Multi-class AdaBoost" (2009), Algorithm 2 (SAMME); Yang, Guo and Chang,
+    "Angle-Based Cost-Sensitive Multicategory Classification" (2020), Algorithms 1-2.
+    """
+
+    _stump_criterion = "error"
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        weak_learner: str = "stump",
+        max_depth: int = 3,
+        max_bins: int = 256,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.weak_learner = weak_learner
+        self.max_depth = max_depth
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    # ----------------------------------------------------------------- hooks
+    def _setup(self, y: np.ndarray, sample_weight: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _fit_learner(self, trainer: Any) -> tuple[object, np.ndarray]:
+        raise NotImplementedError
+
+    def _step(self, phi: np.ndarray) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def _advance(self, phi: np.ndarray, beta: float) -> bool:
+        raise NotImplementedError
+
+    def _criterion(self) -> str:
+        return str(getattr(self, "stump_criterion", self._stump_criterion))
+
+    # ------------------------------------------------------------ validation
+    def _check_params(self) -> None:
+        n = self.n_estimators
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise InvalidInput(f"n_estimators must be an integer >= 1, got {n!r}")
+        if self.weak_learner not in MULTICLASS_WEAK_LEARNERS:
+            raise InvalidInput(
+                f"weak_learner must be one of {MULTICLASS_WEAK_LEARNERS} for multiclass "
+                f"boosting, got {self.weak_learner!r} (the logistic learner is binary only)"
+            )
+        if self._criterion() not in STUMP_CRITERIA:
+            raise InvalidInput(
+                f"stump_criterion must be one of {STUMP_CRITERIA}, got {self._criterion()!r}"
+            )
+
+    def _validate_fit(
+        self, X: Any, y: Any, sample_weight: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        try:
+            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
+            check_classification_targets(y)
+            sw = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, allow_all_zero_weights=True
+            )
+        except ValueError as e:
+            raise InvalidInput(str(e)) from e
+        if not np.all(np.isfinite(sw)):
+            raise InvalidInput("sample_weight must be finite")
+        if np.any(sw < 0):
+            row = int(np.flatnonzero(sw < 0)[0])
+            raise InvalidInput(f"sample_weight must be >= 0, got {float(sw[row])} in row {row}")
+        if not sw.sum() > 0:
+            raise TrainingError("sample_weight must have a positive sum, got all zeros")
+        if type_of_target(y, input_name="y") not in ("binary", "multiclass"):
+            raise InvalidInput("y must hold class labels (binary or multiclass)")
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise TrainingError(
+                f"{type(self).__name__} needs at least two classes, got {classes.size} class: "
+                f"{classes.tolist()}"
+            )
+        self.classes_ = classes
+        return X, y_idx.astype(np.intp), sw
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> MulticlassBoosting:
+        """Run the boosting rounds on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features; NaN allowed (missing), infinity not.
+        y : array-like of shape (n_samples,)
+            At least two distinct labels; ``classes_`` is their sorted order.
+        sample_weight : array-like of shape (n_samples,), optional
+            Finite, non-negative, positive sum.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        InvalidInput
+            Malformed inputs or hyper-parameters.
+        TrainingError
+            Fewer than two classes, zero total weight or no usable first learner.
+        """
+        self._check_params()
+        X, y, sw = self._validate_fit(X, y, sample_weight)
+        self._setup(y, sw)
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        trainer = make_trainer(
+            self.weak_learner, X, y, len(self.classes_), max_depth=self.max_depth,
+            max_bins=self.max_bins, criterion=self._criterion(), seed=seed, sample_weight=sw,
+        )  # fmt: skip
+        learners: list[object] = []
+        betas: list[float] = []
+        errors: list[float] = []
+        reason = "max_rounds"
+        for t in range(int(self.n_estimators)):
+            learner, phi = self._fit_learner(trainer)
+            eps, beta = self._step(phi)
+            if not (np.isfinite(beta) and beta > 0):
+                reason = "no_positive_alpha"
+                if t == 0:
+                    raise TrainingError(
+                        f"the first weak learner has no positive weight (weighted error "
+                        f"{eps:.4f}, beta {beta!r}): no better-than-chance learner exists"
+                    )
+                break
+            if eps <= 0:
+                learners.append(learner)
+                betas.append(beta)
+                errors.append(eps)
+                reason = "perfect_fit"
+                break
+            with np.errstate(over="ignore", invalid="ignore"):
+                ok = self._advance(phi, beta)
+            if not ok:
+                reason = "non_finite_weights"
+                if t == 0:
+                    raise TrainingError("weights became non-finite after the first round")
+                warnings.warn(
+                    f"boosting stopped at round {t + 1}: weights became non-finite",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                break
+            learners.append(learner)
+            betas.append(beta)
+            errors.append(eps)
+        self._teardown()
+        self.ensemble_: VoteEnsemble = trainer.assemble(learners, np.asarray(betas))
+        self.estimator_alphas_ = np.asarray(betas, dtype=np.float64)
+        self.estimator_errors_ = np.asarray(errors, dtype=np.float64)
+        self.n_estimators_ = len(betas)
+        self.termination_reason_ = reason
+        self.class_priors_ = np.bincount(y, minlength=len(self.classes_)) / len(y)
+        return self
+
+    def _teardown(self) -> None:
+        """Drop the per-fit state (large arrays) after training."""
+        for name in [n for n in vars(self) if n.startswith("_state_")]:
+            delattr(self, name)
+
+    # --------------------------------------------------------------- predict
+    def _check_X(self, X: Any) -> np.ndarray:
+        if not hasattr(self, "ensemble_"):
+            raise NotFitted(f"This {type(self).__name__} instance is not fitted yet; call fit.")
+        if type(X) is np.ndarray and X.dtype.kind in "biuf" and X.ndim == 2:
+            if X.shape[1] != self.n_features_in_:
+                raise InvalidInput(
+                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input"
+                )
+            X = X.astype(np.float64, copy=False)
+            if np.isinf(X).any():
+                raise InvalidInput("Input X contains infinity; only finite values or NaN allowed")
+            return X
+        if sp.issparse(X):
+            raise TypeError(f"{type(self).__name__} needs dense data, got a sparse matrix")
+        try:
+            return validate_data(
+                self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
+            )
+        except ValueError as e:
+            raise InvalidInput(str(e)) from e
+
+    def votes(self, X: Any) -> np.ndarray:
+        """Weighted votes ``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``, shape (n, K)."""
+        X = self._check_X(X)
+        return self.ensemble_.votes(X)
+
+    @staticmethod
+    def _binary_1d(scores: np.ndarray) -> np.ndarray:
+        """scikit-learn's convention: for two classes, ``score_1 - score_0``, shape (n,)."""
+        return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
+    def predict(self, X: Any) -> np.ndarray:
+        """``classes_[argmax_k V_k(x)]`` (ties: the lower class index)."""
+        votes = self.votes(X)
+        return self.classes_[np.argmax(votes, axis=1)]
+
+    def staged_predict(self, X: Any) -> Any:
+        """Labels of the ensembles of the first m learners, m = 1..n_estimators_."""
+        X = self._check_X(X)
+        for v in self.ensemble_.staged_votes(X):
+            yield self.classes_[np.argmax(v, axis=1)]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

@@ -1,0 +1,304 @@
+"""Scorer kinds of the multiclass models (numpy only; registered on import).
+
+``"ovr"`` -- :class:`OneVsRestScorer`
+    One calibrated binary scorer per class (``P(y = k | x)`` of class ``k`` against the
+    rest), normalised so that each row sums to one.
+``"samme"`` -- :class:`CalibratedVoteScorer`
+    A :class:`~models.multiclass.vote_ensemble.VoteEnsemble` (SAMME), its raw class
+    scores (vote fractions or softmax of the votes) and one calibration map per class,
+    normalised so that each row sums to one.
+``"angle"`` -- :class:`AngleScorer`
+    An angle-based model: ``decide_fixed`` applies the least-angle rule (served with the
+    ``"fixed"`` rule of :mod:`models.inference`); ``proba`` is the paper's plug-in estimate
+    (Theorem 2, Eq. 13), which is not calibrated.
+
+Normalisation of the calibrated scorers: ``p_k / sum_j p_j``; a row whose calibrated
+values are all 0 becomes uniform (Zadrozny and Elkan 2002 normalise the same way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from models.calibration import Calibrator, calibrator_from_state
+from models.exceptions import ArtifactError, InvalidInput
+from models.multiclass.costs import check_cost_matrix
+from models.multiclass.simplex import scores_from_votes
+from models.multiclass.vote_ensemble import VoteEnsemble
+from models.scorers import BinaryScorer, join_arrays, register_scorer, split_arrays
+
+__all__ = [
+    "AngleScorer",
+    "CalibratedVoteScorer",
+    "OneVsRestScorer",
+    "normalise_rows",
+    "raw_vote_scores",
+    "theorem2_probabilities",
+]
+
+LOSSES = ("exponential", "logit")
+VOTE_SCORES = ("vote", "logistic")
+
+
+def normalise_rows(p: np.ndarray) -> np.ndarray:
+    """Rows divided by their sums; all-zero rows become uniform."""
+    p = np.clip(p, 0.0, None)
+    total = p.sum(axis=1, keepdims=True)
+    k = p.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / k)
+    return out
+
+
+def raw_vote_scores(ensemble: VoteEnsemble, X: np.ndarray, score_kind: str) -> np.ndarray:
+    """Uncalibrated class scores: vote fractions (``"vote"``) or ``softmax(V)``."""
+    if score_kind == "vote":
+        return ensemble.vote_fractions(X)
+    v = ensemble.votes(X)
+    z = np.exp(v - v.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def theorem2_probabilities(scores: np.ndarray, costs: np.ndarray, loss: str) -> np.ndarray:
+    """Plug-in class probabilities of Theorem 2 (Eq. 13) from scores ``<f(x), w_k>``.
+
+    ``p = (C^T)^{-1} l* / (1^T (C^T)^{-1} l*)`` with ``l*_k = 1 / l'(-<f, w_k>)``:
+    ``-exp(-s_k)`` (exponential loss) or ``-(1 + exp(-s_k))`` (logit loss). For 0-1 costs
+    this is Eq. 14. Valid for the population minimiser; for a fitted ``f`` the formula can
+    leave [0, 1], so negative values are clipped to 0 and rows renormalised. These are not
+    calibrated probabilities.
+
+    Raises
+    ------
+    InvalidInput
+        If ``costs`` is not invertible (condition number above 1e12).
+
+    References
+    ----------
+    Yang, Guo and Chang (2020), Theorem 2, Eqs. 11-14 and section 3.2.
+    """
+    if loss not in LOSSES:
+        raise InvalidInput(f"loss must be one of {LOSSES}, got {loss!r}")
+    if not np.linalg.cond(costs) < 1e12:
+        raise InvalidInput(
+            "class probabilities of Theorem 2 (Eq. 13) need an invertible training cost "
+            "matrix; this one is singular (decisions are still available)"
+        )
+    s_min = scores.min(axis=1, keepdims=True)
+    if loss == "exponential":  # l* up to a positive factor per row (cancels in Eq. 13)
+        ell = -np.exp(s_min - scores)
+    else:
+        ell = -np.exp(np.logaddexp(0.0, -scores) - np.logaddexp(0.0, -s_min))
+    q = ell @ np.linalg.inv(costs)  # rows of ((C^T)^{-1} l*)^T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = q / q.sum(axis=1, keepdims=True)
+    p = np.where(np.isfinite(p), p, 0.0)
+    return normalise_rows(p)
+
+
+def _ensemble_spec(ensemble: VoteEnsemble) -> dict[str, Any]:
+    return {"ensemble_kind": ensemble.ensemble.kind, "n_classes": ensemble.n_classes}
+
+
+def _join_votes(
+    spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
+) -> VoteEnsemble:
+    k = spec.get("n_classes")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+        raise ArtifactError(f"scorer n_classes must be an integer >= 2, got {k!r}")
+    ens = join_arrays("ensemble", arrays, spec.get("ensemble_kind"), n_features)
+    return VoteEnsemble(ens, k)
+
+
+@register_scorer
+@dataclass(frozen=True)
+class AngleScorer:
+    """Angle-based model: least-angle decisions, Theorem 2 plug-in probabilities.
+
+    Parameters
+    ----------
+    ensemble : VoteEnsemble
+        Learners ``Phi_m`` and steps ``beta_m``.
+    loss : {"exponential", "logit"}
+        Algorithm 1 or Algorithm 2 (for the link of Theorem 2).
+    cost_matrix : ndarray of shape (K, K)
+        The training cost matrix.
+
+    References
+    ----------
+    Yang, Guo and Chang (2020), section 2.2 (least-angle rule), Theorem 2 (Eq. 13).
+    """
+
+    kind: ClassVar[str] = "angle"
+    ensemble: VoteEnsemble
+    loss: str
+    cost_matrix: np.ndarray
+
+    @property
+    def n_features(self) -> int:
+        return self.ensemble.n_features
+
+    @property
+    def n_classes(self) -> int:
+        return self.ensemble.n_classes
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        """``<f(x), w_k>``, shape (n, K)."""
+        return scores_from_votes(self.ensemble.votes(X), self.ensemble.total)
+
+    def decide_fixed(self, X: np.ndarray) -> np.ndarray:
+        """Least-angle rule ``argmax_k <f(x), w_k>`` (ties: lower index), shape (n,)."""
+        return np.argmax(self.ensemble.votes(X), axis=1).astype(np.int64)
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        """Theorem 2 plug-in probabilities (:func:`theorem2_probabilities`); not calibrated."""
+        return theorem2_probabilities(self.scores(X), self.cost_matrix, self.loss)
+
+    def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        spec = {**_ensemble_spec(self.ensemble), "loss": self.loss}
+        arrays = split_arrays("ensemble", self.ensemble.ensemble)
+        arrays["cost_matrix"] = np.asarray(self.cost_matrix, dtype=np.float64)
+        return spec, arrays
+
+    @classmethod
+    def from_parts(
+        cls, spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
+    ) -> AngleScorer:
+        if spec.get("loss") not in LOSSES:
+            raise ArtifactError(f"unknown angle-based loss {spec.get('loss')!r}")
+        ens = _join_votes(spec, arrays, n_features)
+        if "cost_matrix" not in arrays:
+            raise ArtifactError("angle scorer needs a 'cost_matrix' array")
+        try:
+            costs = check_cost_matrix(arrays["cost_matrix"], ens.n_classes)
+        except InvalidInput as exc:
+            raise ArtifactError(f"angle scorer: {exc}") from None
+        return cls(ens, spec["loss"], costs)
+
+
+@register_scorer
+@dataclass(frozen=True)
+class CalibratedVoteScorer:
+    """SAMME votes, raw class scores and one calibration map per class, normalised.
+
+    Parameters
+    ----------
+    ensemble : VoteEnsemble
+        The SAMME learners and weights ``alpha^{(m)}``.
+    score_kind : {"vote", "logistic"}
+        Raw scores: vote fractions or softmax of the votes (:mod:`models.multiclass.samme`).
+    calibrators : tuple of Calibrator
+        Map of class ``k``'s raw score to ``P(y = k | x)`` (before normalisation).
+
+    References
+    ----------
+    Zhu et al. (2009), Algorithm 2; B. Zadrozny, C. Elkan, "Transforming classifier
+    scores into accurate multiclass probability estimates", KDD 2002 (per-class
+    calibration, then normalisation).
+    """
+
+    kind: ClassVar[str] = "samme"
+    ensemble: VoteEnsemble
+    score_kind: str
+    calibrators: tuple[Calibrator, ...]
+
+    @property
+    def n_features(self) -> int:
+        return self.ensemble.n_features
+
+    @property
+    def n_classes(self) -> int:
+        return self.ensemble.n_classes
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        s = raw_vote_scores(self.ensemble, X, self.score_kind)
+        p = np.column_stack([c.predict(s[:, k]) for k, c in enumerate(self.calibrators)])
+        return normalise_rows(p)
+
+    def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        spec = {
+            **_ensemble_spec(self.ensemble),
+            "score_kind": self.score_kind,
+            "calibrators": [c.to_state() for c in self.calibrators],
+        }
+        return spec, split_arrays("ensemble", self.ensemble.ensemble)
+
+    @classmethod
+    def from_parts(
+        cls, spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
+    ) -> CalibratedVoteScorer:
+        if spec.get("score_kind") not in VOTE_SCORES:
+            raise ArtifactError(f"unknown score_kind {spec.get('score_kind')!r}")
+        ens = _join_votes(spec, arrays, n_features)
+        states = spec.get("calibrators")
+        if not isinstance(states, list) or len(states) != ens.n_classes:
+            raise ArtifactError(f"expected {ens.n_classes} calibrator states, one per class")
+        if not all(isinstance(s, dict) for s in states):
+            raise ArtifactError("calibrator states must be JSON objects")
+        return cls(ens, spec["score_kind"], tuple(calibrator_from_state(s) for s in states))
+
+
+@register_scorer
+@dataclass(frozen=True)
+class OneVsRestScorer:
+    """One calibrated binary scorer per class (class ``k`` against the rest), normalised.
+
+    Parameters
+    ----------
+    members : tuple of BinaryScorer
+        Member ``k`` gives ``P(y = k | x)`` in its column 1.
+
+    References
+    ----------
+    Nikolaou et al. (2016), section 4 (calibrated AdaBoost) applied per class;
+    Zadrozny and Elkan (2002), one-vs-rest calibration and normalisation.
+    """
+
+    kind: ClassVar[str] = "ovr"
+    members: tuple[BinaryScorer, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.members) < 2:
+            raise ArtifactError("a one-vs-rest scorer needs at least two members")
+        if len({m.n_features for m in self.members}) != 1:
+            raise ArtifactError("one-vs-rest members disagree on the number of features")
+
+    @property
+    def n_features(self) -> int:
+        return self.members[0].n_features
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.members)
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        return normalise_rows(np.column_stack([m.proba(X)[:, 1] for m in self.members]))
+
+    def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        specs: list[dict[str, Any]] = []
+        arrays: dict[str, np.ndarray] = {}
+        for k, member in enumerate(self.members):
+            spec, parts = member.to_parts()
+            specs.append(spec)
+            arrays.update({f"m{k}/{name}": arr for name, arr in parts.items()})
+        return {"n_classes": len(self.members), "members": specs}, arrays
+
+    @classmethod
+    def from_parts(
+        cls, spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
+    ) -> OneVsRestScorer:
+        specs = spec.get("members")
+        k = spec.get("n_classes")
+        if not isinstance(specs, list) or not isinstance(k, int) or len(specs) != k or k < 2:
+            raise ArtifactError("one-vs-rest scorer needs n_classes >= 2 member specs")
+        members = []
+        for i, member_spec in enumerate(specs):
+            if not isinstance(member_spec, dict):
+                raise ArtifactError(f"one-vs-rest member {i} spec must be a JSON object")
+            prefix = f"m{i}/"
+            part = {n[len(prefix) :]: a for n, a in arrays.items() if n.startswith(prefix)}
+            members.append(BinaryScorer.from_parts(member_spec, part, n_features))
+        return cls(tuple(members))

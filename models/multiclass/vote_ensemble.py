@@ -1,0 +1,177 @@
+"""Numpy-only vector-valued ensemble: weighted class votes of multiclass weak learners.
+
+Every multiclass learner of this package outputs a class index ``Phi_m(x)`` in
+``{0, ..., K-1}``: SAMME's ``T^{(m)}(x)`` (Zhu et al. 2009) and the angle-based
+candidates ``g^{(m)}(x) = w_{Phi_m(x)}`` of Yang et al. (section 4). All of their vector
+outputs are functions of the weighted votes
+
+    ``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``,   shape (n, K),
+
+(SAMME's ``f_k`` directly, the angle-based scores through
+:func:`models.multiclass.simplex.scores_from_votes`). :class:`VoteEnsemble` stores the
+learners in a core :class:`models.ensemble.Ensemble` (``"stumps"`` or ``"trees"``, the
+same validated flat arrays and the same artifact format) whose leaf values are class
+indices, and computes ``V`` with numpy only. :mod:`models.ensemble` is not changed.
+
+Stumps are evaluated without a per-learner loop: with ``L_m(x) = I(x_{j_m} <= t_m)``,
+``V(x) = sum_m beta_m e_{right_m} + L(x) @ D + isnan(x) @ Miss`` where
+``D_m = beta_m (e_{left_m} - e_{right_m})`` and ``Miss`` moves NaN rows from the right
+value to the missing value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from models.ensemble import Ensemble
+from models.exceptions import ArtifactError, InvalidInput
+
+__all__ = ["VoteEnsemble"]
+
+_CHUNK = 4096
+_STUMP_VALUES = ("value_left", "value_right", "value_missing")
+
+
+def _class_values(ensemble: Ensemble) -> list[np.ndarray]:
+    names = _STUMP_VALUES if ensemble.kind == "stumps" else ("node_value",)
+    return [ensemble.arrays[n] for n in names]
+
+
+@dataclass(frozen=True, eq=False)
+class VoteEnsemble:
+    """Weak learners voting for classes with weights ``beta_m > 0``.
+
+    Parameters
+    ----------
+    ensemble : Ensemble
+        Learners whose outputs (stump values / tree leaf values) are class indices
+        ``0..K-1`` stored as float64; ``ensemble.alphas`` are the weights ``beta_m``.
+    n_classes : int
+        ``K >= 2``.
+
+    Raises
+    ------
+    ArtifactError
+        If ``n_classes`` is not an integer >= 2 or a learner output is not a class index.
+
+    References
+    ----------
+    J. Zhu, H. Zou, S. Rosset, T. Hastie. "Multi-class AdaBoost", Statistics and Its
+    Interface 2 (2009): the SAMME classifier ``argmax_k sum_m alpha_m I(T_m(x) = k)``.
+    Y. Yang, Y. Guo, X. Chang (2020), Algorithm 1 step 9 / Algorithm 2 step 10:
+    ``f(x) = sum_m beta_m g_m(x)`` with ``g_m(x) = w_{Phi_m(x)}``.
+    """
+
+    ensemble: Ensemble
+    n_classes: int
+    _derived: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        k = self.n_classes
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
+            raise ArtifactError(f"n_classes must be an integer >= 2, got {k!r}")
+        object.__setattr__(self, "n_classes", int(k))
+        for values in _class_values(self.ensemble):
+            if np.any((values != np.round(values)) | (values < 0) | (values >= k)):
+                raise ArtifactError(f"learner outputs must be class indices in [0, {k})")
+        d: dict[str, Any] = {}
+        if self.ensemble.kind == "stumps":
+            a, beta = self.ensemble.arrays, self.ensemble.alphas
+            m = np.arange(beta.size)
+            vl, vr, vm = (a[n].astype(np.intp) for n in _STUMP_VALUES)
+            diff = np.zeros((beta.size, k))
+            np.add.at(diff, (m, vl), beta)
+            np.add.at(diff, (m, vr), -beta)
+            miss = np.zeros((self.ensemble.n_features, k))
+            feature = a["feature"].astype(np.intp)
+            np.add.at(miss, (feature, vm), beta)
+            np.add.at(miss, (feature, vr), -beta)
+            d.update(
+                const=np.bincount(vr, weights=beta, minlength=k),
+                diff=diff,
+                miss=miss,
+                feature=feature,
+                threshold=a["threshold"],
+            )
+        object.__setattr__(self, "_derived", d)
+
+    # ------------------------------------------------------------ properties
+    @property
+    def n_features(self) -> int:
+        """Number of input columns."""
+        return int(self.ensemble.n_features)
+
+    @property
+    def n_learners(self) -> int:
+        """Number of weak learners M."""
+        return self.ensemble.n_learners
+
+    @property
+    def betas(self) -> np.ndarray:
+        """Learner weights ``beta_m`` (SAMME's ``alpha^{(m)}``), shape (M,)."""
+        return self.ensemble.alphas
+
+    @property
+    def total(self) -> float:
+        """``sum_m beta_m``."""
+        return float(self.ensemble.alphas.sum())
+
+    # ------------------------------------------------------------ prediction
+    def _check_X(self, X: Any) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise InvalidInput(f"X must be 2-D with {self.n_features} columns, got shape {X.shape}")
+        return X
+
+    def learner_classes(self, X: Any) -> np.ndarray:
+        """Class index ``Phi_m(x)`` of every learner, shape (n, M), int."""
+        return self.ensemble.learner_outputs(self._check_X(X)).astype(np.intp)
+
+    def votes(self, X: Any) -> np.ndarray:
+        """``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``, shape (n, K)."""
+        X = self._check_X(X)
+        out = np.empty((X.shape[0], self.n_classes))
+        d = self._derived
+        has_nan = bool(np.isnan(X).any())
+        for i in range(0, X.shape[0], _CHUNK):
+            xc = X[i : i + _CHUNK]
+            if self.ensemble.kind == "stumps":
+                left = (np.take(xc, d["feature"], axis=1) <= d["threshold"]).astype(np.float64)
+                v = left @ d["diff"] + d["const"]
+                if has_nan:
+                    v += np.isnan(xc).astype(np.float64) @ d["miss"]
+            else:
+                h = self.ensemble.learner_outputs(xc)
+                beta = self.ensemble.alphas
+                v = np.stack([(h == k).astype(np.float64) @ beta for k in range(self.n_classes)], 1)
+            out[i : i + _CHUNK] = v
+        return out
+
+    def vote_fractions(self, X: Any) -> np.ndarray:
+        """``V(x) / sum_m beta_m``: rows in [0, 1] summing to 1, shape (n, K).
+
+        For two classes, column 1 is the weighted vote fraction s(x) of Eq. 24 of
+        Nikolaou et al. (2016).
+        """
+        return np.clip(self.votes(X) / self.total, 0.0, 1.0)
+
+    def staged_votes(self, X: Any) -> np.ndarray:
+        """Votes of the first ``m`` learners for m = 1..M, shape (M, n, K)."""
+        h = self.learner_classes(X)
+        onehot = h[:, :, None] == np.arange(self.n_classes)
+        return np.cumsum(onehot * self.betas[None, :, None], axis=1).transpose(1, 0, 2)
+
+    # ----------------------------------------------------------- persistence
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Flat name -> numeric array mapping (the core ensemble's arrays)."""
+        return self.ensemble.to_arrays()
+
+    @classmethod
+    def from_arrays(
+        cls, arrays: dict[str, np.ndarray], kind: str, n_features: int, n_classes: int
+    ) -> VoteEnsemble:
+        """Rebuild from :meth:`to_arrays`, validating everything (raises ArtifactError)."""
+        return cls(Ensemble.from_arrays(arrays, kind=kind, n_features=n_features), n_classes)

@@ -1,0 +1,309 @@
+"""Multiclass weak learners: stumps over binned features and scikit-learn trees.
+
+Each round a learner ``Phi: x -> {0..K-1}`` is fitted in one of two ways:
+
+``fit_costs(cost)``
+    The cost-weighted criterion of Lemmas 1 and 2 of Yang et al.:
+    ``Phi = argmin_Phi sum_i cost[i, Phi(x_i)]`` with ``cost`` the ``(n, K)`` matrix
+    ``alpha^{(m)}_{i,k}`` (cost of putting row ``i`` in class ``k``).
+``fit_weighted(w)``
+    Ordinary weighted classification of the training labels (step 2(a) of SAMME,
+    Zhu et al. 2009): ``"error"`` = ``fit_costs(w_i I(k != y_i))``, the weighted error;
+    ``"gini"`` = weighted Gini, like ``DecisionTreeClassifier``.
+
+:class:`MulticlassStumpTrainer` solves both *exactly* over the binned thresholds of
+:func:`models.binning.bin_features`: one sparse product ``A @ G`` gives the per-bin
+sums of the ``(n, K)`` matrix ``G`` for every feature; cumulative sums over the bins
+give every split at once. With ``K = 2`` and the error criterion it reproduces the
+core's :class:`models.weak.StumpTrainer` float for float.
+
+:class:`MulticlassTreeTrainer` fits ``DecisionTreeClassifier(max_depth)`` (exported with
+:func:`models.weak.tree.export_tree`). For ``fit_costs`` it uses the exact reduction of
+a cost matrix to weighted labels: row ``i`` is repeated with label ``k`` and weight
+``max_j cost[i, j] - cost[i, k]`` (rows of weight 0 dropped), whose weighted 0-1 error
+is ``sum_i cost[i, Phi(x_i)]`` plus a constant; the Gini splits are a surrogate, and
+the leaf labels are then set to the exact ``argmin_k`` of the summed costs of the
+training rows in the leaf.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.tree import DecisionTreeClassifier
+
+from models.binning import bin_features
+from models.ensemble import Ensemble
+from models.exceptions import InvalidInput
+from models.multiclass.vote_ensemble import VoteEnsemble
+from models.weak.base import Stump, stumps_ensemble
+from models.weak.tree import TreeArrays, export_tree, trees_ensemble
+
+__all__ = [
+    "MULTICLASS_WEAK_LEARNERS",
+    "STUMP_CRITERIA",
+    "MulticlassTrainer",
+    "MulticlassStumpTrainer",
+    "MulticlassTreeTrainer",
+    "make_trainer",
+]
+
+MULTICLASS_WEAK_LEARNERS = ("stump", "tree")
+STUMP_CRITERIA = ("error", "gini")
+
+
+class MulticlassTrainer(Protocol):
+    """Fits one class-valued learner per round on fixed training rows."""
+
+    def fit_costs(self, cost: np.ndarray) -> tuple[object, np.ndarray]: ...
+
+    def fit_weighted(self, w: np.ndarray) -> tuple[object, np.ndarray]: ...
+
+    def assemble(self, learners: list[object], betas: np.ndarray) -> VoteEnsemble: ...
+
+
+class MulticlassStumpTrainer:
+    """Exact multiclass decision stump over binned features (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training matrix (finite or NaN), binned once.
+    y : ndarray of shape (n,)
+        Class indices ``0..K-1`` (used by :meth:`fit_weighted`).
+    n_classes : int
+        ``K``.
+    max_bins : int
+        Codes per feature including the missing bin, in [3, 256].
+    criterion : {"error", "gini"}
+        Criterion of :meth:`fit_weighted`.
+    sample_weight : ndarray, optional
+        Rows with weight 0 do not define thresholds.
+
+    Notes
+    -----
+    Each side predicts its cheapest class (``"gini"``: its heaviest class); ties go to
+    the lower class index. NaN joins the side with the better criterion, or the side
+    with more total weight (ties: left), as in the core stump.
+
+    References
+    ----------
+    Yang, Guo and Chang (2020), Lemma 1 / Lemma 2 (``Phi = argmin sum_i alpha_{i,Phi(x_i)}``);
+    Zhu et al. (2009), SAMME step 2(a).
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        n_classes: int,
+        max_bins: int = 256,
+        criterion: str = "error",
+        sample_weight: np.ndarray | None = None,
+    ) -> None:
+        if criterion not in STUMP_CRITERIA:
+            raise InvalidInput(
+                f"stump_criterion must be one of {STUMP_CRITERIA}, got {criterion!r}"
+            )
+        self.criterion = criterion
+        self.n_classes = int(n_classes)
+        self.binned = bin_features(X, max_bins, sample_weight)
+        n_features, n = self.binned.codes.shape
+        self.n_features = n_features
+        self._nb = nb = self.binned.max_bins
+        self._onehot = (np.asarray(y)[:, None] == np.arange(self.n_classes)).astype(np.float64)
+        indices = np.empty(n_features * n, dtype=np.int32)
+        counts = np.empty((n_features, nb), dtype=np.int64)
+        for j in range(n_features):  # row (j, b) of A holds the examples of bin b, in order
+            indices[j * n : (j + 1) * n] = np.argsort(self.binned.codes[j], kind="stable")
+            counts[j] = np.bincount(self.binned.codes[j], minlength=nb)
+        indptr = np.zeros(n_features * nb + 1, dtype=np.int64)
+        np.cumsum(counts.ravel(), out=indptr[1:])
+        self._A = sp.csr_matrix(
+            (np.ones(indices.size), indices, indptr), shape=(indptr.size - 1, n)
+        )
+        self._valid = np.arange(nb - 2)[None, :] < self.binned.n_thresholds[:, None]
+
+    def _criterion(self, left: np.ndarray, right: np.ndarray, mode: str) -> np.ndarray:
+        """Criterion (lower is better) of class sums ``left``/``right`` (.., K, bins)."""
+        if mode == "cost":
+            return left.min(axis=-2) + right.min(axis=-2)
+        wl, wr = left.sum(axis=-2), right.sum(axis=-2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            gl = np.where(wl > 0, (left * left).sum(axis=-2) / wl, 0.0)
+            gr = np.where(wr > 0, (right * right).sum(axis=-2) / wr, 0.0)
+        return -(gl + gr)
+
+    def _fit(self, G: np.ndarray, mode: str) -> tuple[Stump, np.ndarray]:
+        nb, k = self._nb, self.n_classes
+        pick = np.argmin if mode == "cost" else np.argmax
+        hist = np.ascontiguousarray(
+            np.asarray(self._A @ G).reshape(self.n_features, nb, k).transpose(0, 2, 1)
+        )  # (features, K, bins): sums over bins run along the contiguous last axis
+        cl = np.cumsum(hist[:, :, : nb - 2], axis=2)
+        total = hist[:, :, : nb - 1].sum(axis=2, keepdims=True)
+        cr, miss = total - cl, hist[:, :, nb - 1 :]
+        s_left = np.where(self._valid, self._criterion(cl + miss, cr, mode), np.inf)
+        s_right = np.where(self._valid, self._criterion(cl, cr + miss, mode), np.inf)
+        best = np.minimum(s_left, s_right)
+        codes = self.binned.codes
+        if not np.isfinite(best).any():  # no feature can be split: constant learner
+            v = float(pick(G.sum(axis=0)))
+            return Stump(0, 0.0, v, v, v), np.full(codes.shape[1], int(v))
+        j, t = np.unravel_index(int(np.argmin(best)), best.shape)
+        if s_left[j, t] != s_right[j, t]:
+            miss_left = bool(s_left[j, t] < s_right[j, t])
+        else:
+            miss_left = bool(cl[j, :, t].sum() - cr[j, :, t].sum() >= 0)
+        h = hist[j]
+        lsum, rsum = h[:, : t + 1].sum(axis=1), h[:, t + 1 : nb - 1].sum(axis=1)
+        if miss_left:
+            lsum = lsum + h[:, nb - 1]
+        else:
+            rsum = rsum + h[:, nb - 1]
+        vl, vr = int(pick(lsum)), int(pick(rsum))
+        vm = vl if miss_left else vr
+        c = codes[j]
+        phi = np.where(c <= t, vl, vr)
+        if self.binned.has_missing[j]:
+            phi[c == nb - 1] = vm
+        stump = Stump(int(j), float(self.binned.thresholds[j, t]), float(vl), float(vr), float(vm))
+        return stump, phi
+
+    def fit_costs(self, cost: np.ndarray) -> tuple[Stump, np.ndarray]:
+        """Stump minimising ``sum_i cost[i, Phi(x_i)]`` exactly; returns it and ``Phi(x_i)``."""
+        return self._fit(cost, "cost")
+
+    def fit_weighted(self, w: np.ndarray) -> tuple[Stump, np.ndarray]:
+        """Stump minimising the weighted error (or weighted Gini) of the labels."""
+        if self.criterion == "error":
+            return self._fit(w[:, None] * (1.0 - self._onehot), "cost")
+        return self._fit(w[:, None] * self._onehot, "gini")
+
+    def assemble(self, learners: list[object], betas: np.ndarray) -> VoteEnsemble:
+        """Pack the kept stumps into a :class:`VoteEnsemble` of kind ``"stumps"``."""
+        ens = stumps_ensemble(learners, betas, self.n_features)  # type: ignore[arg-type]
+        return VoteEnsemble(ens, self.n_classes)
+
+
+class MulticlassTreeTrainer:
+    """``DecisionTreeClassifier(max_depth)`` per round (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training matrix (finite or NaN).
+    y : ndarray of shape (n,)
+        Class indices ``0..K-1``.
+    n_classes : int
+        ``K``.
+    max_depth : int
+        Depth limit in [1, 8] (depth 1: multiclass stumps, as scikit-learn's SAMME uses).
+    random_state : numpy Generator, optional
+        Source of one tree seed per round.
+
+    References
+    ----------
+    Yang, Guo and Chang (2020), section 5 (CART trees as weak learners); Zhu et al. (2009).
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        n_classes: int,
+        max_depth: int = 3,
+        random_state: np.random.Generator | None = None,
+    ) -> None:
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer):
+            raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
+        if not 1 <= max_depth <= 8:
+            raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
+        self.max_depth = int(max_depth)
+        self.n_classes = int(n_classes)
+        self.n_features = X.shape[1]
+        self._X = X
+        self._X32 = np.asarray(X, dtype=np.float32)
+        self._y = np.asarray(y)
+        self._nan = np.isnan(X).any(axis=0)
+        self._rng = random_state if random_state is not None else np.random.default_rng(0)
+
+    def _tree(self) -> DecisionTreeClassifier:
+        seed = int(self._rng.integers(np.iinfo(np.int32).max))
+        return DecisionTreeClassifier(max_depth=self.max_depth, random_state=seed)
+
+    def _leaves(self, tree: TreeArrays) -> np.ndarray:
+        """Local leaf index reached by every training row (float64 path, as served)."""
+        marked = tree._replace(value=np.arange(tree.value.size, dtype=np.float64))
+        single: Ensemble = trees_ensemble([marked], np.ones(1), self.n_features)
+        return single.learner_outputs(self._X)[:, 0].astype(np.intp)
+
+    def _finish(self, tree: TreeArrays, labels: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
+        tree = tree._replace(value=labels.astype(np.float64))
+        return tree, labels[self._leaves(tree)].astype(np.intp)
+
+    def _constant(self, label: int) -> tuple[TreeArrays, np.ndarray]:
+        i32 = np.array([-1], dtype=np.int32)
+        tree = TreeArrays(
+            i32, np.zeros(1), i32, i32, np.zeros(1, np.uint8), np.full(1, label * 1.0)
+        )
+        return tree, np.full(self._X.shape[0], label, dtype=np.intp)
+
+    def fit_weighted(self, w: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
+        """Tree fitted to the labels with sample weights ``w``; returns it and ``Phi(x_i)``."""
+        clf = self._tree().fit(self._X32, self._y, sample_weight=w)
+        frac = clf.tree_.value[:, 0, :]
+        labels = np.asarray(clf.classes_)[np.argmax(frac, axis=1)]
+        return self._finish(export_tree(clf, self._nan), labels)
+
+    def fit_costs(self, cost: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
+        """Tree for ``argmin sum_i cost[i, Phi(x_i)]`` by the weighted-label reduction."""
+        expanded = cost.max(axis=1, keepdims=True) - cost
+        rows, ks = np.nonzero(expanded > 0)
+        if rows.size == 0 or np.all(ks == ks[0]):  # nothing to split on: one leaf
+            return self._constant(int(np.argmin(cost.sum(axis=0))))
+        clf = self._tree().fit(self._X32[rows], ks, sample_weight=expanded[rows, ks])
+        tree = export_tree(clf, self._nan)
+        leaf = self._leaves(tree)
+        n_nodes = tree.value.size
+        sums = np.stack(
+            [
+                np.bincount(leaf, weights=cost[:, k], minlength=n_nodes)
+                for k in range(self.n_classes)
+            ],
+            axis=1,
+        )
+        fallback = np.asarray(clf.classes_)[np.argmax(clf.tree_.value[:, 0, :], axis=1)]
+        seen = np.bincount(leaf, minlength=n_nodes) > 0
+        labels = np.where(seen, np.argmin(sums, axis=1), fallback)
+        return self._finish(tree, labels)
+
+    def assemble(self, learners: list[object], betas: np.ndarray) -> VoteEnsemble:
+        """Pack the kept trees into a :class:`VoteEnsemble` of kind ``"trees"``."""
+        ens = trees_ensemble(learners, betas, self.n_features)  # type: ignore[arg-type]
+        return VoteEnsemble(ens, self.n_classes)
+
+
+def make_trainer(
+    weak_learner: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    *,
+    max_depth: int = 3,
+    max_bins: int = 256,
+    criterion: str = "error",
+    seed: int = 0,
+    sample_weight: np.ndarray | None = None,
+) -> Any:
+    """The trainer for ``weak_learner`` in :data:`MULTICLASS_WEAK_LEARNERS`."""
+    if weak_learner == "stump":
+        return MulticlassStumpTrainer(X, y, n_classes, max_bins, criterion, sample_weight)
+    if weak_learner == "tree":
+        return MulticlassTreeTrainer(X, y, n_classes, max_depth, np.random.default_rng(seed))
+    raise InvalidInput(
+        f"weak_learner must be one of {MULTICLASS_WEAK_LEARNERS} for multiclass boosting, got "
+        f"{weak_learner!r} (the univariate logistic learner is binary only)"
+    )
