@@ -4,6 +4,9 @@ equivalence with AdaBoost at 1/2, serving and artifacts."""
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +30,7 @@ from models.jous import (
 )
 from models.scorers import SCORER_KINDS
 
+ROOT = Path(__file__).resolve().parents[2]
 COMMON = {
     "n_estimators": 15,
     "weak_learner": "stump",
@@ -309,6 +313,13 @@ def test_round_trip_through_artifacts_is_exact(weak_learner: str, sampling: str)
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
     assert loaded.feature_names == ("a", "b", "c", "d") and loaded.classes == (0, 1)
     assert loaded.metadata["jous"] == {"delta": 10, "nu": 1.0, "sampling": sampling}
+
+
+def test_artifacts_module_registers_the_jous_kind_by_itself() -> None:
+    # A fresh interpreter that loads artifacts without importing models.jous first
+    # (the service's predict path) must know the "jous" kind.
+    code = "import models.artifacts, models.scorers as s; assert 'jous' in s.SCORER_KINDS"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 def test_malformed_jous_parts_are_refused() -> None:
