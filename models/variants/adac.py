@@ -145,7 +145,7 @@ class AdaC2(CostSensitiveBoosting):
     def _alpha(self, y: np.ndarray, h: np.ndarray, w: np.ndarray) -> float:
         """Table 2, AdaC2: 1/2 log(sum_ok D_i c_i / sum_nok D_i c_i)."""
         wc = w * self._c
-        nok = float(wc[h != y].sum())
+        nok = float(np.dot(wc, h != y))
         return half_log_ratio(float(wc.sum()) - nok, nok)
 
     def _update_weights(

@@ -11,12 +11,14 @@ alpha_t = 1/2 log((1 + r_t) / (1 - r_t)) with r_t = sum_i D^t_i beta_i y_i h_t(x
 (= S_ok(D beta) - S_nok(D beta)); AdaCost(beta2) uses AdaBoost's alpha (Eq. 5).
 
 Cost scaling: c_hat = c / max(c_fp, c_fn) in (0, 1], Fan et al.'s range: beta is then
-in [0, 1] and |r_t| <= 1 (alpha real). The scale matters: with c_fp == c_fn, c_hat = 1,
-beta is 1 on mistakes and 0 on correct examples, so correct examples keep their weight
-and AdaCost's r_t = -eps_t < 0 -- no positive alpha exists and training stops at the
-first round (TrainingError), the "meaningless negative alpha" of footnote 9. Neither
-variant reduces to AdaBoost (section 2.3). AdaCost usually stops early for the same
-reason; AdaCost(beta2) has a positive alpha whenever eps_t < 1/2.
+in [0, 1] and |r_t| <= 1 (alpha real). The scale matters. Since
+r_t = sum_i D^t_i (1 - c_i)/2 - eps_t, AdaCost's alpha is positive iff
+eps_t < (1 - cbar_t)/2 with cbar_t = sum_i D^t_i c_i, a much stronger demand than
+AdaBoost's eps_t < 1/2: weak learners often fail it already in the first round
+(TrainingError), and with c_fp == c_fn (c_hat = 1, beta = 1 on mistakes and 0 on
+correct examples) it can never hold -- the "meaningless negative alpha" of footnote 9.
+AdaCost(beta2) has a positive alpha whenever eps_t < 1/2. Neither variant reduces to
+AdaBoost (section 2.3).
 
 Properties (Table 4): FGD-inconsistent, cost-inconsistent, asymmetry-swapping; Table 3
 gives no loss of the margin. Note (ours, not the paper's): for learners with outputs

@@ -272,6 +272,20 @@ def test_adacost_with_equal_costs_has_no_positive_alpha(noisy: tuple) -> None:
         AdaCost(c_fp=2.0, c_fn=2.0, n_estimators=5).fit(X, y)
 
 
+def test_adacost_alpha_is_positive_iff_eps_below_half_the_mean_cost_complement() -> None:
+    # r = sum_i D_i (1 - c_i)/2 - eps (module docstring of models.variants.adacost)
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        y = np.where(rng.random(30) < 0.5, 1.0, -1.0)
+        h = np.where(rng.random(30) < rng.uniform(0.5, 1.0), y, -y)
+        est = AdaCost(c_fp=rng.uniform(0.1, 5), c_fn=rng.uniform(0.1, 5))
+        est._setup(y, np.ones(30))
+        w = rng.dirichlet(np.ones(30))
+        bound = 0.5 * (1.0 - float(w @ est._c)) - float(w[h != y].sum())
+        alpha = est._alpha(y, h, w)
+        assert abs(bound) < 1e-12 or np.sign(alpha) == np.sign(bound)
+
+
 # ------------------------------------------------- footnote 9, edge cases, params
 def test_no_positive_real_alpha_stops_training(noisy: tuple) -> None:
     X, y = noisy
