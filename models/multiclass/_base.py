@@ -9,7 +9,8 @@ the rounds; a subclass supplies four small pieces:
 * ``_advance(phi, beta)`` -- the state update; False if it became non-finite.
 
 Termination (``termination_reason_``), in the order of :mod:`models._base`:
-``"no_positive_alpha"`` (``beta`` not a positive real: the learner is not added; on the
+``"no_positive_alpha"`` (``beta`` not a positive real, i.e. a weighted error at chance
+level within a relative 1e-12 (:func:`at_chance`): the learner is not added; on the
 first round :class:`TrainingError`), ``"perfect_fit"`` (``eps == 0``: the learner is
 kept with a finite weight from the clipped ``eps``, then training stops),
 ``"non_finite_weights"`` (the round is dropped) and ``"max_rounds"``.
@@ -32,7 +33,19 @@ from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.multiclass.vote_ensemble import VoteEnsemble
 from models.multiclass.weak import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
 
-__all__ = ["MulticlassBoosting", "EPS_CLIP"]
+__all__ = ["MulticlassBoosting", "EPS_CLIP", "CHANCE_RTOL", "at_chance"]
+
+CHANCE_RTOL = 1e-12
+
+
+def at_chance(err: float, chance: float) -> bool:
+    """Whether a weighted error is at (or worse than) chance level ``chance``.
+
+    Within a relative ``1e-12`` of chance counts as chance: a constant learner on
+    balanced classes has error exactly ``chance`` mathematically, but a float sum may
+    land a few ulps below and would otherwise get a meaningless positive weight.
+    """
+    return err >= chance * (1.0 - CHANCE_RTOL)
 
 
 class MulticlassBoosting(ClassifierMixin, BaseEstimator):

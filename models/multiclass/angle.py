@@ -38,7 +38,7 @@ from scipy.special import expit
 
 from models.exceptions import NotFitted, TrainingError
 from models.inference import InferenceModel
-from models.multiclass._base import EPS_CLIP, MulticlassBoosting
+from models.multiclass._base import EPS_CLIP, MulticlassBoosting, at_chance
 from models.multiclass.costs import check_cost_matrix
 from models.multiclass.scorers import AngleScorer, theorem2_probabilities
 from models.multiclass.simplex import scores_from_votes, simplex_vertices
@@ -205,7 +205,8 @@ class AngleAdaBoost(_AngleBoosting):
     def _step(self, phi: np.ndarray) -> tuple[float, float]:
         """``eps`` (Eq. 22) and ``beta`` (Eq. 21)."""
         eps = self._eps(phi)
-        return eps, lemma1_beta(eps, len(self.classes_))
+        k = len(self.classes_)
+        return eps, 0.0 if at_chance(eps, 1.0 / k) else lemma1_beta(eps, k)
 
     def _advance(self, phi: np.ndarray, beta: float) -> bool:
         """Steps 6-7: ``alpha_{i,k} exp(beta <g(x_i), w_k>)``, renormalised."""
@@ -242,7 +243,7 @@ class AngleLogitBoost(_AngleBoosting):
         """``eps`` (Eq. 22) and ``beta = argmin_beta R(beta)`` of Eq. 28."""
         k = len(self.classes_)
         eps = self._eps(phi)
-        if eps >= 1.0 / k:
+        if at_chance(eps, 1.0 / k):
             return eps, 0.0  # R'(0) >= 0: no descent direction
         cap = 2.0 * lemma1_beta(EPS_CLIP, k)
         self._state_u = self._inner(phi)

@@ -10,8 +10,9 @@ Algorithm 2 of Zhu et al. (discrete SAMME):
 3. ``C(x) = argmax_k sum_m alpha^{(m)} I(T^{(m)}(x) = k)``.
 
 For ``K = 2`` this is AdaBoost with ``alpha^{(m)} = 2 alpha_t`` (Eq. 5 of Nikolaou et
-al.), hence the same predictions. ``alpha > 0`` iff ``err < 1 - 1/K``; otherwise
-training stops without the learner (scikit-learn does the same). With ``err = 0`` the
+al.), hence the same predictions. ``alpha > 0`` iff ``err < 1 - 1/K`` (errors within a
+relative 1e-12 of ``1 - 1/K`` count as chance, :func:`models.multiclass._base.at_chance`);
+otherwise training stops without the learner (scikit-learn does the same). With ``err = 0`` the
 learner is kept with ``err`` clipped to 1e-10 and training stops (scikit-learn gives it
 weight 1 instead; that only changes how much such a perfect learner dominates).
 
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from models.exceptions import InvalidInput
-from models.multiclass._base import EPS_CLIP, MulticlassBoosting
+from models.multiclass._base import EPS_CLIP, MulticlassBoosting, at_chance
 from models.multiclass.scorers import VOTE_SCORES as SCORES
 from models.multiclass.scorers import raw_vote_scores
 
@@ -124,8 +125,11 @@ class SAMME(MulticlassBoosting):
         w = self._state_w
         self._state_wrong = phi != self._state_y
         err = float(w[self._state_wrong].sum() / w.sum())
+        k = len(self.classes_)
+        if at_chance(err, 1.0 - 1.0 / k):
+            return err, 0.0
         e = min(max(err, EPS_CLIP), 1.0 - EPS_CLIP)
-        return err, float(np.log((1.0 - e) / e) + np.log(len(self.classes_) - 1.0))
+        return err, float(np.log((1.0 - e) / e) + np.log(k - 1.0))
 
     def _advance(self, phi: np.ndarray, beta: float) -> bool:
         """Step 2(d): ``w_i <- w_i exp(alpha I(y_i != T(x_i)))``, renormalised."""
