@@ -91,6 +91,11 @@ class _AngleBoosting(MulticlassBoosting):
         self._state_cy = cy / total
         self._state_a = self._state_cy.copy()
         self._state_rows = np.arange(y.size)
+        self.calibration_info_ = {
+            "method": "none", "split": "none", "n_boost": int(y.size), "n_calibration": 0,
+            "note": "angle-based: decisions embody the training cost matrix (rule 'fixed'); "
+            "not calibrated",
+        }  # fmt: skip
 
     def _fit_learner(self, trainer: Any) -> tuple[object, np.ndarray]:
         """``Phi = argmin_Phi sum_i alpha_{i,Phi(x_i)}`` (Lemma 1 / Lemma 2)."""
@@ -186,6 +191,9 @@ class AngleAdaBoost(_AngleBoosting):
         Final ensemble size.
     termination_reason_ : str
         As in :mod:`models.multiclass._base`.
+    calibration_info_ : dict
+        ``{"method": "none", ...}``: these models are never calibrated (for the service's
+        version metadata).
 
     Notes
     -----

@@ -194,6 +194,7 @@ def test_served_with_the_fixed_rule_and_refuses_other_costs(cls: type) -> None:
     model = cls(30, cost_matrix=c).fit(X, y)
     inf = model.to_inference()
     assert inf.rule == "fixed" and inf.classes == (0, 1, 2)
+    assert model.calibration_info_["method"] == "none"  # recorded as never calibrated
     np.testing.assert_array_equal(inf.training_costs, c)
     pred = model.predict(X)
     np.testing.assert_array_equal(inf.decide(X, None).labels_index, pred)
