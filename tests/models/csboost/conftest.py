@@ -1,0 +1,54 @@
+"""Shared data and references for the tests of models.csboost."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+
+def binary_data(
+    n: int = 600, f: int = 5, seed: int = 0, nan: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """A noisy non-linear binary problem; ``nan`` is the share of missing entries."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, f))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(scale=0.5, size=n) > 0).astype(int)
+    if nan:
+        X[rng.random(X.shape) < nan] = np.nan
+    return X, y
+
+
+def gaussians(n: int = 10_000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's synthetic problem (section 5.1): N(+1, 1) (y = 1), N(-1, 1) (y = 0)."""
+    rng = np.random.default_rng(seed)
+    x = np.r_[rng.normal(1.0, 1.0, n), rng.normal(-1.0, 1.0, n)][:, None]
+    return x, np.r_[np.ones(n, dtype=int), np.zeros(n, dtype=int)]
+
+
+GRID = np.linspace(-4.0, 2.0, 6001)
+
+
+def boundary_and_excess_risk(model: object, c1: float, c2: float = 1.0) -> tuple[float, float]:
+    """Effective boundary of a 1-D model and its excess cost risk over the Bayes rule.
+
+    The learned decision region {x: F(x) >= 0} may have several crossings; the effective
+    boundary is the threshold t whose rule 1[x >= t] disagrees least with it (disagreement
+    measured under the true mixture density). The risk is C1 P(miss) + C2 P(false
+    positive) under the true Gaussians (priors 1/2), relative to the Bayes rule at
+    x* = -1/2 log(C1/C2) (Eq. 57-58).
+    """
+    dx = GRID[1] - GRID[0]
+    pos = model.decision_function(GRID[:, None]) >= 0  # type: ignore[attr-defined]
+    dens = 0.5 * (norm.pdf(GRID - 1) + norm.pdf(GRID + 1))
+    mass_pos_below = np.r_[0.0, np.cumsum(pos * dens)[:-1]] * dx
+    mass_neg_above = (((~pos) * dens).sum() - np.r_[0.0, np.cumsum((~pos) * dens)[:-1]]) * dx
+    boundary = float(GRID[np.argmin(mass_pos_below + mass_neg_above)])
+    risk = (c1 * 0.5 * norm.pdf(GRID - 1) * ~pos + c2 * 0.5 * norm.pdf(GRID + 1) * pos).sum() * dx
+    xs = -0.5 * np.log(c1 / c2)
+    bayes = c1 * 0.5 * norm.cdf(xs - 1) + c2 * 0.5 * (1 - norm.cdf(xs + 1))
+    return boundary, float(risk / bayes - 1.0)
+
+
+def normalized(c_fp: float, c_fn: float) -> tuple[float, float]:
+    """(C1, C2) with C1 + C2 = 2 (see models.csboost._common)."""
+    return 2 * c_fn / (c_fp + c_fn), 2 * c_fp / (c_fp + c_fn)
