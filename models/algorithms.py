@@ -41,6 +41,10 @@ SPEC_MODULES: tuple[str, ...] = (
     "models.multiclass.angle",
     "models.multiclass.samme",
     "models.multiclass.ovr",
+    "models.csboost.cs_adaboost",
+    "models.csboost.adadb",
+    "models.csboost.cs_realboost",
+    "models.csboost.cs_logitboost",
 )
 
 PARAM_TYPES = ("int", "float", "str", "bool", "matrix")
