@@ -55,7 +55,13 @@ STUMP_CRITERIA = ("error", "gini")
 
 
 class MulticlassTrainer(Protocol):
-    """Fits one class-valued learner per round on fixed training rows."""
+    """Fits one class-valued learner per round on fixed training rows.
+
+    References
+    ----------
+    Yang, Guo and Chang (2020), Lemmas 1-2 (``fit_costs``); Zhu et al. (2009), SAMME
+    step 2(a) (``fit_weighted``).
+    """
 
     def fit_costs(self, cost: np.ndarray) -> tuple[object, np.ndarray]: ...
 
