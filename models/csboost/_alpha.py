@@ -40,14 +40,21 @@ Neurocomputing 118: the polynomial form of the step-size equation.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import brentq
 
 from models._base import EPS_CLIP
 
-__all__ = ["alpha_eq41", "alpha_loss_many", "alpha_polynomial", "loss_eq40", "bracket"]
+__all__ = [
+    "alpha_eq41",
+    "alpha_loss_many",
+    "alpha_polynomial",
+    "alpha_polynomial_many",
+    "bracket",
+    "loss_eq40",
+]
 
 
 def _clip_perfect(
@@ -158,6 +165,42 @@ def alpha_eq41(b: float, d: float, tp: float, tn: float, c1: float, c2: float) -
     return float(brentq(_scaled_derivative, lo, hi, args=args, xtol=1e-14, maxiter=200))
 
 
+def _safeguarded_newton(
+    newton: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    lo: np.ndarray,
+    hi: np.ndarray,
+    x0: np.ndarray,
+    tol: Callable[[np.ndarray], np.ndarray],
+    max_iter: int,
+) -> np.ndarray:
+    """Vectorised safeguarded Newton iteration (the "rtsafe" scheme of Numerical Recipes).
+
+    ``newton(x, idx) -> (f, x_new)`` gives, for the active entries ``idx``, the value of an
+    increasing function at ``x`` (only its sign is used, to shrink the bracket) and the
+    Newton iterate. A Newton iterate outside the bracket, or one not at least halving the
+    previous step, is replaced by bisection. An entry stops when its step is <= tol(x).
+    """
+    x, lo, hi = x0.copy(), lo.copy(), hi.copy()
+    dx_old = hi - lo
+    idx = np.arange(x.size)
+    for _ in range(max_iter):
+        xa = x[idx]
+        f, x_new = newton(xa, idx)
+        lo[idx] = np.where(f <= 0.0, xa, lo[idx])
+        hi[idx] = np.where(f >= 0.0, xa, hi[idx])
+        la, ha = lo[idx], hi[idx]
+        with np.errstate(invalid="ignore"):
+            slow = ~((x_new > la) & (x_new < ha)) | (np.abs(x_new - xa) > 0.5 * np.abs(dx_old[idx]))
+        x_new = np.where(slow, 0.5 * (la + ha), x_new)
+        x_new = np.where(f == 0.0, xa, x_new)
+        step = x_new - xa
+        x[idx], dx_old[idx] = x_new, step
+        idx = idx[np.abs(step) > tol(xa)]
+        if idx.size == 0:
+            break
+    return x
+
+
 def alpha_loss_many(
     b: np.ndarray,
     d: np.ndarray,
@@ -165,14 +208,17 @@ def alpha_loss_many(
     tn: float,
     c1: float,
     c2: float,
-    max_iter: int = 60,
+    max_iter: int = 100,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Roots of Eq. 41 and the minimum losses (40) of many learners at once.
 
-    Safeguarded Newton on L'(alpha) inside the bracket of :func:`bracket` (a Newton step
-    leaving the current bracket is replaced by bisection), all candidates vectorised,
-    until every step is below 1e-13 (1 + alpha). Candidates without a positive step get
-    alpha = 0 and loss T+ + T- (the loss of not moving).
+    Eq. 41 says that the positive and the negative terms of L'(alpha) are equal; in logs,
+    phi(alpha) = log(C1 b e^{C1 a} + C2 d e^{C2 a}) - log(C1 (T+ - b) e^{-C1 a}
+    + C2 (T- - d) e^{-C2 a}) = 0. phi is increasing with slope in [2 min C, 2 max C] (exactly
+    linear when C1 = C2), so Newton steps on phi converge in a few iterations; they run
+    vectorised over all candidates inside the bracket of :func:`bracket`, safeguarded by
+    bisection, until each step is below 1e-13 (1 + alpha). Candidates without a positive
+    step get alpha = 0 and loss T+ + T- (the loss of not moving).
 
     Returns
     -------
@@ -188,28 +234,83 @@ def alpha_loss_many(
     if not ok.any():
         return alpha, loss
     bo, do, lo, hi = b[ok], d[ok], lo[ok], hi[ok]
-    x = _start(lo, hi, c1, c2)
-    dx_old = hi - lo
-    for _ in range(max_iter):
-        t1, t2, t3, t4 = (np.exp(t) for t in _log_terms(x, bo, do, tp, tn, c1, c2))
-        g = t1 + t2 - t3 - t4
-        h = c1 * (t1 + t3) + c2 * (t2 + t4)
-        lo = np.where(g <= 0.0, x, lo)
-        hi = np.where(g >= 0.0, x, hi)
-        step = g / h
-        x_new = x - step
-        # rtsafe rule: bisect when Newton leaves the bracket or does not halve the step
-        slow = ~((x_new > lo) & (x_new < hi)) | (np.abs(step) > 0.5 * np.abs(dx_old))
-        x_new = np.where(slow, 0.5 * (lo + hi), x_new)
-        x_new = np.where(g == 0.0, x, x_new)
-        dx_old = x_new - x
-        done = np.abs(dx_old) <= 1e-13 * (1.0 + np.abs(x))
-        x = x_new
-        if done.all():
-            break
+
+    with np.errstate(divide="ignore"):  # log of the four coefficients of L'(alpha)
+        k1, k2 = np.log(c1 * bo), np.log(c2 * do)
+        k3, k4 = np.log(c1 * np.maximum(tp - bo, 0.0)), np.log(c2 * np.maximum(tn - do, 0.0))
+
+    def newton(x: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t1, t2 = k1[idx] + c1 * x, k2[idx] + c2 * x
+        t3, t4 = k3[idx] - c1 * x, k4[idx] - c2 * x
+        lp, ln = np.logaddexp(t1, t2), np.logaddexp(t3, t4)
+        phi = lp - ln
+        slope = (c1 * np.exp(t1 - lp) + c2 * np.exp(t2 - lp)) + (
+            c1 * np.exp(t3 - ln) + c2 * np.exp(t4 - ln)
+        )
+        return phi, x - phi / slope
+
+    x = _safeguarded_newton(
+        newton, lo, hi, _start(lo, hi, c1, c2), lambda x: 1e-13 * (1.0 + np.abs(x)), max_iter
+    )
     alpha[ok] = x
     loss[ok] = loss_eq40(x, bo, do, tp, tn, c1, c2)
     return alpha, loss
+
+
+def alpha_polynomial_many(
+    b: np.ndarray,
+    d: np.ndarray,
+    tp: float,
+    tn: float,
+    c1: float,
+    c2: float,
+    tol: float = 1e-6,
+    max_iter: int = 100,
+) -> np.ndarray:
+    """AdaDB's steps: the positive roots beta of the polynomial form of Eq. 41, by Newton.
+
+    P(beta) = C1 b beta^{2C1+C2} + C2 d beta^{C1+2C2} - C1 (T+ - b) beta^{C2}
+    - C2 (T- - d) beta^{C1}. Its coefficients change sign once when ordered by exponent
+    (the two negative terms have the smaller exponents), so by Descartes' rule of signs
+    it has exactly one positive root. Newton steps beta <- beta - P/P' (computed in log
+    beta, relative to the largest term, so that nothing overflows) start at the root for
+    equal costs, are safeguarded by bisection in log beta, and stop when
+    |delta log beta| ~ |delta beta| / beta <= tol (footnote 5 of Nikolaou et al.: Newton
+    steps, tolerance 1e-6). Returns alpha = log(beta); 0 where no positive step
+    decreases the loss.
+    """
+    b = np.asarray(b, dtype=np.float64)
+    d = np.asarray(d, dtype=np.float64)
+    b, d = _clip_perfect(b, d, tp, tn)
+    lo, hi, ok = bracket(b, d, tp, tn, c1, c2)
+    alpha = np.zeros_like(b)
+    if not ok.any():
+        return alpha
+    sign = np.array([1.0, 1.0, -1.0, -1.0])
+    expo = np.array([2 * c1 + c2, c1 + 2 * c2, c2, c1])
+    coef = np.stack([c1 * b, c2 * d, c1 * (tp - b), c2 * (tn - d)], axis=-1)[ok]
+    with np.errstate(divide="ignore"):
+        log_coef = np.log(np.maximum(coef, 0.0))
+
+    def newton(u: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t = log_coef[idx] + expo * u[:, None]
+        t = np.exp(t - t.max(axis=1, keepdims=True))  # common factor: cancels in P / P'
+        p = t @ sign
+        dp = t @ (sign * expo)  # beta P'(beta), same factor
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(dp > 0.0, 1.0 - p / dp, -1.0)  # beta_new / beta
+            u_new = np.where(ratio > 0.0, u + np.log(np.maximum(ratio, 1e-300)), -np.inf)
+        return p, u_new
+
+    alpha[ok] = _safeguarded_newton(
+        newton,
+        lo[ok],
+        hi[ok],
+        _start(lo[ok], hi[ok], c1, c2),
+        lambda u: np.full(u.shape, tol),
+        max_iter,
+    )
+    return alpha
 
 
 def alpha_polynomial(
@@ -220,49 +321,6 @@ def alpha_polynomial(
     c1: float,
     c2: float,
     tol: float = 1e-6,
-    max_iter: int = 100,
 ) -> float:
-    """AdaDB's step: the positive root beta of the polynomial form of Eq. 41, by Newton.
-
-    P(beta) = C1 b beta^{2C1+C2} + C2 d beta^{C1+2C2} - C1 (T+ - b) beta^{C2}
-    - C2 (T- - d) beta^{C1}. Its coefficients change sign once when ordered by exponent
-    (the two negative terms have the smaller exponents), so by Descartes' rule of signs
-    it has exactly one positive root. Newton steps beta <- beta - P/P' start at the root
-    for equal costs (a step leaving the bracket, or not halving the previous step, is
-    replaced by bisection in log beta) and stop when |delta log beta| ~ |delta beta| / beta
-    <= tol (footnote 5 of Nikolaou et al.: Newton steps, tolerance 1e-6).
-    Returns alpha = log(beta), or 0.0 when no positive step decreases the loss.
-    """
-    bb, dd = _clip_perfect(np.asarray(b, dtype=np.float64), np.asarray(d, dtype=np.float64), tp, tn)
-    lo_a, hi_a, ok = bracket(bb, dd, tp, tn, c1, c2)
-    if not bool(ok):
-        return 0.0
-    coef = np.array([c1 * bb, c2 * dd, c1 * (tp - bb), c2 * (tn - dd)], dtype=np.float64)
-    sign = np.array([1.0, 1.0, -1.0, -1.0])
-    expo = np.array([2 * c1 + c2, c1 + 2 * c2, c2, c1])
-    with np.errstate(divide="ignore"):
-        log_coef = np.log(np.maximum(coef, 0.0))
-    u_lo, u_hi = float(lo_a), float(hi_a)  # bracket in log(beta) = alpha
-    u = float(_start(np.asarray(u_lo), np.asarray(u_hi), c1, c2))
-    du_old = u_hi - u_lo
-    for _ in range(max_iter):
-        t = log_coef + expo * u
-        t = np.exp(t - t.max())  # common positive factor: cancels in P / P'
-        p = float(sign @ t)
-        dp = float((sign * expo) @ t)  # beta P'(beta), same factor
-        if p == 0.0:
-            break
-        if p > 0.0:
-            u_hi = u
-        else:
-            u_lo = u
-        # Newton: beta_new = beta - P / P' = beta (1 - p / dp), written in log beta
-        ratio = 1.0 - p / dp if dp > 0.0 else -1.0
-        new_u = u + math.log(ratio) if ratio > 0.0 else u_lo - 1.0
-        if not (u_lo < new_u < u_hi) or abs(new_u - u) > 0.5 * abs(du_old):
-            new_u = 0.5 * (u_lo + u_hi)  # rtsafe rule: bisect when Newton is slow
-        du_old = new_u - u
-        u = new_u
-        if abs(du_old) <= tol:  # |delta beta| / beta ~ |delta alpha| <= tol
-            break
-    return u
+    """One learner's AdaDB step (see :func:`alpha_polynomial_many`)."""
+    return float(alpha_polynomial_many(np.array([b]), np.array([d]), tp, tn, c1, c2, tol)[0])

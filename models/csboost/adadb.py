@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from models.csboost._alpha import alpha_polynomial, loss_eq40
+from models.csboost._alpha import alpha_polynomial, alpha_polynomial_many, loss_eq40
 from models.csboost._common import cost_params, make_spec
 from models.csboost.cs_adaboost import (
     CostSensitiveAdaBoost,
@@ -143,7 +143,7 @@ class AdaDB(CostSensitiveAdaBoost):
 
     def _make_trainer(self, X: np.ndarray, y: np.ndarray, sw: np.ndarray) -> Any:
         if self.weak_learner == "stump":
-            solver = partial(alpha_polynomial, tol=NEWTON_TOL)
+            solver = partial(alpha_polynomial_many, tol=NEWTON_TOL)
             trainer: Any = CostSensitiveStumpTrainer(
                 X, y, self.max_bins, sw, self.c1_, self.c2_, search="hull", solver=solver
             )

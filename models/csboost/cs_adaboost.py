@@ -75,25 +75,28 @@ def lower_left_hull(b: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Indices of the points (b_i, d_i) on the lower-left convex hull of the cloud.
 
     These are the points that minimise k1 b + k2 d for some direction k >= 0, found as
-    the Pareto front (no other point has both smaller b and smaller d) followed by the
-    lower convex hull of that front (monotone chain; collinear points are kept).
+    the Pareto front (no other point has both smaller b and smaller d), from which every
+    point lying above the chord of its two neighbours is removed (it is not extreme)
+    until the chain is convex (collinear points are kept).
     """
     order = np.lexsort((d, b))
     ds = d[order]
     front = np.empty(ds.size, dtype=bool)
     front[:1] = True
     front[1:] = ds[1:] < np.minimum.accumulate(ds)[:-1]
-    idx = order[front]
-    hull: list[int] = []
-    for i in idx.tolist():
-        while len(hull) >= 2:
-            o, a = hull[-2], hull[-1]
-            cross = (b[a] - b[o]) * (d[i] - d[o]) - (d[a] - d[o]) * (b[i] - b[o])
-            if cross >= 0:
-                break
-            hull.pop()
-        hull.append(i)
-    return np.asarray(hull, dtype=np.intp)
+    keep = order[front]  # b increasing, d decreasing
+    while keep.size > 2:  # drop every point above the chord of its neighbours, repeat
+        bb, dd = b[keep], d[keep]
+        cross = (bb[1:-1] - bb[:-2]) * (dd[2:] - dd[:-2]) - (dd[1:-1] - dd[:-2]) * (
+            bb[2:] - bb[:-2]
+        )
+        above = cross < 0
+        if not above.any():
+            break
+        mask = np.ones(keep.size, dtype=bool)
+        mask[1:-1] = ~above
+        keep = keep[mask]
+    return keep
 
 
 class CostSensitiveStumpTrainer:
@@ -110,8 +113,8 @@ class CostSensitiveStumpTrainer:
         solves it only for the candidates on the lower-left convex hull of the points
         (b, d): the optimum is always among them (see :mod:`models.csboost.adadb`).
     solver : callable, optional
-        ``solver(b, d, tp, tn, c1, c2) -> alpha`` for the ``"hull"`` search (default:
-        :func:`~models.csboost._alpha.alpha_eq41`).
+        ``solver(b, d, tp, tn, c1, c2) -> alpha`` (arrays) for the ``"hull"`` search
+        (default: the vectorised Newton solver of Eq. 41).
 
     References
     ----------
@@ -127,13 +130,13 @@ class CostSensitiveStumpTrainer:
         c1: float,
         c2: float,
         search: str = "exhaustive",
-        solver: Callable[..., float] = alpha_eq41,
+        solver: Callable[..., np.ndarray] | None = None,
     ) -> None:
         self.hist = BinnedHistogram(X, y, max_bins, sample_weight)
         self.pos = np.asarray(y) > 0
         self.c1, self.c2 = float(c1), float(c2)
         self.search = search
-        self.solver = solver
+        self.solver = solver or (lambda *args: alpha_loss_many(*args)[0])
         self.n_features = self.hist.n_features
         self.n_solved_: list[int] = []
 
@@ -156,9 +159,8 @@ class CostSensitiveStumpTrainer:
         loss = np.full(b.shape, np.inf)
         hull = lower_left_hull(b, d)
         self.n_solved_.append(hull.size)
-        for i in hull.tolist():
-            a = self.solver(float(b[i]), float(d[i]), tp, tn, self.c1, self.c2)
-            loss[i] = float(loss_eq40(a, b[i], d[i], tp, tn, self.c1, self.c2))
+        alpha = self.solver(b[hull], d[hull], tp, tn, self.c1, self.c2)
+        loss[hull] = loss_eq40(alpha, b[hull], d[hull], tp, tn, self.c1, self.c2)
         return loss
 
     def fit_round(self, w: np.ndarray) -> tuple[Stump, np.ndarray]:
