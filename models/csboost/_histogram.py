@@ -20,7 +20,22 @@ import scipy.sparse as sp
 
 from models.binning import BinnedFeatures, bin_features
 
-__all__ = ["BinnedHistogram", "SplitSums"]
+__all__ = ["BinnedHistogram", "SplitSums", "first_minimum", "TIE_RTOL"]
+
+TIE_RTOL = 1e-12
+
+
+def first_minimum(score: np.ndarray) -> tuple[int, int]:
+    """(j, k) of the first entry (row-major) within a relative 1e-12 of the minimum.
+
+    Histogram sums depend on the order of the rows in the last bits; treating scores
+    that close as ties keeps the choice independent of row order (and of weights versus
+    repeated rows).
+    """
+    best = float(score.min())
+    near = score <= best + TIE_RTOL * abs(best)
+    j, k = np.unravel_index(int(np.argmax(near)), score.shape)
+    return int(j), int(k)
 
 
 @dataclass(frozen=True)

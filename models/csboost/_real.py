@@ -23,7 +23,7 @@ import numpy as np
 
 from models._base import BaseBoosting
 from models.csboost._common import CostSensitiveMixin
-from models.csboost._histogram import BinnedHistogram, SplitSums
+from models.csboost._histogram import BinnedHistogram, SplitSums, first_minimum
 from models.exceptions import InvalidInput, TrainingError
 from models.weak.base import Stump, stumps_ensemble
 
@@ -55,7 +55,7 @@ def pick_stump(
     score = np.where(hist.valid, score, np.inf)
     if not np.isfinite(score).any():
         return None
-    j, k = (int(i) for i in np.unravel_index(int(np.argmin(score)), score.shape))
+    j, k = first_minimum(score)
     left, right, miss = values
     vl, vr, vm = float(left[j, k]), float(right[j, k]), float(miss[j, 0])
     if not hist.binned.has_missing[j]:

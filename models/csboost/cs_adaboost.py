@@ -47,7 +47,7 @@ from models.csboost._common import (
     initial_weights,
     make_spec,
 )
-from models.csboost._histogram import BinnedHistogram
+from models.csboost._histogram import BinnedHistogram, first_minimum
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
 from models.weak import WEAK_LEARNERS
@@ -149,6 +149,9 @@ class CostSensitiveStumpTrainer:
         left_pos = self.c1 * (tp - 2 * b) + self.c2 * (tn - 2 * d) > 0
         b = np.clip(np.where(left_pos, b, tp - b), 0.0, tp)  # clip cumsum rounding
         d = np.clip(np.where(left_pos, d, tn - d), 0.0, tn)
+        # rounding residue of an empty cell (differences of cumulative sums) is no error
+        b[b <= 1e-13 * tp] = 0.0
+        d[d <= 1e-13 * tn] = 0.0
         return b, d, left_pos
 
     def _min_losses(self, b: np.ndarray, d: np.ndarray, tp: float, tn: float) -> np.ndarray:
@@ -188,7 +191,7 @@ class CostSensitiveStumpTrainer:
         if not np.isfinite(best).any() or const_loss.min() < best.min():
             v = 1.0 if const_loss[0] <= const_loss[1] else -1.0
             return Stump(0, 0.0, v, v, v), np.full(n, v)
-        j, k = (int(i) for i in np.unravel_index(int(np.argmin(best)), best.shape))
+        j, k = first_minimum(best)
         if loss_l[j, k] != loss_r[j, k]:
             miss_left = bool(loss_l[j, k] < loss_r[j, k])
         else:  # no NaN in training (or a tie): NaN follows the heavier side, as AdaBoost's

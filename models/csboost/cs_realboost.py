@@ -10,7 +10,8 @@ learners (Theorem 4):
   the cell's weights of positives/negatives (the re-weighted posteriors P^(w) of Eq. 49
   estimated by a weighted histogram, as the paper suggests) and eps is the histogram
   regularisation the paper asks for ("to avoid empty histogram bins"; we use the
-  Schapire-Singer smoothing eps = ``smoothing`` / N with weights summing to 1);
+  Schapire-Singer smoothing eps = ``smoothing`` / N with weights summing to 1, N the
+  total sample weight: the number of rows without sample weights);
 * selection: the stump of smallest loss sum_cells W+ e^{-C1 G} + W- e^{C2 G} (Eq. 47);
 * F <- F + G_m (Eq. 46, 17); the output rule is sgn[F] (Algorithm 2).
 
@@ -52,7 +53,7 @@ class CostSensitiveRealBoost(RealValuedBoosting):
         Bins per feature (including the NaN bin): the histogram of Eq. 49.
     smoothing : float, default=0.5
         Histogram regularisation: eps = smoothing / N added to W+ and W- in Eq. 49
-        (weights sum to 1); must be > 0.
+        (weights sum to 1; N = total sample weight, the number of rows by default); > 0.
     init_weights : {"uniform", "class_balanced"}, default="uniform"
         D^1 (Algorithm 2 prints the class-balanced form; see :mod:`models.csboost._common`).
     weak_learner : {"stump"}, default="stump"
@@ -112,7 +113,8 @@ class CostSensitiveRealBoost(RealValuedBoosting):
             raise InvalidInput(f"smoothing must be a finite number > 0, got {s!r}")
 
     def _start(self, y: np.ndarray, sw: np.ndarray) -> None:
-        self._log_d1 = np.log(initial_weights(y, sw, self.init_weights))
+        with np.errstate(divide="ignore"):  # rows of weight 0 get log 0 = -inf
+            self._log_d1 = np.log(initial_weights(y, sw, self.init_weights))
         self._cost = np.where(y > 0, self.c1_, self.c2_)
 
     def _weights(self, y: np.ndarray, F: np.ndarray) -> np.ndarray:
@@ -136,7 +138,7 @@ class CostSensitiveRealBoost(RealValuedBoosting):
         self, hist: BinnedHistogram, y: np.ndarray, sw: np.ndarray, F: np.ndarray
     ) -> tuple[Stump, np.ndarray] | None:
         w = self._weights(y, F)
-        eps = float(self.smoothing) / y.shape[0]
+        eps = float(self.smoothing) / float(sw.sum())  # 1/N without sample weights
         left, right, miss = cell_sums(hist.split_sums(w), hist.binned.has_missing)
         g_l, loss_l = self._cells(left[..., 1], left[..., 0], eps)
         g_r, loss_r = self._cells(right[..., 1], right[..., 0], eps)
