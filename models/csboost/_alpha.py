@@ -22,11 +22,12 @@ ratio or step size overflows.
 * :func:`alpha_eq41` -- one learner, :func:`scipy.optimize.brentq` on the bracket (the
   bracketing solver the paper's "bisection search" calls for; section 4.2).
 * :func:`alpha_loss_many` -- many candidate learners at once: vectorised safeguarded
-  Newton-bisection, used to rank every stump of a round by its minimum loss (40).
-* :func:`alpha_polynomial` -- AdaDB: with beta = e^alpha, Eq. 41 times beta^{C1+C2} is the
-  (generalised) polynomial ``C1 b beta^{2C1+C2} + C2 d beta^{C1+2C2} - C1 (T+ - b) beta^{C2}
-  - C2 (T- - d) beta^{C1} = 0``; Newton steps in beta until the step is below ``tol``
-  (1e-6, footnote 5 of Nikolaou et al.).
+  Newton steps on the log form of Eq. 41, used to rank every stump of a round by its
+  minimum loss (40).
+* :func:`alpha_polynomial_many` / :func:`alpha_polynomial` -- AdaDB: with beta = e^alpha,
+  Eq. 41 times beta^{C1+C2} is the (generalised) polynomial ``C1 b beta^{2C1+C2} +
+  C2 d beta^{C1+2C2} - C1 (T+ - b) beta^{C2} - C2 (T- - d) beta^{C1} = 0``; Newton steps
+  in beta until the step is below ``tol`` (1e-6, footnote 5 of Nikolaou et al.).
 
 References
 ----------

@@ -122,6 +122,11 @@ class CostSensitiveMixin:
 
     Subclasses hold ``c_fp``, ``c_fn`` and ``init_weights`` parameters; :meth:`_set_costs`
     sets ``c1_``, ``c2_`` (normalised C1, C2) and ``training_cost_matrix_``.
+
+    References
+    ----------
+    Masnadi-Shirazi & Vasconcelos (2007): loss (2) (C1 = miss, C2 = false positive),
+    Eq. 1 (sgn with sgn(0) = +1), output rule of Algorithms 1-3.
     """
 
     c_fp: float
