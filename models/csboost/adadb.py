@@ -17,7 +17,7 @@ in how a round is solved:
   minimum of such linear functions), so its minimum over the candidates is attained on
   the lower-left convex hull of the points (b, d) (our derivation; the joint optimum is
   the conditional optimum at its own step). With stumps, AdaDB computes (b, d) for every
-  stump from one histogram, keeps the hull (typically a few dozen of ~5,000 points) and
+  stump from one histogram, keeps the hull (typically 10-15 of ~5,000 points) and
   solves the polynomial only there: the same learner as CSAda's exhaustive search, for
   a fraction of the root solves.
   With ``"tree"`` or ``"logistic"`` learners the candidates cannot be enumerated; the

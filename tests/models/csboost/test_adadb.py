@@ -27,7 +27,7 @@ def test_adadb_agrees_with_csada(seed: int, c_fp: float, c_fn: float) -> None:
     np.testing.assert_allclose(db.estimator_alphas_, cs.estimator_alphas_, rtol=0, atol=1e-5)
     np.testing.assert_array_equal(db.predict(X), cs.predict(X))
     np.testing.assert_array_equal(db.predict(Xt), cs.predict(Xt))
-    # the hull holds a few dozen of the ~1,500-3,000 candidates CSAda solves for
+    # the hull holds ~10 of the ~1,500-3,000 candidates CSAda solves for
     assert db.roots_solved_.max() < 0.05 * cs.roots_solved_.min()
 
 
