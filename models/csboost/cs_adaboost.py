@@ -79,7 +79,12 @@ def lower_left_hull(b: np.ndarray, d: np.ndarray) -> np.ndarray:
     point lying above the chord of its two neighbours is removed (it is not extreme)
     until the chain is convex (collinear points are kept).
     """
-    order = np.lexsort((d, b))
+    # cheap pre-filter: drop points dominated by one of a few anchors (not Pareto-optimal)
+    maybe = np.ones(b.size, dtype=bool)
+    for a in {int(np.argmin(b + d)), int(np.argmin(b + 3 * d)), int(np.argmin(3 * b + d))}:
+        maybe &= ~((b >= b[a]) & (d >= d[a]) & ((b > b[a]) | (d > d[a])))
+    cand = np.flatnonzero(maybe)
+    order = cand[np.lexsort((d[cand], b[cand]))]
     ds = d[order]
     front = np.empty(ds.size, dtype=bool)
     front[:1] = True
