@@ -16,21 +16,27 @@ factor c(y_i) of a mistake is compared with the factor 1 of a correct example). 
 variant therefore declares how the costs are scaled before use (``_cost_scale``):
 
 ``"max"``
-    c_hat = c / max(c_fp, c_fn), in (0, 1], the largest cost is 1. The original AdaC1-3
-    (Sun et al. 2007) and AdaCost (Fan et al. 1999) assume costs in [0, 1]; this keeps the
-    arguments of their logarithms non-negative (alpha real) and makes equal costs mean
-    c_hat = 1, the symmetric case c_FP = c_FN = 1 of section 2.3 in which AdaC1-3 reduce
-    to AdaBoost.
+    c_hat = c / max(c_fp, c_fn), in (0, 1], the largest cost is 1 (the default; AdaC1-3
+    and the ratio-only variants). The original AdaC1-3 (Sun et al. 2007) assume costs in
+    [0, 1]; this keeps the arguments of their logarithms non-negative (alpha real) and
+    makes equal costs mean c_hat = 1, the symmetric case c_FP = c_FN = 1 of section 2.3 in
+    which AdaC1-3 reduce to AdaBoost.
 ``"min"``
     c_hat = c / min(c_fp, c_fn) >= 1, the cheaper class has cost 1 (CSB0-2): a mistake
     never lowers a weight relative to a correct example (gamma >= 1), and equal costs
     give gamma = 1, the symmetric case in which CSB2 reduces to AdaBoost.
+``"sum"``
+    c_hat = c / (c_fp + c_fn), in (0, 1) with c_hat_FP + c_hat_FN = 1 and c_hat_FP = z,
+    the cost skew of Eq. 28 -- the parametrisation of the experiments of section 5 (21
+    skews z, Figs. 4-7). Used by AdaCost and AdaCost(beta2) (Fan et al.'s range [0, 1]
+    holds, and equal costs give c_hat = 1/2 rather than 1, which leaves AdaCost a
+    positive alpha; see :mod:`models.variants.adacost`).
 
 References
 ----------
 Nikolaou, N., Edakunni, N., Kull, M., Flach, P. and Brown, G. (2016). "Cost-sensitive
 boosting algorithms: Do we really need them?", Machine Learning 104(2), 359-384:
-Eqs. 1-3, Tables 1-4, Eqs. 11-12 (FGD view), section 3.3 (asymmetry preservation),
+Eqs. 1-3, Tables 1-4, Eqs. 11-12 (FGD view), Eq. 28 (cost skew), section 3.3 (asymmetry preservation),
 footnote 9 (stop when no positive real alpha exists).
 """
 
@@ -202,8 +208,8 @@ class CostSensitiveBoosting(BaseBoosting):
     def scaled_costs(self) -> tuple[float, float]:
         """(c_hat_FP, c_hat_FN): the costs scaled per ``_cost_scale`` (module docstring)."""
         c_fp, c_fn = check_cost("c_fp", self.c_fp), check_cost("c_fn", self.c_fn)
-        scale = max(c_fp, c_fn) if self._cost_scale == "max" else min(c_fp, c_fn)
-        return c_fp / scale, c_fn / scale
+        scale = {"max": max(c_fp, c_fn), "min": min(c_fp, c_fn), "sum": c_fp + c_fn}
+        return c_fp / scale[self._cost_scale], c_fn / scale[self._cost_scale]
 
     def _setup(self, y: np.ndarray, sample_weight: np.ndarray) -> None:
         """Record the training costs; per-example scaled costs c_hat(y_i) (Eq. 3)."""

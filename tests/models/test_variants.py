@@ -68,8 +68,14 @@ def easy() -> tuple[np.ndarray, np.ndarray]:
 
 # ------------------------------------------------------------- Tables 1-2 by hand
 def scaled(name: str, c_fp: float, c_fn: float, m: int) -> tuple[float, float]:
-    """Scaled (c_hat_FP, c_hat_FN) as documented: CSB by the smaller cost, else the larger."""
-    s = min(c_fp, c_fn) if name.startswith("csb") else max(c_fp, c_fn)
+    """Scaled (c_hat_FP, c_hat_FN) as documented: CSB by the smaller cost, AdaCost and
+    AdaCost(beta2) by the sum (c_hat_FP = cost skew z, Eq. 28), the others by the larger."""
+    if name.startswith("csb"):
+        s = min(c_fp, c_fn)
+    elif name.startswith("adacost"):
+        s = c_fp + c_fn
+    else:
+        s = max(c_fp, c_fn)
     hat = (c_fp / s, c_fn / s)
     return (hat[0] ** (1 / m), hat[1] ** (1 / m)) if name == "asymada" else hat
 
@@ -132,6 +138,13 @@ H6 = [1, -1, -1, -1, -1, 1]  # one mistake per class
 
 # alpha_1 for c_fp = 1, c_fn = 3 on (Y6, H6), worked out on paper from Tables 1-2:
 # D^1 = [3, 3, 1, 1, 1, 1] / 10 for every variant (AsymAda with M = 2: see below).
+# AdaCost, costs / (c_fp + c_fn): c_hat = 3/4 (positives), 1/4 (negatives); beta =
+# (1 - c)/2 if right, (1 + c)/2 if wrong: positive right 1/8, positive wrong 7/8,
+# negative right 3/8, negative wrong 5/8. r = sum_i D_i beta_i y_i h_i
+#   = 0.3 * 1/8 - 0.3 * 7/8 + 3 * 0.1 * 3/8 - 0.1 * 5/8
+#   = 0.0375 - 0.2625 + 0.1125 - 0.0625 = -0.175 = -7/40
+# (check: (1 - cbar)/2 - eps with cbar = 0.6 * 3/4 + 0.4 * 1/4 = 0.55, eps = 0.4:
+# 0.225 - 0.4 = -0.175), alpha = 1/2 log((1 - 7/40) / (1 + 7/40)) = 1/2 log(33/47) < 0.
 HAND_ALPHA_1 = {
     "cgada": 0.5 * math.log(3 / 2),  # eps = 3/10 + 1/10
     "adac1": 0.5 * math.log(8 / 7),  # r = (0.3 - 0.3) + (0.1 - 0.1/3) = 1/15
@@ -141,7 +154,7 @@ HAND_ALPHA_1 = {
     "csb0": 0.5 * math.log(3 / 2),
     "csb1": 0.5 * math.log(3 / 2),
     "csb2": 0.5 * math.log(3 / 2),
-    "adacost": 0.5 * math.log(11 / 19),  # r = -0.3 + 0.1 - 0.2/3 = -4/15 < 0
+    "adacost": 0.5 * math.log(33 / 47),  # r = -7/40 < 0 (above)
     "adacost_beta2": 0.5 * math.log(3 / 2),
 }
 
@@ -170,7 +183,12 @@ def test_hand_computed_second_distributions() -> None:
     expected = {  # D^2 before normalisation, from D^1 = [.3, .3, .1, .1, .1, .1]
         CSB0: [0.3, 0.9, 0.1, 0.1, 0.1, 0.1],  # gamma = 3 on the positive mistake
         CSB1: [0.3 / e, 0.9 * e, 0.1 / e, 0.1 / e, 0.1 / e, 0.1 * e],
-        AdaCostBeta2: [0.3, 0.3 * 1.5**0.5] + [0.1 * 1.5 ** (-1 / 6)] * 3 + [0.1 * 1.5 ** (1 / 3)],
+        # alpha = 1/2 log(3/2), so e^{-beta y h alpha} = 1.5^{-beta y h / 2}; beta (costs /
+        # (c_fp + c_fn), see HAND_ALPHA_1): positive right 1/8 -> 1.5^{-1/16}, positive wrong
+        # 7/8 -> 1.5^{7/16}, negative right 3/8 -> 1.5^{-3/16}, negative wrong 5/8 -> 1.5^{5/16}
+        AdaCostBeta2: [0.3 * 1.5 ** (-1 / 16), 0.3 * 1.5 ** (7 / 16)]
+        + [0.1 * 1.5 ** (-3 / 16)] * 3
+        + [0.1 * 1.5 ** (5 / 16)],
     }
     for cls, d2 in expected.items():
         est = cls(c_fp=1.0, c_fn=3.0)
@@ -265,11 +283,62 @@ def test_non_reducing_variants_differ_from_adaboost_after_round_one(
     assert not np.allclose(est.estimator_alphas_[1:], ada.estimator_alphas_[1:])
 
 
-def test_adacost_with_equal_costs_has_no_positive_alpha(noisy: tuple) -> None:
-    # c_hat = 1: beta = 0 on correct examples, 1 on mistakes, so r_1 = -eps_1 < 0
-    X, y = noisy
-    with pytest.raises(TrainingError, match=r"r_1 = -0\.\d+.*adacost_beta2"):
-        AdaCost(c_fp=2.0, c_fn=2.0, n_estimators=5).fit(X, y)
+def test_adacost_with_equal_costs_trains_but_is_not_adaboost(easy: tuple) -> None:
+    # c_hat = 2 / (2 + 2) = 1/2: beta = 1/4 on correct examples, 3/4 on mistakes, so
+    # r_1 = (1 - eps_1)/4 - 3 eps_1/4 = 1/4 - eps_1 and alpha_1 = 1/2 log((5/4 - eps_1) /
+    # (3/4 + eps_1)), positive iff eps_1 < 1/4. D^1 is uniform as in AdaBoost, so the first
+    # learner and eps_1 are AdaBoost's; the update then multiplies mistakes by e^{3 a/4} and
+    # correct examples by e^{-a/4} (relative factor e^{a}); AdaBoost's update uses e^{a'} and
+    # e^{-a'} with its own alpha a' (relative e^{2a'}), after which AdaBoost's mistakes carry
+    # exactly half of D^2, AdaCost's eps_1 e^{a} / (eps_1 e^{a} + 1 - eps_1).
+    X, y = easy
+    est = AdaCost(c_fp=2.0, c_fn=2.0, n_estimators=10).fit(X, y)
+    ada = AdaBoost(n_estimators=10).fit(X, y)
+    np.testing.assert_allclose(est.scaled_costs_, [0.5, 0.5])
+    assert est.n_estimators_ == 10 and np.all(est.estimator_alphas_ > 0)
+    eps = ada.estimator_errors_[0]
+    assert 0 < eps < 0.25 and est.estimator_errors_[0] == pytest.approx(eps, rel=1e-12)
+    a = 0.5 * math.log((1.25 - eps) / (0.75 + eps))
+    assert est.estimator_alphas_[0] == pytest.approx(a, rel=1e-12)
+    assert est.estimator_alphas_[0] < ada.estimator_alphas_[0] - 0.1
+    yl = np.where(y == 1, 1.0, -1.0)
+    h = est.ensemble_.learner_outputs(X)[:, 0]
+    np.testing.assert_array_equal(h, ada.ensemble_.learner_outputs(X)[:, 0])
+    share = {}
+    for name, model in (("adacost", est), ("adaboost", ada)):
+        model._setup(yl, np.ones(len(y)))
+        w = model._initial_weights(yl, np.ones(len(y)))
+        d2 = model._update_weights(yl, h, w, model.estimator_alphas_[0])
+        share[name] = float(d2[h != yl].sum() / d2.sum())
+    del est._c
+    assert share["adaboost"] == pytest.approx(0.5, rel=1e-12)
+    expected = eps * math.exp(a) / (eps * math.exp(a) + 1 - eps)
+    assert share["adacost"] == pytest.approx(expected, rel=1e-12)
+    assert share["adacost"] < 0.45
+    assert not np.allclose(est.estimator_alphas_[1:], ada.estimator_alphas_[1:])
+
+
+@pytest.mark.parametrize("ratio", [0.1, 1.0, 10.0])
+def test_adacost_trains_with_stumps_at_every_skew(ratio: float) -> None:
+    # section 5 trains AdaCost at skews from 0.009 to 0.99 (Figs. 4-7)
+    X, y = make_classification(400, 5, random_state=0)
+    est = AdaCost(c_fp=1.0, c_fn=ratio, n_estimators=20, weak_learner="stump").fit(X, y)
+    assert est.n_estimators_ >= 1
+    assert np.all(np.isfinite(est.estimator_alphas_)) and np.all(est.estimator_alphas_ > 0)
+    np.testing.assert_allclose(est.scaled_costs_, [1 / (1 + ratio), ratio / (1 + ratio)])
+
+
+def test_adacost_without_positive_first_alpha_explains_the_bound() -> None:
+    # alternating labels: every stump errs on >= 2 of 5 points, eps_1 = 2/5 < 1/2 (AdaBoost
+    # would train) but with equal costs cbar_1 = 1/2, bound (1 - 1/2)/2 = 1/4 and
+    # r_1 = 1/4 - 2/5 = -0.15
+    X = np.arange(5.0).reshape(-1, 1)
+    y = np.array([0, 1, 0, 1, 0])
+    with pytest.raises(
+        TrainingError,
+        match=r"r_1 = -0\.15\b.*eps_1 = 0\.4000 must be below \(1 - cbar_1\)/2 = 0\.25\b",
+    ):
+        AdaCost(n_estimators=5).fit(X, y)
 
 
 def test_adacost_alpha_is_positive_iff_eps_below_half_the_mean_cost_complement() -> None:
@@ -357,6 +426,8 @@ def test_costs_are_recorded_and_params_cloned(noisy: tuple) -> None:
     np.testing.assert_allclose(CSB1(c_fp=2.0, c_fn=8.0).fit(X, y).scaled_costs_, [1.0, 4.0])
     asym = AsymAda(c_fp=2.0, c_fn=8.0, n_estimators=4).fit(X, y)
     np.testing.assert_allclose(asym.scaled_costs_, [0.25**0.25, 1.0])
+    for cls in (AdaCost, AdaCostBeta2):  # divided by the sum: [2, 8] / 10
+        np.testing.assert_allclose(cls(c_fp=2.0, c_fn=8.0).scaled_costs(), [0.2, 0.8])
 
 
 def test_asymada_is_adac2_with_costs_to_the_power_one_over_m(noisy: tuple) -> None:
