@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -44,8 +44,8 @@ class RoundTrainer(Protocol):
 
 def stumps_ensemble(learners: list[Stump], alphas: np.ndarray, n_features: int) -> Ensemble:
     """Pack stumps (and logistic learners exported as stumps) into an ``Ensemble``."""
-    cols = list(zip(*learners, strict=True)) if learners else [[]] * 5
-    arrays = {
+    cols: list[tuple[Any, ...]] = list(zip(*learners, strict=True)) if learners else [()] * 5
+    arrays: dict[str, np.ndarray] = {
         "feature": np.asarray(cols[0], dtype=np.int32),
         "threshold": np.asarray(cols[1], dtype=np.float64),
         "value_left": np.asarray(cols[2], dtype=np.float64),

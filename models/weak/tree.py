@@ -66,7 +66,7 @@ def trees_ensemble(trees: list[TreeArrays], alphas: np.ndarray, n_features: int)
     sizes = [t.feature.size for t in trees]
     offsets = np.zeros(len(trees) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    names = ("node_feature", "node_threshold", "node_left", "node_right")
+    names: tuple[str, ...] = ("node_feature", "node_threshold", "node_left", "node_right")
     names += ("node_missing_left", "node_value")
     arrays = {n: np.concatenate([t[i] for t in trees]) for i, n in enumerate(names)}
     arrays["tree_offsets"] = offsets
