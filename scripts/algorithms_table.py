@@ -1,0 +1,64 @@
+"""Print the README's algorithm table from the catalog (models.algorithms).
+
+python scripts/algorithms_table.py            # print the table
+python scripts/algorithms_table.py --check    # exit 1 if README.md is out of date
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from models.algorithms import algorithms
+
+BEGIN = "<!-- algorithms:begin -->"
+END = "<!-- algorithms:end -->"
+PIPE = "\\|"  # a literal | inside a markdown table cell
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _yes(flag: bool | None) -> str:
+    return "" if flag is None else ("yes" if flag else "no")
+
+
+def table() -> str:
+    lines = [
+        "| algorithm | family | source | trains with costs | own params | decision rule; request costs | FGD-consistent | cost-consistent | asymmetry-preserving |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for spec in algorithms().values():
+        props = spec.properties or {}
+        params = ", ".join(p.name for p in spec.params) or "-"
+        rule = spec.decision_rule.replace("|", PIPE)
+        source = spec.source.replace("|", PIPE)
+        lines.append(
+            f"| `{spec.name}` ({spec.title}) | {spec.family} | {source} "
+            f"| {_yes(spec.trains_with_costs)} | {params} | {rule} "
+            f"| {_yes(props.get('fgd_consistent'))} | {_yes(props.get('cost_consistent'))} "
+            f"| {_yes(props.get('asymmetry_preserving'))} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    block = f"{BEGIN}\n{table()}\n{END}"
+    if "--check" in sys.argv:
+        text = README.read_text()
+        ok = BEGIN in text and text[text.index(BEGIN) : text.index(END) + len(END)] == block
+        print(
+            "README algorithm table is up to date"
+            if ok
+            else "README algorithm table is stale: run python scripts/algorithms_table.py --write"
+        )
+        return 0 if ok else 1
+    if "--write" in sys.argv:
+        text = README.read_text()
+        start, end = text.index(BEGIN), text.index(END) + len(END)
+        README.write_text(text[:start] + block + text[end:])
+        return 0
+    print(block)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
