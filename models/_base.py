@@ -39,6 +39,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.progress import report
 from models.weak import STUMP_CRITERIA, WEAK_LEARNERS, LogisticTrainer, StumpTrainer, TreeTrainer
 
 __all__ = ["BaseBoosting", "EPS_CLIP", "TERMINATION_REASONS"]
@@ -212,6 +213,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         errors: list[float] = []
         reason = "max_rounds"
         for t in range(int(self.n_estimators)):
+            report(t, int(self.n_estimators))  # may raise TrainingCancelled
             learner, h = trainer.fit_round(w)
             eps = float(w[h != y].sum() / w.sum())
             alpha = float(self._alpha(y, h, w))

@@ -41,3 +41,12 @@ class ArtifactError(CoreError, ValueError):
 
 class ArtifactIntegrityError(ArtifactError):
     """A model artifact's bytes do not match their recorded sha256 digest."""
+
+
+class TrainingCancelled(CoreError):
+    """Training was stopped by the progress callback (for example a time limit).
+
+    Raised from inside a boosting loop by the callback installed with
+    :func:`models.progress.progress_callback`; the estimator is left unfitted. It is
+    not a ``ValueError``: nothing about the inputs is wrong.
+    """

@@ -47,6 +47,7 @@ from models.adaboost import AdaBoost
 from models.ensemble import Ensemble
 from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
+from models.progress import report
 from models.scorers import join_arrays, register_scorer, split_arrays
 
 __all__ = [
@@ -497,6 +498,7 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
         estimators: list[AdaBoost] = []
         sizes: list[tuple[int, int]] = []
         for i in range(1, delta):
+            report(i - 1, delta - 1, phase="quantiles")  # may raise TrainingCancelled
             median = 2 * i == delta
             sample = quantile_sample(
                 X,

@@ -25,6 +25,7 @@ from models._base import BaseBoosting
 from models.csboost._common import CostSensitiveMixin
 from models.csboost._histogram import BinnedHistogram, SplitSums, first_minimum
 from models.exceptions import InvalidInput, TrainingError
+from models.progress import report
 from models.weak.base import Stump, stumps_ensemble
 
 __all__ = ["RealValuedBoosting", "cell_sums", "check_stumps", "pick_stump"]
@@ -149,6 +150,7 @@ class RealValuedBoosting(CostSensitiveMixin, BaseBoosting):
         loss = self._loss(y, sw, F)
         reason = "max_rounds"
         for t in range(int(self.n_estimators)):
+            report(t, int(self.n_estimators))  # may raise TrainingCancelled
             found = self._round(hist, y, sw, F)
             F_new = None if found is None else F + found[1]
             new_loss = np.inf if F_new is None else self._loss(y, sw, F_new)

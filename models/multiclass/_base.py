@@ -32,6 +32,7 @@ from models._base import EPS_CLIP
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.multiclass.vote_ensemble import VoteEnsemble
 from models.multiclass.weak import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
+from models.progress import report
 
 __all__ = ["MulticlassBoosting", "EPS_CLIP", "CHANCE_RTOL", "at_chance"]
 
@@ -184,6 +185,7 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
         errors: list[float] = []
         reason = "max_rounds"
         for t in range(int(self.n_estimators)):
+            report(t, int(self.n_estimators))  # may raise TrainingCancelled
             learner, phi = self._fit_learner(trainer)
             eps, beta = self._step(phi)
             if not (np.isfinite(beta) and beta > 0):

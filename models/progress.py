@@ -1,0 +1,76 @@
+"""Progress reporting and cooperative cancellation of long trainings.
+
+Every boosting loop calls :func:`report` before each round with the rounds done so far
+(``report(t, total)``).
+By default nothing is installed and a call costs one context-variable lookup. A
+caller that wants progress or a time limit installs a callback for the duration of a
+fit with :func:`progress_callback`; the callback receives ``(phase, done, total)`` and
+may raise :class:`models.exceptions.TrainingCancelled` to stop the training (the
+service does so when its training deadline has passed). The callback is stored in a
+:class:`contextvars.ContextVar`, so concurrent fits in other threads or tasks never
+see each other's callbacks.
+
+Phases reported by the core: ``"boosting"`` (rounds of a boosting loop) and
+``"quantiles"`` (the per-quantile fits of JOUS-Boost); callers may report their own
+phases (``"binning"``, ``"calibrating"``, ``"evaluating"``, ``"registering"``).
+
+Examples
+--------
+>>> from models.progress import progress_callback, report
+>>> seen = []
+>>> with progress_callback(lambda phase, done, total: seen.append((phase, done, total))):
+...     report(1, 10)
+>>> seen
+[('boosting', 1, 10)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+__all__ = ["ProgressCallback", "progress_callback", "report"]
+
+ProgressCallback = Callable[[str, int, int], None]
+"""``callback(phase, done, total)``; may raise ``TrainingCancelled``."""
+
+_CALLBACK: ContextVar[ProgressCallback | None] = ContextVar("costwise_progress", default=None)
+
+
+def report(done: int, total: int, phase: str = "boosting") -> None:
+    """Tell the installed callback (if any) that ``done`` of ``total`` steps of ``phase`` ran.
+
+    Parameters
+    ----------
+    done : int
+        Steps completed so far (a boosting loop passes ``t + 1`` after round ``t``).
+    total : int
+        Planned number of steps (an upper bound: loops may stop early).
+    phase : str, default="boosting"
+        What is being done.
+
+    Raises
+    ------
+    TrainingCancelled
+        When the installed callback raises it (e.g. a time limit passed).
+    """
+    callback = _CALLBACK.get()
+    if callback is not None:
+        callback(phase, done, total)
+
+
+@contextmanager
+def progress_callback(callback: ProgressCallback | None) -> Iterator[None]:
+    """Install ``callback`` for the code run inside the ``with`` block (this context only).
+
+    Parameters
+    ----------
+    callback : callable or None
+        ``callback(phase, done, total)``; ``None`` installs nothing (reports are ignored).
+    """
+    token = _CALLBACK.set(callback)
+    try:
+        yield
+    finally:
+        _CALLBACK.reset(token)
