@@ -57,3 +57,27 @@ class SchemaOutOfDate(ServiceError):
     """The database schema is not at the migrations' head revision."""
 
     code = "SCHEMA_OUT_OF_DATE"
+
+
+class Unauthorized(ServiceError):
+    """No API key, or a key that is unknown or revoked (authentication is on)."""
+
+    code = "UNAUTHORIZED"
+
+
+class Forbidden(ServiceError):
+    """A valid API key whose role does not allow the operation."""
+
+    code = "FORBIDDEN"
+
+
+class TrainingTimeLimit(ServiceError):
+    """A training ran past ``COSTWISE_MAX_TRAINING_SECONDS`` and was stopped (nothing saved)."""
+
+    code = "TRAINING_TIME_LIMIT"
+
+
+class Misconfigured(ServiceError):
+    """The service's configuration is unsafe or incomplete; it refuses to start."""
+
+    code = "MISCONFIGURED"

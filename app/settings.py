@@ -8,8 +8,9 @@ factory) and injected; nothing instantiates them at import time.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite:///./costwise-data/costwise.db"
@@ -39,6 +40,35 @@ class Settings(BaseSettings):
         False,
         description="Upgrade the database schema at start-up instead of refusing to start "
         "(`costwise serve` turns this on for the embedded SQLite default).",
+    )
+    max_training_seconds: float = Field(
+        600.0,
+        gt=0,
+        description="Longest training over the API; a training still running then is "
+        "stopped (checked every boosting round) and registers nothing.",
+    )
+    env: Literal["dev", "prod"] = Field(
+        "dev",
+        description="`prod` refuses to start unless auth is on and an admin key exists "
+        "(or a bootstrap admin key is configured).",
+    )
+    auth: Literal["off", "on"] = Field(
+        "off", description="API keys with roles (admin, predictor, reader) on every /v1 route."
+    )
+    bootstrap_admin_key: SecretStr | None = Field(
+        None,
+        description="An admin key accepted in addition to the stored ones (hashed at start, "
+        "never stored or logged); at least 32 characters.",
+    )
+    metrics_public: bool = Field(
+        True, description="With auth on, serve /metrics without a key (else any valid key)."
+    )
+    key_cache_seconds: float = Field(
+        5.0,
+        ge=0,
+        le=300,
+        description="How long a verified API key is trusted without a database look-up "
+        "(a revocation takes effect on every replica within this time).",
     )
 
 

@@ -1,8 +1,9 @@
 """Registry tables: SQLAlchemy 2.0 typed ORM.
 
-Four tables: ``registered_models`` (unique name), ``model_versions`` (integer version per
+Five tables: ``registered_models`` (unique name), ``model_versions`` (integer version per
 model, immutable once ``ready``), ``artifacts`` (the blob, one per version, in its own
-table so that listing versions never reads it) and ``aliases`` (model, alias) -> version.
+table so that listing versions never reads it), ``aliases`` (model, alias) -> version
+and ``api_keys`` (hashed API keys with a role).
 Constraint names follow :data:`NAMING_CONVENTION` so that migrations can refer to them.
 Any change here needs a hand-reviewed Alembic revision in ``migrations/versions``.
 """
@@ -31,9 +32,11 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
+    "API_KEY_ROLES",
     "NAMING_CONVENTION",
     "VERSION_STATUSES",
     "Alias",
+    "ApiKey",
     "Artifact",
     "Base",
     "ModelVersion",
@@ -51,6 +54,9 @@ NAMING_CONVENTION: dict[str, str] = {
 
 #: Allowed values of ``model_versions.status`` (a CHECK constraint enforces them).
 VERSION_STATUSES: tuple[str, ...] = ("ready", "archived")
+
+#: Roles of API keys, most powerful first (a CHECK constraint enforces them).
+API_KEY_ROLES: tuple[str, ...] = ("admin", "predictor", "reader")
 
 NAME_LENGTH = 128
 
@@ -176,3 +182,30 @@ class Alias(Base):
 
     def __repr__(self) -> str:
         return f"Alias(model_id={self.model_id}, name={self.name!r})"
+
+
+class ApiKey(Base):
+    """An API key: only the sha256 of the key is stored, plus its first characters for display.
+
+    The plaintext is shown once, when the key is created. ``revoked_at`` set = revoked.
+    """
+
+    __tablename__ = "api_keys"
+    __table_args__ = (
+        CheckConstraint("length(key_hash) = 64", name="key_hash_length"),
+        CheckConstraint(
+            "role IN (" + ", ".join(f"'{r}'" for r in API_KEY_ROLES) + ")", name="role_allowed"
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    role: Mapped[str] = mapped_column(String(16))
+    key_prefix: Mapped[str] = mapped_column(String(16))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_used_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    def __repr__(self) -> str:  # never the hash
+        return f"ApiKey(id={self.id}, name={self.name!r}, role={self.role!r})"

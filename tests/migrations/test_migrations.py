@@ -24,7 +24,7 @@ from app.db import (
 from app.errors import SchemaOutOfDate
 from app.registry.orm import Base
 
-REGISTRY_TABLES = {"registered_models", "model_versions", "artifacts", "aliases"}
+REGISTRY_TABLES = {"registered_models", "model_versions", "artifacts", "aliases", "api_keys"}
 
 
 def _tables(url: str) -> set[str]:
