@@ -11,13 +11,15 @@ from typing import Any
 from fastapi import FastAPI
 
 from app import __version__
+from app.api.auth import AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import algorithms, health, models, predict, training
+from app.api.routes import algorithms, health, keys, models, predict, training
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
+from app.services.keys import check_auth_configuration
 from app.services.predictor import Predictor
 from app.settings import Settings, get_settings
 
@@ -77,7 +79,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the FastAPI application for ``settings`` (default: from the environment).
 
     Refuses to start (raises :class:`app.errors.SchemaOutOfDate`) when the database
-    schema is not at the migrations' head, unless ``auto_migrate`` is on.
+    schema is not at the migrations' head, unless ``auto_migrate`` is on, and (raises
+    :class:`app.errors.Misconfigured`) when ``COSTWISE_ENV=prod`` without authentication
+    configured (see :func:`app.services.keys.check_auth_configuration`).
     """
     settings = settings or get_settings()
     if settings.auto_migrate:
@@ -85,6 +89,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     engine = make_engine(settings.database_url)
     ensure_schema_at_head(engine)
     sessions = make_session_factory(engine)
+    try:
+        check_auth_configuration(settings, sessions)  # e.g. prod without auth: refuse to start
+    except Exception:
+        engine.dispose()
+        raise
     read_sessions = make_session_factory(engine, readonly=True)
     metrics = Metrics()
     services = Services(
@@ -110,14 +119,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.services = services
     install_error_handlers(app)
+    install_auth(app, settings, sessions)
+    app.include_router(health.router, dependencies=[AUTHORIZE_OPEN])
     for router in (
-        health.router,
         algorithms.router,
         models.router,
         training.router,
         predict.router,
+        keys.router,
     ):
-        app.include_router(router)
+        app.include_router(router, dependencies=[AUTHORIZE])
     _document_manual_bodies(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

@@ -1,0 +1,133 @@
+"""Authentication and roles for HTTP: one dependency and one policy table.
+
+Keys are sent as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``. Who may do
+what (with ``COSTWISE_AUTH=on``):
+
+=====================================================  ===========================
+route                                                  minimum role
+=====================================================  ===========================
+``/health/live``, ``/health/ready``                    none (always open)
+``/metrics``                                           none; ``reader`` when
+                                                       ``COSTWISE_METRICS_PUBLIC=false``
+``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
+``GET`` under ``/v1``                                  ``reader``
+``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
+everything else (train, aliases, ``/v1/keys``)          ``admin``
+=====================================================  ===========================
+
+A missing, unknown or revoked key is 401 ``UNAUTHORIZED`` (with
+``WWW-Authenticate: Bearer``); a valid key whose role is too low is 403 ``FORBIDDEN``.
+Neither body contains the key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.api.errors import error_response
+from app.api.responses import FastJSONResponse
+from app.errors import Unauthorized
+from app.services.auth import ANONYMOUS_ADMIN, Authenticator, Principal
+from app.settings import Settings
+
+ANONYMOUS = Principal(None, "anonymous", "reader")  # caller of an open route (never checked)
+PREDICTOR_SUFFIXES = ("/predict", "/evaluate")
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+bearer_scheme = HTTPBearer(
+    auto_error=False,
+    scheme_name="bearer",
+    bearerFormat="cw_<random>",
+    description="An API key: `Authorization: Bearer cw_...` (roles admin, predictor, reader).",
+)
+api_key_scheme = APIKeyHeader(
+    name="X-API-Key",
+    auto_error=False,
+    scheme_name="apiKey",
+    description="The same API key in the `X-API-Key` header.",
+)
+
+
+def required_role(method: str, path: str, *, metrics_public: bool = True) -> str | None:
+    """Minimum role for ``method`` on the route template ``path`` (None: open)."""
+    if path.startswith("/health/"):
+        return None
+    if path == "/metrics":
+        return None if metrics_public else "reader"
+    if path.startswith("/v1/keys"):
+        return "admin"
+    if method in READ_METHODS:
+        return "reader"
+    if method == "POST" and path.endswith(PREDICTOR_SUFFIXES):
+        return "predictor"
+    return "admin"
+
+
+async def _check(request: Request, key: str | None) -> Principal:
+    auth: Authenticator = request.app.state.auth
+    if not auth.enabled:
+        return ANONYMOUS_ADMIN
+    route = request.scope.get("route")
+    role = required_role(
+        request.method,
+        getattr(route, "path", request.url.path),
+        metrics_public=request.app.state.metrics_public,
+    )
+    if role is None:
+        return ANONYMOUS
+    principal = await auth.authenticate(key)
+    principal.require(role)
+    return principal
+
+
+async def authorize(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)],
+    api_key: Annotated[str | None, Security(api_key_scheme)],
+) -> Principal:
+    """The caller of a ``/v1`` route, checked against :func:`required_role` (or 401/403)."""
+    return await _check(request, bearer.credentials if bearer is not None else api_key)
+
+
+async def authorize_open(request: Request) -> Principal:
+    """Same check for routes outside ``/v1`` (no security requirement in the OpenAPI)."""
+    if not request.app.state.auth.enabled:
+        return ANONYMOUS_ADMIN
+    role = required_role(
+        request.method,
+        getattr(request.scope.get("route"), "path", request.url.path),
+        metrics_public=request.app.state.metrics_public,
+    )
+    if role is None:
+        return ANONYMOUS
+    header = request.headers.get("authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    key = credentials.strip() if scheme.lower() == "bearer" else None
+    return await _check(request, key or request.headers.get("x-api-key"))
+
+
+CallerDep = Annotated[Principal, Depends(authorize)]
+AUTHORIZE = Depends(authorize)
+AUTHORIZE_OPEN = Depends(authorize_open)
+
+
+def install_auth(app: FastAPI, settings: Settings, sessions: sessionmaker[Session]) -> None:
+    """Attach the :class:`Authenticator` and the 401 handler (adds ``WWW-Authenticate``)."""
+    bootstrap = settings.bootstrap_admin_key
+    app.state.auth = Authenticator(
+        sessions,
+        enabled=settings.auth == "on",
+        ttl_seconds=settings.key_cache_seconds,
+        bootstrap_key=None if bootstrap is None else bootstrap.get_secret_value(),
+    )
+    app.state.metrics_public = settings.metrics_public
+
+    @app.exception_handler(Unauthorized)
+    async def _unauthorized(_: Request, exc: Unauthorized) -> FastJSONResponse:
+        response = error_response(exc.code, exc.detail, exc.field)
+        response.headers["WWW-Authenticate"] = 'Bearer realm="costwise"'
+        return response

@@ -1,0 +1,93 @@
+"""API keys over HTTP (role admin): create (the key is shown once), list, revoke."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from app.api.deps import ServicesDep
+from app.api.schemas import ErrorResponse
+from app.services.keys import KeyView, create_key, list_keys, revoke_key
+
+router = APIRouter(
+    prefix="/v1",
+    tags=["keys"],
+    responses={
+        401: {"model": ErrorResponse},
+        403: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+)
+
+
+class KeyCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(
+        min_length=1, max_length=128, description="Label, e.g. the team or service using it."
+    )
+    role: Literal["admin", "predictor", "reader"] = Field(
+        description="admin: everything; predictor: predict, evaluate and read; reader: read."
+    )
+
+
+class KeyOut(BaseModel):
+    id: int
+    name: str
+    role: str
+    prefix: str = Field(description="First 8 characters of the key, to recognise it.")
+    active: bool
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+
+class KeyCreated(KeyOut):
+    key: str = Field(description="The API key. Shown only in this response: store it now.")
+
+
+class KeyListResponse(BaseModel):
+    keys: list[KeyOut]
+
+
+def _out(v: KeyView) -> KeyOut:
+    return KeyOut(**vars(v), active=v.active)
+
+
+@router.post(
+    "/keys",
+    status_code=201,
+    response_model=KeyCreated,
+    summary="Create an API key (the key is returned once, never again)",
+)
+async def create(body: KeyCreate, services: ServicesDep, response: Response) -> KeyCreated:
+    view, plaintext = await run_in_threadpool(create_key, services.sessions, body.name, body.role)
+    response.headers["Cache-Control"] = "no-store"
+    return KeyCreated(**vars(view), active=view.active, key=plaintext)
+
+
+@router.get("/keys", response_model=KeyListResponse, summary="List API keys (no secrets)")
+async def list_all(services: ServicesDep) -> KeyListResponse:
+    return KeyListResponse(
+        keys=[_out(v) for v in await run_in_threadpool(list_keys, services.sessions)]
+    )
+
+
+@router.delete(
+    "/keys/{key_id}",
+    status_code=204,
+    response_class=Response,
+    responses={404: {"model": ErrorResponse}, 409: {"model": ErrorResponse}},
+    summary="Revoke an API key (idempotent; the last active admin key cannot be revoked)",
+)
+async def revoke(
+    key_id: Annotated[int, Path(ge=1, le=2**31 - 1)], request: Request, services: ServicesDep
+) -> Response:
+    await run_in_threadpool(revoke_key, services.sessions, key_id)
+    request.app.state.auth.forget(key_id)
+    return Response(status_code=204)

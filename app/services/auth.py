@@ -1,0 +1,129 @@
+"""Who is calling: API keys checked against the registry, with a short in-memory cache.
+
+:class:`Authenticator` turns a presented key into a :class:`Principal` (key id, name,
+role) or raises :class:`app.errors.Unauthorized`; :meth:`Principal.require` raises
+:class:`app.errors.Forbidden` when the role is not enough. Roles are ordered:
+``admin`` > ``predictor`` > ``reader``; a route needs a minimum role.
+
+Cost on the request path: the presented key is hashed (sha256, ~1 us) and the digest
+looked up in a dict. A verified key (and an unknown one, so that floods of bad keys do
+not reach the database) is trusted for ``key_cache_seconds`` (default 5 s); after that
+the next request looks it up again in a worker thread. Hence a key revoked on another
+process or replica stops working within that time; a revocation made through this
+process's API is applied at once (:meth:`Authenticator.forget`). The cache holds
+digests and principals only, never a plaintext key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+
+from app.errors import Forbidden, ServiceError, Unauthorized
+from app.registry.keys import ApiKeys, hash_key, looks_like_key
+
+log = logging.getLogger(__name__)
+
+ROLE_RANK: dict[str, int] = {"reader": 0, "predictor": 1, "admin": 2}
+MAX_CACHED = 10_000
+MISSING_KEY = "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
+BAD_KEY = "the API key is not valid (unknown or revoked)"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller."""
+
+    key_id: int | None  # None: the bootstrap key, or authentication off
+    name: str
+    role: str
+
+    def require(self, role: str) -> None:
+        """Raise Forbidden unless this caller's role is at least ``role``."""
+        if ROLE_RANK[self.role] < ROLE_RANK[role]:
+            allowed = " or ".join(r for r, rank in ROLE_RANK.items() if rank >= ROLE_RANK[role])
+            raise Forbidden(
+                f"API key {self.name!r} has role {self.role!r}; this operation needs role "
+                f"{allowed}",
+                field="authorization",
+            )
+
+
+ANONYMOUS_ADMIN = Principal(None, "anonymous (authentication off)", "admin")
+
+
+class Authenticator:
+    """Verifies API keys (stored hashed) with a TTL cache keyed by the key's sha256."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        enabled: bool,
+        ttl_seconds: float = 5.0,
+        bootstrap_key: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.sessions = sessions
+        self.enabled = enabled
+        self.ttl = ttl_seconds
+        self.clock = clock
+        self._bootstrap = None if bootstrap_key is None else hash_key(bootstrap_key)
+        self._cache: dict[str, tuple[Principal | None, float]] = {}
+
+    async def authenticate(self, key: str | None) -> Principal:
+        """The caller presenting ``key``; raises Unauthorized (missing, unknown, revoked)."""
+        if not self.enabled:
+            return ANONYMOUS_ADMIN
+        if not key:
+            raise Unauthorized(MISSING_KEY, field="authorization")
+        if not looks_like_key(key):
+            raise Unauthorized(BAD_KEY, field="authorization")
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        if self._bootstrap is not None and secrets.compare_digest(digest, self._bootstrap):
+            return Principal(None, "bootstrap", "admin")
+        hit = self._cache.get(digest)
+        if hit is not None and hit[1] > self.clock():
+            principal = hit[0]
+        else:
+            principal = await run_in_threadpool(self.lookup, digest)
+        if principal is None:
+            raise Unauthorized(BAD_KEY, field="authorization")
+        return principal
+
+    def lookup(self, digest: str) -> Principal | None:
+        """Look ``digest`` up in the registry and cache the answer (None: unknown/revoked)."""
+        with self.sessions.begin() as session:
+            row = ApiKeys(session).find_by_hash(digest)
+            principal = (
+                None
+                if row is None or row.revoked_at is not None
+                else Principal(row.id, row.name, row.role)
+            )
+        if len(self._cache) >= MAX_CACHED:
+            self._cache.clear()
+        self._cache[digest] = (principal, self.clock() + self.ttl)
+        if principal is not None and principal.key_id is not None:
+            self._touch(principal.key_id)
+        return principal
+
+    def _touch(self, key_id: int) -> None:
+        """Best effort: record ``last_used_at`` (at most once per TTL per key and process)."""
+        try:
+            with self.sessions.begin() as session:
+                ApiKeys(session).touch(key_id)
+        except ServiceError as error:  # a busy database must not fail the request
+            log.debug("last_used_at of API key %d not updated: %s", key_id, error.code)
+
+    def forget(self, key_id: int) -> None:
+        """Drop cached entries of key ``key_id`` (called after revoking it here)."""
+        for digest, (principal, _) in list(self._cache.items()):
+            if principal is not None and principal.key_id == key_id:
+                self._cache.pop(digest, None)

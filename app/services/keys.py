@@ -1,0 +1,120 @@
+"""Use cases on API keys (CLI and HTTP): create (plaintext shown once), list, revoke.
+
+Also the start-up check that makes a production configuration refuse to run without
+authentication (:func:`check_auth_configuration`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.errors import Misconfigured
+from app.registry.keys import ApiKeys
+from app.registry.orm import ApiKey
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MIN_BOOTSTRAP_KEY_LENGTH = 32
+FIRST_KEY_HINT = (
+    "create one with `costwise keys create --role admin --name ops` against this "
+    "COSTWISE_DATABASE_URL, or set COSTWISE_BOOTSTRAP_ADMIN_KEY"
+)
+
+
+@dataclass(frozen=True)
+class KeyView:
+    """A stored key without its secret."""
+
+    id: int
+    name: str
+    role: str
+    prefix: str
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+
+    @property
+    def active(self) -> bool:
+        """Not revoked."""
+        return self.revoked_at is None
+
+
+def key_view(row: ApiKey) -> KeyView:
+    """The secret-free view of a stored key."""
+    return KeyView(
+        row.id,
+        row.name,
+        row.role,
+        row.key_prefix,
+        row.created_at,
+        row.revoked_at,
+        row.last_used_at,
+    )
+
+
+def create_key(sessions: sessionmaker[Session], name: str, role: str) -> tuple[KeyView, str]:
+    """Store a new key; returns its view and the plaintext (the only time it exists)."""
+    with sessions.begin() as session:
+        new = ApiKeys(session).create(name, role)
+        view = key_view(new.row)
+    log.info("API key %d created (name %r, role %s)", view.id, view.name, view.role)
+    return view, new.plaintext
+
+
+def list_keys(sessions: sessionmaker[Session]) -> list[KeyView]:
+    """Every key, oldest first, without secrets."""
+    with sessions.begin() as session:
+        return [key_view(row) for row in ApiKeys(session).list()]
+
+
+def revoke_key(sessions: sessionmaker[Session], key_id: int, *, force: bool = False) -> KeyView:
+    """Revoke key ``key_id`` (idempotent); ``force`` allows revoking the last admin key."""
+    with sessions.begin() as session:
+        view = key_view(ApiKeys(session).revoke(key_id, allow_last_admin=force))
+    log.info("API key %d revoked (name %r, role %s)", view.id, view.name, view.role)
+    return view
+
+
+def check_auth_configuration(settings: Settings, sessions: sessionmaker[Session]) -> None:
+    """Refuse unsafe configurations before serving (raises :class:`Misconfigured`).
+
+    - ``COSTWISE_ENV=prod`` needs ``COSTWISE_AUTH=on`` and at least one active admin key
+      in the registry or a ``COSTWISE_BOOTSTRAP_ADMIN_KEY``;
+    - a bootstrap key must have at least 32 characters.
+
+    With auth on in ``dev`` and no admin key, a warning is logged instead.
+    """
+    bootstrap = settings.bootstrap_admin_key
+    if bootstrap is not None and len(bootstrap.get_secret_value()) < MIN_BOOTSTRAP_KEY_LENGTH:
+        raise Misconfigured(
+            "COSTWISE_BOOTSTRAP_ADMIN_KEY is too short: use at least "
+            f"{MIN_BOOTSTRAP_KEY_LENGTH} random characters "
+            '(e.g. python -c "import secrets; print(secrets.token_urlsafe(32))")',
+            field="COSTWISE_BOOTSTRAP_ADMIN_KEY",
+        )
+    prod = settings.env == "prod"
+    if prod and settings.auth != "on":
+        raise Misconfigured(
+            f"COSTWISE_ENV=prod requires COSTWISE_AUTH=on (it is {settings.auth!r}): the API "
+            "would be open to anyone who can reach it. Set COSTWISE_AUTH=on and create an "
+            f"admin key ({FIRST_KEY_HINT}).",
+            field="COSTWISE_AUTH",
+        )
+    if settings.auth != "on" or bootstrap is not None:
+        return
+    with sessions.begin() as session:
+        admins = ApiKeys(session).count_active("admin")
+    if admins:
+        return
+    if prod:
+        raise Misconfigured(
+            "COSTWISE_ENV=prod with COSTWISE_AUTH=on needs an active admin API key and the "
+            f"registry has none: {FIRST_KEY_HINT}.",
+            field="COSTWISE_AUTH",
+        )
+    log.warning("authentication is on but no admin API key exists: %s", FIRST_KEY_HINT)
