@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.cli_keys import add_keys_parser
 from app.errors import ServiceError
 from app.settings import Settings, get_settings
 
@@ -54,6 +55,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     engine = make_engine(settings.database_url)
     try:
         ensure_schema_at_head(engine)  # refuse to start with a clear message, before uvicorn
+        from app.db import make_session_factory
+        from app.services.keys import check_auth_configuration
+
+        check_auth_configuration(settings, make_session_factory(engine))  # e.g. prod, no auth
     finally:
         engine.dispose()
     uvicorn.run(
@@ -241,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("models", help="list registered models")
     m.set_defaults(func=cmd_models)
+
+    add_keys_parser(sub, _sessions)
     return p
 
 
