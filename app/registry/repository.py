@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from app.db import database_errors
 from app.errors import AlreadyExists, Conflict, NotFound
 from app.registry.orm import Alias, Artifact, ModelVersion, RegisteredModel, utcnow
-from app.registry.validation import check_name, check_page, check_version_metadata
+from app.registry.validation import check_name, check_page, check_tags, check_version_metadata
 
 __all__ = ["DEFAULT_ALIAS", "Registry"]
 
@@ -124,6 +124,7 @@ class Registry:
     ) -> RegisteredModel:
         """Add a model; raises AlreadyExists if the name is taken (also by a concurrent commit)."""
         check_name(name, "model name")
+        check_tags(tags or {})
         if self.find_model(name) is not None:
             raise AlreadyExists(f"model {name!r} already exists", field="name")
         model = RegisteredModel(name=name, description=description, tags=dict(tags or {}))

@@ -16,10 +16,20 @@ from typing import Any
 from app.errors import InvalidArgument
 from app.registry.orm import NAME_LENGTH
 
-__all__ = ["ALGORITHM_LENGTH", "NAME_PATTERN", "check_name", "check_page", "check_version_metadata"]
+__all__ = [
+    "ALGORITHM_LENGTH",
+    "NAME_PATTERN",
+    "check_name",
+    "check_page",
+    "check_tags",
+    "check_version_metadata",
+]
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 ALGORITHM_LENGTH = 64
+TAG_KEY_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+TAG_VALUE_LENGTH = 256
+MAX_TAGS = 50
 
 
 def check_name(value: str, what: str) -> str:
@@ -78,3 +88,30 @@ def check_version_metadata(
             "artifact_sha256 does not match the sha256 of the artifact bytes",
             field="artifact_sha256",
         )
+
+
+def check_tags(tags: Any) -> dict[str, str]:
+    """Return ``tags`` if valid, else raise InvalidArgument naming the tag.
+
+    At most 50 tags; keys of 1-64 characters from letters, digits, '_', '.' and '-';
+    values are strings of at most 256 printable characters.
+    """
+    if not isinstance(tags, dict):
+        raise InvalidArgument("tags must be an object of string keys and values", field="tags")
+    if len(tags) > MAX_TAGS:
+        raise InvalidArgument(
+            f"tags: at most {MAX_TAGS} tags are allowed, got {len(tags)}", field="tags"
+        )
+    for key, value in tags.items():
+        if not isinstance(key, str) or not TAG_KEY_PATTERN.fullmatch(key):
+            raise InvalidArgument(
+                f"tags: key {str(key)[:80]!r} is invalid: expected 1-64 characters from "
+                "letters, digits, '_', '.' and '-'",
+                field="tags",
+            )
+        if not isinstance(value, str) or len(value) > TAG_VALUE_LENGTH or not value.isprintable():
+            raise InvalidArgument(
+                f"tags.{key}: expected a string of at most {TAG_VALUE_LENGTH} printable characters",
+                field=f"tags.{key}",
+            )
+    return tags

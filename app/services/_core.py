@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from app.errors import ArtifactCorrupted, InvalidArgument, ServiceError
-from models.exceptions import ArtifactError, ArtifactIntegrityError, CoreError
+from models.exceptions import ArtifactError, ArtifactIntegrityError, CoreError, TrainingCancelled
 
 
 @contextmanager
@@ -18,7 +18,7 @@ def core_errors(field: str | None = None) -> Iterator[None]:
     """
     try:
         yield
-    except ServiceError:
+    except (ServiceError, TrainingCancelled):  # a cancellation is handled by its installer
         raise
     except ArtifactIntegrityError as exc:
         raise ArtifactCorrupted(f"stored artifact failed its integrity check: {exc}") from None

@@ -14,10 +14,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db import database_errors
 from app.errors import InvalidArgument
 from app.registry.repository import Registry
+from app.registry.validation import check_tags
 from app.services._core import core_errors
 from app.services.catalog import VersionView, version_view
 from app.services.data import fingerprint
 from app.services.evaluation import evaluation_metrics
+from app.services.limits import training_deadline
 from models.algorithms import get_algorithm, validate_params
 from models.artifacts import dump_model
 from models.calibrated import CalibratedBoosting
@@ -195,10 +197,19 @@ def train_and_register(
     *,
     description: str | None = None,
     tags: dict[str, str] | None = None,
+    max_seconds: float | None = None,
 ) -> VersionView:
-    """Train, then register version + artifact in one transaction (nothing on failure)."""
+    """Train, then register version + artifact in one transaction (nothing on failure).
+
+    A training that runs longer than ``max_seconds`` is stopped and raises
+    :class:`app.errors.TrainingTimeLimit` (see :mod:`app.services.limits`).
+    """
+    if tags is not None:
+        check_tags(tags)  # before spending time on training
     started = time.perf_counter()
-    fit = fit_model(data, spec)
+    with training_deadline(max_seconds) as checkpoint:
+        fit = fit_model(data, spec)
+        checkpoint("registering")
     model = fit.inference
     params = {**asdict(spec), "fitted": fit.fitted, "decision": fit.decision}
     blob, sha = dump_model(model, metadata={"algorithm": spec.algorithm, "params": params})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -151,7 +152,16 @@ async def create_version(name: ModelName, request: Request, services: ServicesDe
             field="n_estimators",
         )
     view = await run_in_threadpool(
-        train_and_register, services.sessions, name, data, spec, description=description, tags=tags
+        partial(
+            train_and_register,
+            services.sessions,
+            name,
+            data,
+            spec,
+            description=description,
+            tags=tags,
+            max_seconds=s.max_training_seconds,
+        )
     )
     return VersionOut(**vars(view))
 

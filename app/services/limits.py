@@ -1,0 +1,58 @@
+"""The training time limit: a deadline enforced through the core's progress hook.
+
+:func:`training_deadline` installs a :mod:`models.progress` callback that raises
+:class:`models.exceptions.TrainingCancelled` at the first boosting round (or quantile
+fit) that starts after the deadline, and turns it into
+:class:`app.errors.TrainingTimeLimit` (422 ``TRAINING_TIME_LIMIT``). The check is
+cooperative: a round that has started finishes first, so a training stops at most one
+round (plus calibration and evaluation, checked once more before registering) after
+the limit. Nothing is registered: the version and its artifact are only written after
+training succeeded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from app.errors import TrainingTimeLimit
+from models.exceptions import TrainingCancelled
+from models.progress import progress_callback
+
+LIMIT_SETTING = "COSTWISE_MAX_TRAINING_SECONDS"
+
+Checkpoint = Callable[[str], None]
+
+
+@contextmanager
+def training_deadline(seconds: float | None) -> Iterator[Checkpoint]:
+    """Stop the training run inside the block once ``seconds`` have passed (None: no limit).
+
+    Yields a ``checkpoint(phase)`` function for the caller's own phases (e.g. before
+    registering). Raises :class:`TrainingTimeLimit` naming the limit and its value.
+    """
+    if seconds is None:
+        yield lambda phase: None
+        return
+    started = time.monotonic()
+    deadline = started + seconds
+    where = {"phase": "starting", "done": 0, "total": 0}
+
+    def callback(phase: str, done: int, total: int) -> None:
+        if time.monotonic() > deadline:
+            where.update(phase=phase, done=done, total=total)
+            raise TrainingCancelled(f"time limit of {seconds:g} s reached during {phase}")
+
+    try:
+        with progress_callback(callback):
+            yield lambda phase: callback(phase, 0, 0)
+    except TrainingCancelled:
+        elapsed = time.monotonic() - started
+        step = f" ({where['done']} of {where['total']} done)" if where["total"] else ""
+        raise TrainingTimeLimit(
+            f"training stopped after {elapsed:.2f} s during {where['phase']}{step}: it is over "
+            f"the limit of {seconds:g} s (setting {LIMIT_SETTING}); nothing was registered. "
+            "Train on fewer rows or rounds, or raise the limit.",
+            limit=seconds,
+        ) from None
