@@ -1,0 +1,111 @@
+"""Quick-mode runs of bench.papers.yang and bench.papers.mease (CI smoke tests).
+
+Generated data and data shipped with scikit-learn only (no ``../shared/datasets``); the
+checks are about well-formed outputs and the generative models / loss formulas, not the
+papers' conclusions.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from bench.papers import mease, yang
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_yang_generators_follow_section_5_1() -> None:
+    rng = np.random.default_rng(0)
+    X, y = yang.waveform(3000, rng)
+    assert X.shape == (3000, 21) and set(np.unique(y)) == {0, 1, 2}
+    # class 1 = u v1 + (1 - u) v2, E[u] = 1/2: at j = 11, (6 + v1(7)) / 2 = 4; the
+    # same at j = 15 (v2 peaks there); 0 at j = 1
+    m = X[y == 0].mean(axis=0)
+    assert abs(m[10] - 4.0) < 0.3 and abs(m[14] - 4.0) < 0.3 and abs(m[0]) < 0.2
+    X2, y2 = yang.wang_sim2(4000, rng)
+    means = np.array([X2[y2 == k, :2].mean(axis=0) for k in range(4)])
+    np.testing.assert_allclose(means, [[3, 0], [0, 3], [-3, -3], [0, 0]], atol=0.2)
+    assert abs(X2[:, 2:].mean()) < 0.05
+
+
+def test_yang_test_cost() -> None:
+    C = yang.SIM_COSTS["sim1"]
+    # truth 0 predicted 1 costs 2, truth 1 predicted 0 costs 1, one correct: (2 + 1 + 0) / 3
+    assert math.isclose(yang.test_cost(np.array([0, 1, 2]), np.array([1, 0, 2]), C), 1.0)
+
+
+def test_yang_quick(tmp_path: Path) -> None:
+    out = tmp_path / "yang"
+    assert yang.main(["--quick", "--out", str(out)]) == 0
+    doc = json.loads((out / "yang.json").read_text())
+    assert {"command", "date", "machine", "duration_s"} <= set(doc["run"])
+    res = doc["results"]
+    assert {"Simulation 1", "Simulation 1c", "Simulation 2", "Simulation 2c", "wine"} <= set(res)
+    for exp, methods in res.items():
+        wanted = yang.DATA_METHODS if exp == "wine" else yang.SIM_METHODS
+        assert set(methods) == set(wanted)
+        for v in methods.values():
+            assert 0.0 <= v["mean"] <= 5.0 and 0.0 <= v["error_rate"] <= 1.0 and v["n"] == 2
+    rows = _csv(out / "yang.csv")
+    assert len(rows) == 2 * (4 * 3) + 2 * 5
+    md = (out / "yang.md").read_text()
+    assert (
+        "command:" in md
+        and "| Simulation 2c | ours |" in md
+        and "| | paper |" in md.replace("|  |", "| |")
+    )
+
+
+def test_mease_losses_and_ten_norm() -> None:
+    half = np.full(4, 0.5)
+    got = mease.losses(half, half, np.array([0, 1, 0, 1]))
+    assert math.isclose(got["squared"], 0.0)
+    assert math.isclose(got["log"], math.log(2.0))
+    assert math.isclose(got["exponential"], 1.0)
+    # clipping to [0.05, 0.95] for log / exp loss only
+    clipped = mease.losses(np.array([1.0]), np.array([0.0]), np.array([1]))
+    assert math.isclose(clipped["squared"], 1.0)
+    assert math.isclose(clipped["log"], -math.log(0.05))
+    assert math.isclose(clipped["exponential"], math.sqrt(0.95 / 0.05))
+    X, y, p = mease.ten_norm(2000, 10.0, np.random.default_rng(1))
+    assert X.shape == (2000, 10) and set(np.unique(y)) == {0, 1}
+    bayes = np.mean((p > 0.5) != y)
+    assert bayes < 0.08  # the paper: Bayes error 3% at gamma = 10
+
+
+def test_mease_quick(tmp_path: Path) -> None:
+    out = tmp_path / "mease"
+    assert mease.main(["--quick", "--out", str(out)]) == 0
+    doc = json.loads((out / "mease.json").read_text())
+    assert {"command", "date", "machine", "duration_s"} <= set(doc["run"])
+    keys = [r["key"] for r in doc["results"]]
+    assert keys == ["tenorm_n120_g10", "tenorm_n120_g0.5", "breast_cancer"]
+    for r in doc["results"]:
+        assert set(r["final"]) == {
+            "jous_over",
+            "jous_under",
+            "p_adaboost",
+            "logitboost",
+            "logitboost_tree",
+        }
+        for v in r["final"].values():
+            assert 0.0 <= v["misclassification"] <= 1.0 and 0.0 <= v["squared"] <= 1.0
+            assert 0.0 < v["log"] <= -math.log(0.05) + 1e-12
+            assert 0.0 < v["exponential"] <= math.sqrt(19.0) + 1e-12
+        for c in r["curves"].values():
+            assert c["rounds"][-1] == doc["settings"]["n_rounds"]
+            assert all(len(c[k]) == len(c["rounds"]) for k in mease.LOSSES)
+        png = out / f"{r['key']}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = _csv(out / "mease.csv")
+    assert len(rows) == 3 * 5 and {"squared", "log", "exponential", "paper_log"} <= set(rows[0])
+    md = (out / "mease.md").read_text()
+    assert "command:" in md and "## log loss" in md
