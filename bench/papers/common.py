@@ -36,6 +36,7 @@ import shlex
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,7 +284,9 @@ def friedman_nemenyi(
     stat, p = math.nan, math.nan
     if n >= 2 and k >= 3:
         try:
-            res = stats.friedmanchisquare(*s.T)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                res = stats.friedmanchisquare(*s.T)
             stat, p = float(res.statistic), float(res.pvalue)
         except ValueError:
             pass

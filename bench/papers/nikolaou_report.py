@@ -1,0 +1,364 @@
+"""Tables, statistics and plots for :mod:`bench.papers.nikolaou`, from its raw CSV files.
+
+``python -m bench.papers.nikolaou_report [--out docs/results/nikolaou]`` rebuilds
+``areas.csv``, ``summary.json``, ``report.md`` and the PNG plots from ``raw.csv``,
+``fig6.csv``, ``defaults.csv`` and ``run.json``.
+
+Training failures (a ``TrainingError``, e.g. AdaCost's first learner without a positive
+alpha, footnote 9 of [1]_) are kept in ``raw.csv`` with their message. For areas and
+ranks a failed fit counts as the empty ensemble ``F = 0``: uncalibrated, its sign rule
+predicts every row positive (``Q = z``); calibrated, the constant score is mapped to the
+(balanced) base rate 1/2, so ``Q = min(z, 1 - z)``. Failure counts are reported.
+
+References
+----------
+.. [1] Nikolaou et al. (2016), Machine Learning 104, 359-384, section 5, Figs. 4-7.
+.. [2] Demsar, J. (2006). Statistical comparisons of classifiers over multiple data sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.papers import common as H
+
+TRIO = ("AdaMEC-Cal", "CGAda-Cal", "AsymAda-Cal")
+FIG7 = ("AdaMEC", "AdaMEC-Cal", "CSB2", "AdaC1")
+
+
+def _impute(df: pd.DataFrame) -> pd.DataFrame:
+    """``Qi``: Q with failed fits replaced by the empty ensemble's loss (module docstring)."""
+    df = df.copy()
+    cal = df["method"].astype(str).str.endswith("-Cal") | ~df["method"].isin(_uncal_cs(df))
+    empty = np.where(cal, np.minimum(df["z"], 1 - df["z"]), df["z"])
+    df["failed"] = df["error"].notna() & (df["error"].astype(str) != "")
+    df["Qi"] = df["Q"].where(np.isfinite(df["Q"]), empty)
+    return df
+
+
+def _uncal_cs(df: pd.DataFrame) -> set[str]:
+    """Uncalibrated methods trained with costs (thresholded by their own sign rule)."""
+    return {m for m in df["method"].unique() if not str(m).endswith("-Cal") and m != "AdaMEC"}
+
+
+def _area(g: pd.DataFrame) -> float:
+    from bench.papers.nikolaou import curve_area
+
+    return curve_area(g["z"].to_numpy(), g["Qi"].to_numpy())
+
+
+def areas(raw: pd.DataFrame) -> pd.DataFrame:
+    """One row per (learner, task, repeat, method): Brier-curve area, failures, mean size."""
+    df = _impute(raw)
+    keys = ["learner", "task", "repeat", "method"]
+    g = df.groupby(keys, sort=False)
+    out = g.apply(_area, include_groups=False).rename("area").to_frame()
+    out["failed_ratios"] = g["failed"].sum()
+    out["n_estimators"] = g["n_estimators"].mean()
+    return out.reset_index()
+
+
+def _fmt(m: float, h: float, d: int = 3) -> str:
+    if not np.isfinite(m):
+        return "n/a"
+    return f"{m:.{d}f} ± {h:.{d}f}" if np.isfinite(h) else f"{m:.{d}f}"
+
+
+def rank_table(ar: pd.DataFrame, learner: str) -> tuple[pd.DataFrame, str]:
+    """Fig. 4/5 table: mean area per task, average rank across tasks, ensemble size."""
+    a = ar[ar["learner"] == learner]
+    per_task = a.groupby(["task", "method"])["area"].mean().unstack("method")
+    ranks = per_task.rank(axis=1, method="average")
+    summary = pd.DataFrame(
+        {
+            "avg_rank": ranks.mean(axis=0),
+            "mean_area": per_task.mean(axis=0),
+            "mean_size": a.groupby("method")["n_estimators"].mean(),
+            "failed_fits": a.groupby("method")["failed_ratios"].sum(),
+        }
+    ).sort_values("avg_rank")
+    rows = []
+    for i, (m, r) in enumerate(summary.iterrows(), 1):
+        fails = int(r["failed_fits"])
+        rows.append(
+            [
+                i,
+                m,
+                f"{r['avg_rank']:.2f}",
+                f"{r['mean_area']:.4f}",
+                f"{r['mean_size']:.1f}",
+                fails,
+            ]  # fmt: skip
+        )
+    md = H.md_table(
+        ["#", "method", "avg rank (1 = best)", "mean area", "mean ensemble size", "failed fits"],
+        rows,
+        "rlrrrr",
+    )
+    return summary, md
+
+
+def area_ci_table(ar: pd.DataFrame, learner: str, methods: list[str]) -> str:
+    """Mean area ± 95% CI half-width per task (rows) and method (columns)."""
+    a = ar[ar["learner"] == learner]
+    rows = []
+    for task, g in a.groupby("task", sort=True):
+        cells = [task, str(g["repeat"].nunique())]
+        best = g.groupby("method")["area"].mean().min()
+        for m in methods:
+            mean, half = H.mean_ci(g.loc[g["method"] == m, "area"])
+            s = _fmt(mean, half)
+            cells.append(f"**{s}**" if np.isclose(mean, best) else s)
+        rows.append(cells)
+    return H.md_table(["task", "splits", *methods], rows, "l" + "r" * (len(methods) + 1))
+
+
+def fig6(f6: pd.DataFrame, learner: str, alpha: float = 0.01) -> tuple[list[dict[str, Any]], str]:
+    """Friedman test + Nemenyi CD on the Brier score of the calibrated trio, equal sizes."""
+    d = f6[f6["learner"] == learner]
+    res, rows = [], []
+    for z, g in d.groupby("z"):
+        mat = g.groupby(["task", "method"])["brier"].mean().unstack("method")
+        mat = mat.reindex(columns=list(TRIO))
+        fn = H.friedman_nemenyi(mat.to_numpy(), alpha=alpha)
+        ranks = dict(zip(TRIO, fn["average_ranks"], strict=True))
+        best = min(ranks, key=lambda k: ranks[k])
+        sig = [
+            f"{a}<{b}"
+            for a in TRIO
+            for b in TRIO
+            if ranks[a] + fn["cd"] < ranks[b]
+        ]  # fmt: skip
+        res.append({"z": float(z), **fn, "ranks": ranks, "significant": sig})
+        rows.append(
+            [
+                f"{z:.3f}",
+                *(f"{ranks[m]:.2f}" for m in TRIO),
+                f"{fn['friedman_p']:.3g}",
+                f"{fn['cd']:.2f}",
+                best,
+                ", ".join(sig) or "none",
+            ]  # fmt: skip
+        )
+    md = H.md_table(
+        [
+            "z",
+            *(f"rank {m}" for m in TRIO),
+            "Friedman p",
+            f"CD (alpha={alpha})",
+            "best",
+            "significant (Nemenyi)",
+        ],  # fmt: skip
+        rows,
+        "lrrrrrll",
+    )
+    return res, md
+
+
+def band_table(raw: pd.DataFrame, learner: str) -> tuple[dict[str, Any], str]:
+    """Mean Q by skew band and CSB2 saturation (share of models predicting one class only)."""
+    df = _impute(raw[raw["learner"] == learner])
+    bands = {
+        "z <= 0.1 or z >= 0.9": (df["z"] <= 0.1) | (df["z"] >= 0.9),
+        "z < 0.2 or z > 0.8": (df["z"] < 0.2) | (df["z"] > 0.8),
+        "0.3 < z < 0.7": (df["z"] > 0.3) & (df["z"] < 0.7),
+    }
+    out: dict[str, Any] = {}
+    rows = []
+    methods = sorted(df["method"].unique())
+    for name, mask in bands.items():
+        sub = df[mask]
+        per = sub.groupby(["task", "z", "method"])["Qi"].mean().unstack("method")
+        ranks = per.rank(axis=1).mean(axis=0)
+        meanq = per.mean(axis=0)
+        out[name] = {"mean_Q": meanq.to_dict(), "avg_rank": ranks.to_dict()}
+        for m in FIG7:
+            if m in meanq:
+                rows.append([name, m, f"{meanq[m]:.4f}", f"{ranks[m]:.2f} of {len(methods)}"])
+    sat = df[df["method"].isin(["CSB2", "AdaMEC", "AdaMEC-Cal", "AdaC1"])].copy()
+    sat["saturated"] = sat["pred_pos"].isin([0.0, 1.0])
+    sat["band"] = np.where((sat["z"] > 0.3) & (sat["z"] < 0.7), "0.3 < z < 0.7", "other")
+    s = sat.groupby(["method", "band"])["saturated"].mean().unstack("band")
+    out["saturated_share"] = s.to_dict()
+    md = H.md_table(["skew band", "method", "mean Q", f"avg rank among {len(methods)}"], rows)
+    md += "\n\nShare of fitted models that predict a single class on the test set:\n\n"
+    md += H.md_table(
+        ["method", *s.columns],
+        [[m, *(f"{v:.3f}" for v in r)] for m, r in s.iterrows()],
+    )
+    return out, md
+
+
+def defaults_table(dfl: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """Section 6: area, Brier score and Q at three skews per calibration configuration."""
+    df = _impute(dfl.assign(method=dfl["method"].where(dfl["method"].str.startswith("uncal"),
+                                                       dfl["method"] + "-Cal")))  # fmt: skip
+    g = df.groupby(["task", "repeat", "method"])
+    ar = g.apply(_area, include_groups=False).rename("area").reset_index()
+    per_task = ar.groupby(["task", "method"])["area"].mean().unstack("method")
+    ranks = per_task.rank(axis=1).mean(axis=0)
+    rows, summ = [], []
+    for m in per_task.columns:
+        a = ar.loc[ar["method"] == m, "area"]
+        b = df.loc[df["method"] == m].groupby(["task", "repeat"])["brier"].first()
+        q = {z: df.loc[(df["method"] == m) & np.isclose(df["z"], z), "Qi"].mean()
+             for z in (1 / 101, 1 / 11, 0.5, 10 / 11, 100 / 101)}  # fmt: skip
+        summ.append({"config": m.removesuffix("-Cal"), "avg_rank": ranks[m], "area": a.mean(),
+                     "brier": b.mean(), **{f"Q@z={z:.3f}": v for z, v in q.items()}})  # fmt: skip
+        rows.append(
+            [
+                m.removesuffix("-Cal"),
+                f"{ranks[m]:.2f}",
+                _fmt(*H.mean_ci(a), d=4),
+                f"{b.mean():.4f}",
+                *(f"{v:.4f}" for v in q.values()),
+            ]  # fmt: skip
+        )
+    order = np.argsort([float(r[1]) for r in rows])
+    rows = [rows[i] for i in order]
+    md = H.md_table(
+        [
+            "configuration",
+            "avg rank",
+            "mean area ± 95% CI (all splits)",
+            "Brier",
+            "Q z=0.010",
+            "Q z=0.091",
+            "Q z=0.5",
+            "Q z=0.909",
+            "Q z=0.990",
+        ],  # fmt: skip
+        rows,
+    )
+    md += "\n\nMean area per task:\n\n" + H.md_table(
+        ["task", *[c.removesuffix("-Cal") for c in per_task.columns]],
+        [[t, *(f"{v:.4f}" for v in r)] for t, r in per_task.iterrows()],
+    )
+    return pd.DataFrame(summ), md
+
+
+def plots(raw: pd.DataFrame, ranks: dict[str, pd.DataFrame], out: Path) -> list[str]:
+    """Fig. 5 (size vs rank) and Fig. 7 (Brier curves with 95% CI bands); [] without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    files: list[str] = []
+    for learner, summ in ranks.items():
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for m, r in summ.iterrows():
+            c = "tab:red" if str(m).endswith("-Cal") else "tab:blue"
+            ax.scatter(r["mean_size"], r["avg_rank"], color=c)
+            ax.annotate(str(m), (r["mean_size"], r["avg_rank"]), fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("mean ensemble size")
+        ax.set_ylabel("average rank by Brier-curve area (1 = best)")
+        ax.set_title(f"Fig. 5 analogue ({learner} learners); red = calibrated")
+        name = f"fig5_{learner}.png"
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=90)
+        plt.close(fig)
+        files.append(name)
+    df = _impute(raw)
+    for learner in df["learner"].unique():
+        d = df[df["learner"] == learner]
+        tasks = sorted(d["task"].unique())[:6]
+        n = len(tasks)
+        cols = min(3, n)
+        fig, axes = plt.subplots((n + cols - 1) // cols, cols, figsize=(5 * cols, 4 * ((n + 2) // 3)),
+                                 squeeze=False)  # fmt: skip
+        for ax, t in zip(axes.ravel(), tasks, strict=False):
+            for m in FIG7:
+                g = d[(d["task"] == t) & (d["method"] == m)].groupby("z")["Qi"]
+                z = np.array(sorted(g.groups))
+                st = [H.mean_ci(g.get_group(v)) for v in z]
+                mean = np.array([s[0] for s in st])
+                half = np.nan_to_num(np.array([s[1] for s in st]))
+                ax.plot(z, mean, marker=".", label=m)
+                ax.fill_between(z, mean - half, mean + half, alpha=0.2)
+            ax.plot([0, 1], [0, 1], "k:", lw=0.8)
+            ax.plot([0, 1], [1, 0], "k:", lw=0.8)
+            ax.set_ylim(0, 0.6)
+            ax.set_title(t)
+            ax.set_xlabel("skew z")
+            ax.set_ylabel("Q(z)")
+        for ax in axes.ravel()[n:]:
+            ax.axis("off")
+        axes.ravel()[0].legend(fontsize=8)
+        name = f"fig7_{learner}.png"
+        fig.tight_layout()
+        fig.savefig(out / name, dpi=80)
+        plt.close(fig)
+        files.append(name)
+    return files
+
+
+def write_report(out: Path) -> dict[str, Any]:
+    """Read the raw CSVs in ``out``; write ``areas.csv``, ``summary.json``, ``report.md``, PNGs."""
+    out = Path(out)
+    info = json.loads((out / "run.json").read_text())
+    raw = pd.read_csv(out / "raw.csv")
+    ar = areas(raw)
+    ar.to_csv(out / "areas.csv", index=False)
+    learners = [lr for lr in ("logistic", "stump") if lr in set(raw["learner"])]
+    summary: dict[str, Any] = {"run": info, "learners": {}}
+    body = []
+    ranks: dict[str, pd.DataFrame] = {}
+    for lr in learners:
+        summ, md = rank_table(ar, lr)
+        ranks[lr] = summ
+        a = ar[ar["learner"] == lr]
+        body += [f"## {lr} learners\n", f"Splits per task: {a.groupby('task')['repeat'].nunique().to_dict()}\n",
+                 "### Fig. 4/5: average rank by area under the Brier curve, ensemble size\n", md, ""]  # fmt: skip
+        main = ["AdaMEC-Cal", "CGAda-Cal", "AsymAda-Cal", "AdaMEC", "CGAda", "AsymAda", "CSB2",
+                "AdaC1"]  # fmt: skip
+        main = [m for m in main if m in set(a["method"])]
+        body += ["### Area under the Brier curve per task (mean ± 95% CI over splits)\n",
+                 area_ci_table(ar, lr, main), ""]  # fmt: skip
+        bands, bmd = band_table(raw, lr)
+        body += ["### Skew bands (CSB2 saturation, AdaC1 at high skew)\n", bmd, ""]
+        entry: dict[str, Any] = {"ranking": summ.reset_index(names="method").to_dict("records"),
+                                 "bands": bands}  # fmt: skip
+        f6path = out / "fig6.csv"
+        if f6path.is_file() and f6path.stat().st_size > 200:
+            f6 = pd.read_csv(f6path)
+            if lr in set(f6["learner"]):
+                res, fmd = fig6(f6, lr)
+                entry["fig6"] = res
+                body += ["### Fig. 6: calibrated trio with equal ensemble sizes (Brier score ranks, "
+                         "Friedman + Nemenyi at alpha = 0.01)\n", fmd, ""]  # fmt: skip
+        summary["learners"][lr] = entry
+    dpath = out / "defaults.csv"
+    if dpath.is_file() and dpath.stat().st_size > 200:
+        dsum, dmd = defaults_table(pd.read_csv(dpath))
+        summary["defaults"] = dsum.to_dict("records")
+        body += ["## Section 6: the service's default (AdaBoost, 100 stumps) and alternatives\n",
+                 dmd, ""]  # fmt: skip
+    files = plots(raw, ranks, out)
+    summary["plots"] = files
+    body += ["## Plots\n", *(f"![{f}]({f})\n" for f in files)]
+    H.write_json(out / "summary.json", summary)
+    H.write_summary(out / "report.md", "Nikolaou et al. (2016), section 5: generated tables", info,
+                    "\n".join(body))  # fmt: skip
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: ``python -m bench.papers.nikolaou_report --out DIR``."""
+    p = argparse.ArgumentParser(prog="python -m bench.papers.nikolaou_report")
+    p.add_argument("--out", type=Path, default=H.RESULTS_DIR / "nikolaou")
+    write_report(p.parse_args(argv).out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

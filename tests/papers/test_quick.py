@@ -1,0 +1,78 @@
+"""CI smoke test of the paper-reproduction harness (``--quick`` on scikit-learn data).
+
+Checks that the pipeline runs and that its outputs are well formed (files, columns,
+finite numbers); it does not check the papers' scientific conclusions.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.papers import common as H
+from bench.papers import nikolaou
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("nikolaou")
+    assert nikolaou.main(["--quick", "--out", str(out)]) == 0
+    return out
+
+
+def test_quick_run_writes_well_formed_outputs(quick_run: Path) -> None:
+    for name in ("raw.csv", "fig6.csv", "defaults.csv", "areas.csv", "run.json",
+                 "summary.json", "report.md"):  # fmt: skip
+        assert (quick_run / name).is_file(), name
+    raw = _rows(quick_run / "raw.csv")
+    assert set(nikolaou.RAW_COLUMNS) <= set(raw[0])
+    assert {r["task"] for r in raw} == {"breast_cancer", "wine:0-vs-rest"}
+    assert {r["repeat"] for r in raw} == {"0", "1"}
+    assert {r["learner"] for r in raw} == {"logistic", "stump"}
+    methods = {r["method"] for r in raw}
+    for m in ("AdaMEC", "AdaMEC-Cal", *nikolaou.CS_METHODS.values()):
+        assert m in methods and m + ("" if m.startswith("AdaMEC") else "-Cal") in methods
+    for r in raw:
+        if r["error"]:
+            continue  # a recorded training failure
+        q, z = float(r["Q"]), float(r["z"])
+        assert 0.0 <= q <= 1.0 and 0.0 < z < 1.0
+        assert math.isfinite(float(r["brier"])) and int(r["n_estimators"]) >= 1
+    areas = _rows(quick_run / "areas.csv")
+    assert areas and all(0.0 <= float(a["area"]) <= 0.5 for a in areas)
+    run = json.loads((quick_run / "run.json").read_text())
+    for key in ("command", "date", "machine", "git_commit", "duration_s"):
+        assert key in run
+    summary = json.loads((quick_run / "summary.json").read_text())
+    assert len(summary["learners"]["logistic"]["fig6"]) == 3  # every other of 5 ratios
+    assert {d["config"] for d in summary["defaults"]} == {c[0] for c in nikolaou.DEFAULT_CONFIGS}
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (quick_run / "fig7_logistic.png").stat().st_size > 1000
+
+
+def test_harness_helpers() -> None:
+    ds = H.load_dataset("iris", source="builtin")
+    tasks = H.binary_tasks(ds)
+    assert [t.name for t in tasks] == ["iris:0-vs-rest", "iris:1-vs-rest", "iris:2-vs-rest"]
+    X, y = H.balance_undersample(tasks[0].X, tasks[0].y01, np.random.default_rng(0))
+    assert y.sum() * 2 == len(y) == 100
+    Xtr, Xte, ytr, yte = H.stratified_split(X, y, 0.25, seed=1)
+    assert len(yte) == 25 and abs(yte.mean() - 0.5) < 0.05
+    mean, half = H.mean_ci([1.0, 2.0, 3.0])
+    assert mean == 2.0 and half == pytest.approx(2.484, abs=1e-3)
+    fn = H.friedman_nemenyi(np.array([[1, 2, 3], [1, 3, 2], [1, 2, 3.0]]), alpha=0.05)
+    assert fn["average_ranks"] == [1.0, pytest.approx(7 / 3), pytest.approx(8 / 3)]
+    assert fn["cd"] == pytest.approx(2.343 * math.sqrt(12 / 18), abs=1e-2)  # Demsar Table 5
+    with pytest.raises(H.DatasetMissing, match="builtin"):
+        H.load_dataset("no-such-dataset", source="shared")
