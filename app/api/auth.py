@@ -22,7 +22,7 @@ Neither body contains the key.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.errors import error_response
 from app.api.responses import FastJSONResponse
+from app.api.schemas import ErrorResponse
 from app.errors import Unauthorized
 from app.services.auth import ANONYMOUS_ADMIN, Authenticator, Principal
 from app.settings import Settings
@@ -111,6 +112,10 @@ async def authorize_open(request: Request) -> Principal:
 
 
 CallerDep = Annotated[Principal, Depends(authorize)]
+AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing, unknown or revoked API key."},
+    403: {"model": ErrorResponse, "description": "The API key's role does not allow this."},
+}
 AUTHORIZE = Depends(authorize)
 AUTHORIZE_OPEN = Depends(authorize_open)
 

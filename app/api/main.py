@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from app import __version__
-from app.api.auth import AUTHORIZE, AUTHORIZE_OPEN, install_auth
+from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
@@ -128,7 +128,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         predict.router,
         keys.router,
     ):
-        app.include_router(router, dependencies=[AUTHORIZE])
+        app.include_router(router, dependencies=[AUTHORIZE], responses=AUTH_RESPONSES)
     _document_manual_bodies(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

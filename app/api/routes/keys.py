@@ -17,8 +17,6 @@ router = APIRouter(
     prefix="/v1",
     tags=["keys"],
     responses={
-        401: {"model": ErrorResponse},
-        403: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
         503: {"model": ErrorResponse},
     },
