@@ -79,7 +79,8 @@ def _check_stack(c: np.ndarray, style: str) -> None:
         )
     prefix = "" if style != "rows" else "row {r}: "
     if k == 2:
-        den = (c[:, 0, 1] - c[:, 0, 0]) + (c[:, 1, 0] - c[:, 1, 1])
+        with np.errstate(over="ignore"):  # inf is > 0: huge costs are valid
+            den = (c[:, 0, 1] - c[:, 0, 0]) + (c[:, 1, 0] - c[:, 1, 1])
         if np.any(den <= 0):
             r = int(np.flatnonzero(den <= 0)[0])
             raise InvalidCostMatrix(
@@ -257,8 +258,7 @@ class CostMatrix:
                 f"threshold: only defined for 2 classes, this cost matrix has {self.n_classes}"
             )
         c = self.matrix
-        a, b = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
-        return float(a / (a + b))
+        return float(_threshold(c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, CostMatrix) and np.array_equal(self.matrix, other.matrix)
@@ -434,6 +434,17 @@ class Decisions:
     threshold: np.ndarray | None
 
 
+
+def _threshold(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | float:
+    """``a / (a + b)`` for ``a, b >= 0`` with ``a + b > 0``, without overflow.
+
+    Both are divided by ``max(a, b)`` first, so costs near the float64 maximum (where
+    ``a + b`` overflows to inf and the plain ratio would give 0) and subnormal costs give
+    the same threshold as any positive multiple of them (e.g. 1e308/1e308 -> 0.5).
+    """
+    s = np.maximum(a, b)
+    return (a / s) / ((a / s) + (b / s))
+
 def decide(
     proba: ArrayLike, costs: CostMatrix | ArrayLike, *, validated: bool = False
 ) -> Decisions:
@@ -497,14 +508,12 @@ def decide(
             )
     if k == 2:
         if c.ndim == 2:
-            a, b = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
-            t = np.full(n, a / (a + b))
+            t = np.full(n, _threshold(c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]))
             pos = p[:, 1] >= t
             exp_cost = np.where(pos, p[:, 0] * c[0, 1] + p[:, 1] * c[1, 1],
                                 p[:, 0] * c[0, 0] + p[:, 1] * c[1, 0])  # fmt: skip
         else:
-            a, b = c[:, 0, 1] - c[:, 0, 0], c[:, 1, 0] - c[:, 1, 1]
-            t = a / (a + b)
+            t = np.asarray(_threshold(c[:, 0, 1] - c[:, 0, 0], c[:, 1, 0] - c[:, 1, 1]))
             pos = p[:, 1] >= t
             exp_cost = np.where(pos, p[:, 0] * c[:, 0, 1] + p[:, 1] * c[:, 1, 1],
                                 p[:, 0] * c[:, 0, 0] + p[:, 1] * c[:, 1, 0])  # fmt: skip

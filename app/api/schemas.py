@@ -10,6 +10,7 @@ from typing_extensions import TypedDict
 
 Label = int | str | bool
 Number = float | None  # None (JSON null) is a missing value
+MAX_INT = 2**31 - 1  # integers stored by the registry are 32-bit: larger ones are refused
 
 
 class _Strict(BaseModel):
@@ -116,7 +117,7 @@ class VersionListResponse(BaseModel):
 
 
 class AliasRequest(_Strict):
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=MAX_INT)
 
 
 class AliasOut(BaseModel):
@@ -161,7 +162,7 @@ class _CostChoice(_Strict):
         description="Deployment class priors (in `classes` order) when they differ "
         "from the training class balance.",
     )
-    version: int | None = Field(None, ge=1, description="Use this version.")
+    version: int | None = Field(None, ge=1, le=MAX_INT, description="Use this version.")
     alias: str | None = Field(None, description="Use the version this alias points at.")
 
     @model_validator(mode="after")

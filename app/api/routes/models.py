@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 
 from app.api.deps import AliasName, ModelName, ServicesDep
 from app.api.schemas import (
+    MAX_INT,
     AliasOut,
     AliasRequest,
     ErrorResponse,
@@ -21,6 +22,7 @@ router = APIRouter(
     prefix="/v1",
     tags=["registry"],
     responses={
+        400: {"model": ErrorResponse},
         404: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
         503: {"model": ErrorResponse},
@@ -28,7 +30,8 @@ router = APIRouter(
 )
 
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
-Offset = Annotated[int, Query(ge=0, description="Items to skip.")]
+Offset = Annotated[int, Query(ge=0, le=MAX_INT, description="Items to skip.")]
+Version = Annotated[int, Path(ge=1, le=MAX_INT, description="Version number.")]
 
 
 @router.get("/models", response_model=ModelListResponse, summary="List registered models")
@@ -57,7 +60,7 @@ def list_versions(
 @router.get(
     "/models/{name}/versions/{version}", response_model=VersionOut, summary="Get one version"
 )
-def get_version(name: ModelName, version: int, services: ServicesDep) -> VersionOut:
+def get_version(name: ModelName, version: Version, services: ServicesDep) -> VersionOut:
     return VersionOut(**vars(services.catalog.get_version(name, version)))
 
 

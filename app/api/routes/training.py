@@ -121,6 +121,7 @@ class _Invalid(Exception):
     "its metrics on a held-out evaluation split.",
     openapi_extra=_OPENAPI,
     responses={
+        400: {"model": ErrorResponse},
         413: {"model": ErrorResponse},
         415: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
