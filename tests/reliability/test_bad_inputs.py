@@ -1,0 +1,224 @@
+"""Proof 2: a table of hostile inputs, each with its exact outcome, through the real app.
+
+Every row is sent as a raw JSON body (so that the non-standard literals ``NaN``,
+``Infinity`` and ``1e400`` reach the server exactly as a client could send them) to the
+app built by the real factory on a fresh registry (SQLite, and PostgreSQL when
+``COSTWISE_TEST_DATABASE_URL`` is set). The outcome is either a 4xx with the given error
+code, or a 200 whose answer is checked: no NaN or infinity anywhere in the response, each
+decision is ``classes[1]`` iff ``p1 >= threshold``, and the expected cost is
+``sum_i p_i C[i][decision]``. Never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from app.api.main import create_app
+from app.settings import Settings
+from models.decisions import CostMatrix, decide
+from tests.reliability.conftest import train_body
+
+MAX_ROWS = 100_000
+
+
+def one_row(extra: str = "") -> str:
+    """A raw predict body with one valid row and ``extra`` members (raw JSON text)."""
+    return '{"instances": [[0.1, 0.2, 0.3, 0.4]]' + (", " + extra if extra else "") + "}"
+
+
+BIG = str(2**70)  # over every 32-bit registry integer
+PREDICT = "/v1/models/fraud/predict"
+EVALUATE = "/v1/models/fraud/evaluate"
+
+# (case, method, path, raw JSON body or None, status, code or None for a checked answer,
+#  cost matrix the answer must agree with or None for 0-1 costs)
+CASES: list[tuple[str, str, str, str | None, int, str | None, list[list[float]] | None]] = [
+    ("NaN feature = missing", "POST", PREDICT, '{"instances": [[NaN, 0.2, 0.3, 0.4]]}', 200, None, None),
+    ("+Infinity feature", "POST", PREDICT, '{"instances": [[Infinity, 0.2, 0.3, 0.4]]}', 422, "INVALID_ARGUMENT", None),
+    ("-Infinity feature", "POST", PREDICT, '{"instances": [[0.1, -Infinity, 0.3, 0.4]]}', 422, "INVALID_ARGUMENT", None),
+    ("1e400 literal (parses to inf)", "POST", PREDICT, '{"instances": [[1e400, 0.2, 0.3, 0.4]]}', 422, "INVALID_ARGUMENT", None),
+    ("+-1e308 and +-1e-308 features", "POST", PREDICT, '{"instances": [[1e308, -1e308, 1e-308, -1e-308]]}', 200, None, None),
+    ("empty rows", "POST", PREDICT, '{"instances": []}', 422, "INVALID_ARGUMENT", None),
+    ("an empty row", "POST", PREDICT, '{"instances": [[]]}', 422, "INVALID_ARGUMENT", None),
+    ("ragged rows", "POST", PREDICT, '{"instances": [[0.1, 0.2, 0.3, 0.4], [1, 2]]}', 422, "INVALID_ARGUMENT", None),
+    ("string feature", "POST", PREDICT, '{"instances": [[0.1, "x", 0.3, 0.4]]}', 422, "INVALID_ARGUMENT", None),
+    ("object feature", "POST", PREDICT, '{"instances": [[0.1, {}, 0.3, 0.4]]}', 422, "INVALID_ARGUMENT", None),
+    ("rows not a list", "POST", PREDICT, '{"instances": "rows"}', 422, "INVALID_ARGUMENT", None),
+    ("body not an object", "POST", PREDICT, "[1, 2]", 422, "INVALID_ARGUMENT", None),
+    ("truncated JSON", "POST", PREDICT, '{"instances": [[0.1', 400, "MALFORMED_REQUEST", None),
+    ("duplicate record key (last wins)", "POST", PREDICT, '{"records": [{"a": 9, "a": 0.1, "b": 0.2, "c": 0.3, "d": 0.4}]}', 200, None, None),
+    ("costs 1e-12 vs 1e12", "POST", PREDICT, one_row('"costs": {"c_fp": 1e-12, "c_fn": 1e12}'), 200, None, [[0, 1e-12], [1e12, 0]]),
+    ("costs 1e12 vs 1e-12", "POST", PREDICT, one_row('"costs": {"c_fp": 1e12, "c_fn": 1e-12}'), 200, None, [[0, 1e12], [1e-12, 0]]),
+    ("costs 1e308 both (overflow)", "POST", PREDICT, one_row('"costs": {"c_fp": 1e308, "c_fn": 1e308}'), 200, None, [[0, 1e308], [1e308, 0]]),
+    ("subnormal costs 5e-324", "POST", PREDICT, one_row('"costs": {"c_fp": 5e-324, "c_fn": 5e-324}'), 200, None, [[0, 5e-324], [5e-324, 0]]),
+    ("zero costs", "POST", PREDICT, one_row('"costs": {"c_fp": 0, "c_fn": 0}'), 422, "INVALID_ARGUMENT", None),
+    ("zero false-positive cost", "POST", PREDICT, one_row('"costs": {"c_fp": 0, "c_fn": 1}'), 200, None, [[0, 0], [1, 0]]),
+    ("NaN cost", "POST", PREDICT, one_row('"costs": {"c_fp": NaN, "c_fn": 1}'), 422, "INVALID_ARGUMENT", None),
+    ("Infinity cost", "POST", PREDICT, one_row('"costs": {"c_fp": Infinity, "c_fn": 1}'), 422, "INVALID_ARGUMENT", None),
+    ("cost matrix 1e-12/1e12", "POST", PREDICT, one_row('"cost_matrix": [[0, 1e-12], [1e12, 0]]'), 200, None, [[0, 1e-12], [1e12, 0]]),
+    ("cost matrix with NaN", "POST", PREDICT, one_row('"cost_matrix": [[0, NaN], [1, 0]]'), 422, "INVALID_ARGUMENT", None),
+    ("priors [0.5, 0.5]", "POST", PREDICT, one_row('"priors": [0.5, 0.5]'), 200, None, None),
+    ("priors [1e-300, 1]", "POST", PREDICT, one_row('"priors": [1e-300, 1]'), 200, None, None),
+    ("priors [1, 0]", "POST", PREDICT, one_row('"priors": [1, 0]'), 422, "INVALID_ARGUMENT", None),
+    ("priors with NaN", "POST", PREDICT, one_row('"priors": [NaN, 1]'), 422, "INVALID_ARGUMENT", None),
+    ("negative prior", "POST", PREDICT, one_row('"priors": [-0.5, 1.5]'), 422, "INVALID_ARGUMENT", None),
+    ("three priors for two classes", "POST", PREDICT, one_row('"priors": [0.5, 0.5, 0]'), 422, "INVALID_ARGUMENT", None),
+    ("empty priors", "POST", PREDICT, one_row('"priors": []'), 422, "INVALID_ARGUMENT", None),
+    ("huge version in body", "POST", PREDICT, one_row(f'"version": {BIG}'), 422, "INVALID_ARGUMENT", None),
+    ("huge version in alias body", "PUT", "/v1/models/fraud/aliases/p", f'{{"version": {BIG}}}', 422, "INVALID_ARGUMENT", None),
+    ("huge version in path", "GET", f"/v1/models/fraud/versions/{BIG}", None, 422, "INVALID_ARGUMENT", None),
+    ("negative huge version in path", "GET", f"/v1/models/fraud/versions/-{BIG}", None, 422, "INVALID_ARGUMENT", None),
+    ("huge offset (models)", "GET", f"/v1/models?offset={BIG}", None, 422, "INVALID_ARGUMENT", None),
+    ("huge offset (versions)", "GET", f"/v1/models/fraud/versions?offset={BIG}", None, 422, "INVALID_ARGUMENT", None),
+    ("unicode model name", "POST", "/v1/models/mod%C3%A8le/predict", one_row(), 422, "INVALID_ARGUMENT", None),
+    ("evaluate NaN label", "POST", EVALUATE, one_row('"labels": [NaN]'), 422, "INVALID_ARGUMENT", None),
+    ("evaluate unknown label", "POST", EVALUATE, one_row('"labels": [7]'), 422, "INVALID_ARGUMENT", None),
+    ("evaluate one row", "POST", EVALUATE, one_row('"labels": [1]'), 200, None, None),
+    ("train: NaN label", "POST", "/v1/models/x/versions", '{"features": [[1, 2]], "labels": [NaN]}', 422, "INVALID_ARGUMENT", None),
+    ("train: Infinity feature", "POST", "/v1/models/x/versions", '{"features": [[Infinity, 2], [1, 2]], "labels": [0, 1]}', 422, "INVALID_ARGUMENT", None),
+    ("train: no rows", "POST", "/v1/models/x/versions", '{"features": [], "labels": []}', 422, "INVALID_ARGUMENT", None),
+]  # fmt: skip
+
+
+@pytest.fixture
+def client(database_url: str) -> Iterator[TestClient]:
+    """The real app (limits: 100,000 predict rows, 64 MiB bodies) with model ``fraud``."""
+    settings = Settings(
+        database_url=database_url, max_predict_rows=MAX_ROWS, max_body_bytes=64 * 2**20
+    )
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        r = c.post("/v1/models/fraud/versions", json=train_body())
+        assert r.status_code == 201, r.text
+        yield c
+
+
+def _finite(value: Any, where: str = "body") -> None:
+    """Fail if any number in a JSON document is NaN or infinite."""
+    if isinstance(value, float):
+        assert math.isfinite(value), f"{where}: {value}"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _finite(v, f"{where}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _finite(v, f"{where}[{i}]")
+
+
+def check_answer(body: dict[str, Any], costs: list[list[float]] | None) -> None:
+    """A 200 predict answer is finite and each decision is the least-expected-cost one."""
+    _finite(body)
+    if "predictions" not in body:
+        return
+    c = np.asarray(costs if costs is not None else [[0, 1], [1, 0]], np.float64)
+    proba = np.array([p["probabilities"] for p in body["predictions"]])
+    reference = decide(proba, c)
+    classes = body["classes"]
+    for i, p in enumerate(body["predictions"]):
+        assert p["decision"] == classes[int(reference.labels_index[i])], (i, p)
+        assert p["decision"] == classes[int(p["probabilities"][1] >= p["threshold"])], (i, p)
+        assert p["threshold"] == pytest.approx(CostMatrix(c).threshold, rel=1e-12, abs=0)
+        assert p["expected_cost"] == pytest.approx(float(reference.expected_cost[i]), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("case", "method", "path", "body", "status", "code", "costs"), CASES, ids=[c[0] for c in CASES]
+)
+def test_bad_input_table(
+    client: TestClient,
+    case: str,
+    method: str,
+    path: str,
+    body: str | None,
+    status: int,
+    code: str | None,
+    costs: list[list[float]] | None,
+) -> None:
+    """Each hostile input gets exactly its status and code, or a checked correct answer."""
+    headers = {"content-type": "application/json"} if body is not None else {}
+    r = client.request(method, path, content=body, headers=headers)
+    assert r.status_code == status, r.text
+    answer = r.json()
+    _finite(answer)
+    if code is not None:
+        assert answer["code"] == code, answer
+        assert answer["detail"], answer
+    else:
+        check_answer(answer, costs)
+
+
+def test_nan_feature_is_a_missing_value(client: TestClient) -> None:
+    """The NaN literal is read as a missing value: same answer as JSON null."""
+    nan = client.post(
+        PREDICT, content='{"instances": [[NaN, 0.2, 0.3, 0.4]]}',
+        headers={"content-type": "application/json"},
+    )  # fmt: skip
+    null = client.post(PREDICT, json={"instances": [[None, 0.2, 0.3, 0.4]]})
+    assert nan.status_code == null.status_code == 200
+    assert nan.json() == null.json()
+
+
+def test_huge_costs_keep_the_threshold(client: TestClient) -> None:
+    """Regression: c_fp = c_fn = 1e308 overflowed a + b to inf and gave threshold 0 (every
+    row positive); decisions are invariant to scaling costs, so the answer equals 1/1's."""
+    rows = {"instances": [[0.1, 0.2, 0.3, 0.4], [1.0, -1.0, 0.5, 2.0]]}
+    huge = client.post(PREDICT, json={**rows, "costs": {"c_fp": 1e308, "c_fn": 1e308}}).json()
+    unit = client.post(PREDICT, json={**rows, "costs": {"c_fp": 1, "c_fn": 1}}).json()
+    for h, u in zip(huge["predictions"], unit["predictions"], strict=True):
+        assert h["threshold"] == u["threshold"] == 0.5
+        assert h["decision"] == u["decision"]
+
+
+def test_threshold_is_scale_invariant_at_the_float_limits() -> None:
+    """Unit regression for models.decisions: extreme but valid costs, same threshold."""
+    p = np.array([[0.7, 0.3], [0.2, 0.8]])
+    for scale in (5e-324, 1e-308, 1.0, 1e300, 1e308, np.finfo(np.float64).max):
+        c = np.array([[0.0, scale], [scale, 0.0]])
+        d = decide(p, c)
+        assert d.threshold is not None
+        np.testing.assert_array_equal(d.threshold, [0.5, 0.5])
+        np.testing.assert_array_equal(d.labels_index, [0, 1])
+        assert CostMatrix(c).threshold == 0.5
+        assert np.all(np.isfinite(d.expected_cost))
+        rows = decide(p, np.stack([c, c]))
+        np.testing.assert_array_equal(rows.threshold, [0.5, 0.5])
+
+
+def test_unicode_feature_names(client: TestClient) -> None:
+    """Unicode feature names train, are listed and are matched by records."""
+    names = ["größe", "温度", "😀", "naïve"]
+    r = client.post("/v1/models/uni/versions", json=train_body(feature_names=names))
+    assert r.status_code == 201, r.text
+    assert r.json()["data"]["feature_names"] == names
+    record = dict(zip(names, [0.1, 0.2, 0.3, 0.4], strict=True))
+    by_name = client.post("/v1/models/uni/predict", json={"records": [record]})
+    by_position = client.post("/v1/models/uni/predict", json={"instances": [[0.1, 0.2, 0.3, 0.4]]})
+    assert by_name.status_code == by_position.status_code == 200, by_name.text
+    assert by_name.json()["predictions"] == by_position.json()["predictions"]
+
+
+def test_one_row_and_the_row_limit(client: TestClient) -> None:
+    """One row, exactly the limit (100,000 rows) and one row over it (413 naming it)."""
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(MAX_ROWS, 4)), 4)
+    X[::97, 2] = np.nan  # some missing values
+    rows = [[None if math.isnan(v) else v for v in row] for row in X.tolist()]
+    one = client.post(PREDICT, json={"instances": rows[:1], "costs": {"c_fp": 1, "c_fn": 5}})
+    assert one.status_code == 200, one.text
+    body = json.dumps({"instances": rows, "costs": {"c_fp": 1, "c_fn": 5}})
+    full = client.post(PREDICT, content=body, headers={"content-type": "application/json"})
+    assert full.status_code == 200, full.text[:300]
+    answer = full.json()
+    assert len(answer["predictions"]) == MAX_ROWS
+    check_answer(answer, [[0, 1], [5, 0]])
+    assert answer["predictions"][0] == one.json()["predictions"][0]
+    over = client.post(PREDICT, json={"instances": rows + rows[:1]})
+    assert over.status_code == 413, over.text[:300]
+    assert over.json()["code"] == "PAYLOAD_TOO_LARGE"
+    assert str(MAX_ROWS) in over.json()["detail"].replace(",", "")
