@@ -76,3 +76,12 @@ def test_masnadi_quick(tmp_path: Path) -> None:
     assert _csv(out / "masnadi_uci.csv") and _csv(out / "masnadi_synthetic.csv")
     md = (out / "masnadi.md").read_text()
     assert "Bayes x*" in md and "min eps" in md and "Positive class" in md
+
+
+def test_landesa_rounds_sweep_quick(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    assert landesa.main(["--quick", "--rounds-sweep", "2,5", "--out", str(out)]) == 0
+    rows = _csv(out / "landesa_rounds.csv")
+    assert len(rows) == 2 * 4 * 2  # datasets x gammas x T values
+    assert {r["rounds"] for r in rows} == {"2", "5"}
+    assert "T = 5" in (out / "landesa_rounds.md").read_text()
