@@ -230,8 +230,13 @@ def expand_tasks(datasets: Sequence[str], source: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _run_all(cfg: Config, jobs: int) -> tuple[dict[str, list[dict[str, Any]]], list[tuple]]:
-    units = [(r, t) for r in range(cfg.repeats) for t in cfg.tasks]  # repeat-major
+def _run_all(
+    cfg: Config, jobs: int, order: str = "task"
+) -> tuple[dict[str, list[dict[str, Any]]], list[tuple]]:
+    if order == "task":  # all splits of a task before the next: a time cut leaves whole tasks
+        units = [(r, t) for t in cfg.tasks for r in range(cfg.repeats)]
+    else:  # every task once per repeat: a time cut leaves fewer splits on every task
+        units = [(r, t) for r in range(cfg.repeats) for t in cfg.tasks]
     merged: dict[str, list[dict[str, Any]]] = {"raw": [], "fig6": [], "defaults": []}
     skipped: list[tuple] = []
     bar = H.Progress(len(units), "nikolaou")
@@ -283,7 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-defaults", action="store_true")
     p.add_argument("--jobs", type=int, default=1, help="worker processes")
     p.add_argument("--max-minutes", type=float, default=math.inf,
-                   help="start no new split after this many minutes (repeat-major order)")  # fmt: skip
+                   help="start no new split after this many minutes")  # fmt: skip
+    p.add_argument("--order", choices=("task", "repeat"), default="task",
+                   help="task: all splits of a task first (in --datasets order); repeat: round-robin")  # fmt: skip
     args = p.parse_args(argv)
     started = time.time()
     source = args.source or ("builtin" if args.quick else "shared")
@@ -306,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  fig6=not args.no_fig6, defaults=not args.no_defaults,
                  max_minutes=args.max_minutes, started=started)  # fmt: skip
     try:
-        merged, skipped = _run_all(cfg, args.jobs)
+        merged, skipped = _run_all(cfg, args.jobs, args.order)
     except Exception:
         traceback.print_exc()
         return 1
@@ -314,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     info["settings"] = {"tasks": list(tasks), "source": source, "repeats": repeats,
                         "ratios": list(ratios), "rounds": rounds, "learners": list(cfg.learners),
                         "methods": list(cfg.methods), "skipped_units": [list(u) for u in skipped],
-                        "jobs": args.jobs}  # fmt: skip
+                        "jobs": args.jobs, "order": args.order}  # fmt: skip
     out = Path(args.out)
     write_raw(out, merged, info)
     try:
