@@ -17,6 +17,7 @@ router = APIRouter(
     prefix="/v1",
     tags=["keys"],
     responses={
+        400: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
         503: {"model": ErrorResponse},
     },
