@@ -244,6 +244,7 @@ def _cell(v: dict[str, float] | tuple[float, float] | None) -> str:
 def summary_body(agg: dict[str, Any], settings: dict[str, Any]) -> str:
     """Markdown tables: ours beside Table 1, then the real dataset."""
     lines = [
+        "",
         "Reproduction of section 5.1 (Table 1) of Yang, Guo & Chang (2020). Test cost "
         "TC = mean C[y][prediction]; mean (standard error = sd/sqrt(R)) over "
         f"R = {settings['repeats']} replications (the paper: 100). Training set "
