@@ -32,6 +32,7 @@ References
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -378,6 +379,7 @@ def summary_body(results: list[dict[str, Any]], settings: dict[str, Any]) -> str
     """Markdown: one table per loss, ours (at the final rounds) beside the paper's."""
     nr, jr = settings["n_rounds"], settings["jous_rounds"]
     lines = [
+        "",
         "Reproduction of section 5 (Tables 1-4) of Mease, Wyner & Buja (2007). Hold-out "
         "averages; log and exponential loss clip p_hat to [0.05, 0.95] for every method "
         "(section 5.1). Trees with at most 8 leaves (depth 3) for P-AdaBoost, JOUS and the "
@@ -425,11 +427,15 @@ def summary_body(results: list[dict[str, Any]], settings: dict[str, Any]) -> str
             ),
             "",
         ]
+    plots = (
+        "Plots of the hold-out losses against rounds: "
+        + ", ".join(f"[{r['key']}.png]({r['key']}.png)" for r in results)
+        if settings.get("plots", True)
+        else "No plots (matplotlib was not installed)"
+    )
     lines += [
         "The paper's LogitBoost (Dettling & Bühlmann's code with 8-node rpart trees) is "
-        "shown in both LogitBoost columns. Plots of the hold-out losses against rounds: "
-        + ", ".join(f"[{r['key']}.png]({r['key']}.png)" for r in results)
-        + ".",
+        f"shown in both LogitBoost columns. {plots}.",
         "",
     ]
     return "\n".join(lines)
@@ -500,8 +506,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "nu": 1.0,
         "clip": CLIP,
     }
-    for r in merged:
-        plot(r, out, n_rounds, jous_rounds)
+    has_mpl = importlib.util.find_spec("matplotlib") is not None
+    if has_mpl:
+        for r in merged:
+            plot(r, out, n_rounds, jous_rounds)
+    else:
+        print("matplotlib is not installed: no plots (pip install -e '.[papers]')")
+    settings["plots"] = has_mpl
     info = common.run_info(argv, started, module="bench.papers.mease")
     flat = [
         {
