@@ -1,27 +1,22 @@
 """Shared helpers of the reliability proofs: seeded registries and a real uvicorn server.
 
-Everything listens on 127.0.0.1 only. Servers are started as child processes
-(``uvicorn --factory app.api.main:create_app``) configured through ``COSTWISE_*``
-environment variables, and are always stopped by the fixture that started them.
+Everything listens on 127.0.0.1 only. Servers (:mod:`bench.reliability.server`) are child
+processes configured through ``COSTWISE_*`` environment variables, always stopped by the
+fixture that started them.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
+
+from bench.reliability.server import Server, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = ROOT / "bench" / "reliability" / "out"
@@ -49,96 +44,12 @@ def train_body(n: int = 300, seed: int = 0, **params: Any) -> dict[str, Any]:
     return body
 
 
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def write_result(name: str, payload: Mapping[str, Any]) -> Path:
     """Write ``payload`` as JSON to ``bench/reliability/out/<name>.json`` (not committed)."""
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     path = OUT_DIR / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
     return path
-
-
-@dataclass
-class Server:
-    """A uvicorn child process serving the app factory on 127.0.0.1."""
-
-    process: subprocess.Popen[bytes]
-    base_url: str
-    log_path: Path
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-4000:]
-
-    def stop(self) -> None:
-        """Terminate the server (and its workers) and wait for it."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
-
-
-def start_server(
-    database_url: str,
-    log_path: Path,
-    *,
-    workers: int = 1,
-    env: Mapping[str, str] | None = None,
-    timeout: float = 60.0,
-) -> Server:
-    """Start uvicorn on a free loopback port and wait until ``/health/live`` answers."""
-    port = free_port()
-    environment = {
-        **os.environ,
-        "COSTWISE_DATABASE_URL": database_url,
-        "COSTWISE_LOG_LEVEL": "warning",
-        **(env or {}),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "--factory",
-        "app.api.main:create_app",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--log-level",
-        "warning",
-        "--no-access-log",
-    ]
-    log_file = log_path.open("wb")
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
-    )
-    server = Server(process, f"http://127.0.0.1:{port}", log_path)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}:\n{server.log()}")
-        try:
-            if httpx.get(server.base_url + "/health/live", timeout=2).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    server.stop()
-    raise RuntimeError(f"server did not start within {timeout} s:\n{server.log()}")
 
 
 @pytest.fixture
