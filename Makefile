@@ -14,7 +14,7 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[dev,bench]"
+	$(BIN)/pip install --quiet -e ".[dev,bench,papers]"
 	touch $@ $(VENV)/.installed-run
 
 ## run: set up and serve the API on the embedded SQLite registry (http://127.0.0.1:8000/docs)

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -330,7 +331,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
             if self.score_kind == "vote":
                 yield np.clip(v[:, t] / a[t], 0.0, 1.0)
             else:
-                yield 1.0 / (1.0 + np.exp(-2.0 * f[:, t]))
+                yield expit(2.0 * f[:, t])  # 1/(1+exp(-2F)) without overflow warnings
 
     def staged_predict_proba(self, X: Any) -> Iterator[np.ndarray]:
         """UNCALIBRATED ``[1 - s_t, s_t]`` after each round."""
