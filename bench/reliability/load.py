@@ -5,6 +5,7 @@ Usage (from the repository root; a full run takes over a minute, so queue it)::
     flock /tmp/costwise-heavy.lock .venv/bin/python bench/reliability/load.py
     .venv/bin/python bench/reliability/load.py --seconds 20 --clients 16     # short
     .venv/bin/python bench/reliability/load.py --database-url postgresql+psycopg://...
+    .venv/bin/python bench/reliability/load.py --auth   # COSTWISE_AUTH=on, keys sent
 
 What it does:
 
@@ -36,6 +37,7 @@ import contextlib
 import json
 import platform
 import random
+import secrets
 import statistics
 import sys
 import tempfile
@@ -105,9 +107,11 @@ async def _call(
     tally.record(kind, time.perf_counter() - start, ok, what)
 
 
-async def _client(base: str, stop: float, seed: int, tally: Tally, pool: np.ndarray) -> None:
+async def _client(
+    base: str, stop: float, seed: int, tally: Tally, pool: np.ndarray, headers: dict[str, str]
+) -> None:
     rng = random.Random(seed)
-    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=base, timeout=60, headers=headers) as client:
         while time.monotonic() < stop:
             roll = rng.random()
             if roll < 0.2:
@@ -130,14 +134,20 @@ async def _client(base: str, stop: float, seed: int, tally: Tally, pool: np.ndar
             await _call(client, tally, kind, "POST", "/v1/models/load/predict", json=body)
 
 
-async def _trainer(base: str, stop: float, every: float, tally: Tally) -> None:
+async def _trainer(
+    base: str, stop: float, every: float, tally: Tally, headers: dict[str, str]
+) -> None:
     seed = 100
-    async with httpx.AsyncClient(base_url=base, timeout=300) as client:
+    async with httpx.AsyncClient(base_url=base, timeout=300, headers=headers) as client:
         while time.monotonic() + every < stop:
             await asyncio.sleep(every)
             seed += 1
             body = _train_body(seed)
             await _call(client, tally, "train", "POST", "/v1/models/load/versions", json=body)
+
+
+def _bearer(key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
 
 
 def _rss(pid: int) -> int:
@@ -191,7 +201,7 @@ def memory_summary(samples: list[tuple[float, int]]) -> dict[str, Any]:
 
 
 async def _drive(
-    server: Server, seconds: float, clients: int, train_every: float
+    server: Server, seconds: float, clients: int, train_every: float, keys: dict[str, str]
 ) -> dict[str, Any]:
     pool, _ = _data(5000, seed=1)
     tally = Tally()
@@ -200,8 +210,11 @@ async def _drive(
     stop = start + seconds
     await asyncio.gather(
         _sampler(server.pid, stop, samples),
-        _trainer(server.base_url, stop, train_every, tally),
-        *(_client(server.base_url, stop, i, tally, pool) for i in range(clients)),
+        _trainer(server.base_url, stop, train_every, tally, _bearer(keys.get("admin"))),
+        *(
+            _client(server.base_url, stop, i, tally, pool, _bearer(keys.get("predictor")))
+            for i in range(clients)
+        ),
     )
     elapsed = time.monotonic() - start
     requests = sum(len(v) for v in tally.latencies.values())
@@ -225,20 +238,35 @@ def run_load(
     train_every: float = 10.0,
     database_url: str | None = None,
     log_dir: Path | None = None,
+    auth: bool = False,
 ) -> dict[str, Any]:
-    """Start a server, seed it, drive the load and return the summary (server stopped)."""
+    """Start a server, seed it, drive the load and return the summary (server stopped).
+
+    With ``auth``, the server runs with ``COSTWISE_AUTH=on`` and a bootstrap admin key;
+    the seeding step creates a ``predictor`` key over the API; the predicting and reading
+    clients send the predictor key, the trainer the admin key (``Authorization: Bearer``).
+    """
     from app.db import upgrade_to_head
 
     with tempfile.TemporaryDirectory(prefix="costwise-load-") as tmp:
         url = database_url or f"sqlite:///{Path(tmp) / 'registry.db'}"
         upgrade_to_head(url)
-        server = start_server(url, (log_dir or Path(tmp)) / "server.log", workers=workers)
+        keys = {"admin": secrets.token_urlsafe(32)} if auth else {}
+        env = {"COSTWISE_AUTH": "on", "COSTWISE_BOOTSTRAP_ADMIN_KEY": keys["admin"]} if auth else {}
+        log = (log_dir or Path(tmp)) / "server.log"
+        server = start_server(url, log, workers=workers, env=env)
         try:
-            with httpx.Client(base_url=server.base_url, timeout=120) as client:
+            with httpx.Client(
+                base_url=server.base_url, timeout=120, headers=_bearer(keys.get("admin"))
+            ) as client:
+                if auth:
+                    r = client.post("/v1/keys", json={"name": "load", "role": "predictor"})
+                    r.raise_for_status()
+                    keys["predictor"] = r.json()["key"]
                 r = client.post("/v1/models/load/versions", json=_train_body(0))
                 r.raise_for_status()
                 client.put("/v1/models/load/aliases/production", json={"version": 1})
-            result = asyncio.run(_drive(server, seconds, clients, train_every))
+            result = asyncio.run(_drive(server, seconds, clients, train_every, keys))
         finally:
             server.stop()
     result.update(
@@ -249,6 +277,7 @@ def run_load(
                 "workers": workers,
                 "train_every_s": train_every,
                 "database": url.split(":")[0],
+                "auth": "on (predictor key; admin key for training)" if auth else "off",
             },
             "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "machine": f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs, "
@@ -266,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-every", type=float, default=10.0)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--auth", action="store_true", help="COSTWISE_AUTH=on, keys sent")
     args = parser.parse_args(argv)
     result = run_load(
         seconds=args.seconds,
@@ -273,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         train_every=args.train_every,
         database_url=args.database_url,
+        auth=args.auth,
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
