@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from models.exceptions import ArtifactError, InvalidInput
 
@@ -257,7 +258,7 @@ class Ensemble:
         if kind == "vote":
             return self.vote_fraction(X)
         if kind == "logistic":
-            return 1.0 / (1.0 + np.exp(-2.0 * self.decision_function(X)))
+            return expit(2.0 * self.decision_function(X))  # no overflow warning for large |F|
         raise InvalidInput(f"score kind must be 'vote' or 'logistic', got {kind!r}")
 
     def to_arrays(self) -> dict[str, np.ndarray]:
