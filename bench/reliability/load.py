@@ -288,6 +288,7 @@ def run_load(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line entry point: run, print the summary, write ``--out``; 1 on any error."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=32)

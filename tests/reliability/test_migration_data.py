@@ -90,7 +90,9 @@ def old_registry(empty_database_url: str) -> Iterator[tuple[str, dict[str, Any]]
                 name, Rows(instances=PROBE.tolist()), _cost_request(setting),
                 version=version, alias=alias,
             )  # fmt: skip
-            before[f"{name} {version} {alias} {k}"] = json.loads(FastJSONResponse(_render(p)).body)
+            before[f"{name} {version} {alias} {k}"] = json.loads(
+                bytes(FastJSONResponse(_render(p)).body)
+            )
     engine.dispose()
     yield url, before
 
