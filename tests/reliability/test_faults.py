@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import psutil
 import psycopg
 import pytest
 from sqlalchemy import text
@@ -151,7 +152,13 @@ def test_training_killed_half_way_leaves_no_version(database_url: str, server_fa
     rng = np.random.default_rng(0)
     X = np.round(rng.normal(size=(40_000, 20)), 3)
     y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=len(X)) > 0).astype(int)
-    body = {"features": X.tolist(), "labels": y.tolist(), "n_estimators": 4000}
+    body = {  # depth-6 trees x 4000 rounds: minutes of work, far more than the wait below
+        "features": X.tolist(),
+        "labels": y.tolist(),
+        "n_estimators": 4000,
+        "weak_learner": "tree",
+        "max_depth": 6,
+    }
     outcome: list[str] = []
 
     def train() -> None:
@@ -163,11 +170,16 @@ def test_training_killed_half_way_leaves_no_version(database_url: str, server_fa
 
     thread = threading.Thread(target=train)
     thread.start()
-    time.sleep(4.0)  # body sent and parsed; boosting under way
+    process, busy, deadline = psutil.Process(server.pid), 0.0, time.monotonic() + 90
+    while busy < 3.0 and time.monotonic() < deadline:  # 3 s of CPU: parsed, boosting
+        time.sleep(0.25)
+        cpu = process.cpu_times()
+        busy = cpu.user + cpu.system
     server.process.kill()  # SIGKILL: no cleanup, no rollback handler runs
     server.process.wait(timeout=30)
     thread.join(timeout=60)
     assert outcome and outcome[0].startswith("connection lost"), outcome
+    assert busy >= 3.0, f"the server had used only {busy:.1f} s of CPU: not training yet?"
     engine = make_engine(database_url)
     try:
         with engine.connect() as conn:
