@@ -8,6 +8,7 @@ open routes), a role below the minimum -> 403, otherwise the success status.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -20,7 +21,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.auth import required_role
 from app.api.main import create_app
 from app.db import make_engine, make_session_factory
-from app.errors import Misconfigured
+from app.errors import Misconfigured, Unavailable
+from app.services.auth import Authenticator
 from app.services.keys import create_key, revoke_key
 from app.settings import Settings
 from tests.app.api.conftest import train_body
@@ -301,3 +303,18 @@ def test_prod_starts_with_an_admin_key_or_a_bootstrap_key(
     app.state.services.engine.dispose()
     create_key(sessions, "ops", "admin")
     create_app(prod).state.services.engine.dispose()
+
+
+def test_database_down_cached_keys_work_others_get_503(
+    sessions: sessionmaker[Session], keys: dict[str, str]
+) -> None:
+    auth = Authenticator(sessions, enabled=True, ttl_seconds=60)
+    assert asyncio.run(auth.authenticate(keys["reader"])).role == "reader"
+    down = make_engine("postgresql+psycopg://postgres@127.0.0.1:1/none?connect_timeout=2")
+    auth.sessions = make_session_factory(down)
+    try:
+        assert asyncio.run(auth.authenticate(keys["reader"])).role == "reader"  # cached
+        with pytest.raises(Unavailable):
+            asyncio.run(auth.authenticate(keys["admin"]))
+    finally:
+        down.dispose()
