@@ -77,8 +77,9 @@ def _predict(client: httpx.Client) -> httpx.Response:
 
 def test_postgres_outage_gives_503_then_recovers(database_url: str, server_factory: Any) -> None:
     """Under load, stop PostgreSQL: answers are 200 or 503 UNAVAILABLE (never another
-    error), /health/live stays up, /health/ready says 503; start it again: the same
-    server process serves 200s again without a restart."""
+    error), and every request sent and answered while the cluster is stopped is a 503;
+    /health/live stays up, /health/ready says 503; start it again: the same server
+    process serves 200s again without a restart."""
     _cluster()
     server = server_factory(database_url, workers=1)
     with httpx.Client(base_url=server.base_url, timeout=30) as client:
@@ -91,10 +92,14 @@ def test_postgres_outage_gives_503_then_recovers(database_url: str, server_facto
 
     def load() -> None:
         with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            calls = (lambda: _predict(client), lambda: client.get("/v1/models"))
             while not stop.is_set():
-                for r in (_predict(client), client.get("/v1/models")):
+                for call in calls:
+                    before = phase[0]
+                    r = call()
+                    when = before if phase[0] == before else "transition"
                     code = r.json().get("code", "") if r.status_code != 200 else ""
-                    seen[f"{phase[0]} {r.status_code} {code}".strip()] += 1
+                    seen[f"{when} {r.status_code} {code}".strip()] += 1
                     if r.status_code not in (200, 503) or (
                         r.status_code == 503 and code != "UNAVAILABLE"
                     ):
@@ -106,8 +111,9 @@ def test_postgres_outage_gives_503_then_recovers(database_url: str, server_facto
     outage: dict[str, Any] = {}
     try:
         time.sleep(1.5)
-        phase[0] = "down"
+        phase[0] = "stopping"
         subprocess.run([*_cluster(), "stop", "-m", "fast"], check=True, timeout=120)
+        phase[0] = "down"  # the cluster is stopped: nothing may answer 200 from here
         with httpx.Client(base_url=server.base_url, timeout=30) as client:
             time.sleep(1.0)
             r = _predict(client)
@@ -117,6 +123,7 @@ def test_postgres_outage_gives_503_then_recovers(database_url: str, server_facto
             outage["ready"] = client.get("/health/ready").status_code
             time.sleep(2.0)
     finally:
+        phase[0] = "starting"
         _start_postgres(database_url)
         phase[0] = "back"
     recovered_after = None
@@ -143,6 +150,7 @@ def test_postgres_outage_gives_503_then_recovers(database_url: str, server_facto
     assert outage["list"] == 503 and outage["ready"] == 503 and outage["live"] == 200
     assert recovered_after is not None, seen
     assert seen["back 200"] > 0 and seen["down 503 UNAVAILABLE"] > 0, seen
+    assert seen["down 200"] == 0, seen  # no request served from memory while down
     assert server.process.poll() is None  # the same process, never restarted
 
 
