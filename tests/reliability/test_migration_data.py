@@ -2,11 +2,11 @@
 
 The registry is created at revision 0001 (the schema before API keys, 0002), and models
 are trained and registered into it with the service layer of the code of that schema
-(``train_and_register`` and the repository touch only 0001's tables). Their listings,
-artifacts (bytes) and predictions under several cost settings are recorded. Then the
-database is upgraded to head and the real app serves it: every listing field, every
-artifact byte and every prediction (probabilities, decisions, thresholds, expected
-costs) is identical. Finally a downgrade back to 0001 and a second upgrade keep the
+(``train_and_register`` and the repository touch only 0001's tables). Every row of
+0001's tables, the artifacts (digest of the stored bytes) and predictions under several
+cost settings are recorded. Then the database is upgraded to head: every row and
+artifact is identical, and the real app serves every prediction (probabilities,
+decisions, thresholds, expected costs) identically. Finally a downgrade back to 0001 and a second upgrade keep the
 data identical again. Runs on SQLite and PostgreSQL.
 
 What this does not cover (said in docs/reliability.md): the models were registered by
@@ -55,6 +55,25 @@ MODELS: list[tuple[str, TrainingSpec, int]] = [
 def _cost_request(setting: dict[str, Any]) -> CostRequest:
     """The cost request the API builds from a body with these cost members."""
     return _costs(PredictRequest(instances=[[0.0] * 4], **setting))
+
+
+OLD_TABLES = ("registered_models", "model_versions", "aliases")
+
+
+def _rows(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of 0001's tables except the blobs (compared by digest), ordered by id."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {
+                table: [
+                    tuple(str(v) for v in row)
+                    for row in conn.execute(text(f"SELECT * FROM {table} ORDER BY 1, 2"))
+                ]
+                for table in OLD_TABLES
+            }
+    finally:
+        engine.dispose()
 
 
 def _artifacts(url: str) -> dict[int, str]:
@@ -123,9 +142,10 @@ def test_upgrade_keeps_models_and_predictions_identical(
     old_registry: tuple[str, dict[str, Any]],
 ) -> None:
     url, before = old_registry
-    artifacts = _artifacts(url)
-    assert len(artifacts) == 3
+    artifacts, rows = _artifacts(url), _rows(url)
+    assert len(artifacts) == 3 and len(rows["model_versions"]) == 3
     upgrade_to_head(url)
+    assert _rows(url) == rows  # every column of every row of the old tables
     listing = _serve_and_compare(url, before)
     assert listing["models"]["total"] == 2
     assert [v["version"] for v in listing["versions"]["fraud"]["versions"]] == [2, 1]
@@ -135,4 +155,5 @@ def test_upgrade_keeps_models_and_predictions_identical(
     upgrade_to_head(url)
     _serve_and_compare(url, before, listing)
     assert _artifacts(url) == artifacts
+    assert _rows(url) == rows
     assert np.isfinite(PROBE).all()
