@@ -307,11 +307,16 @@ def write_report(out: Path) -> dict[str, Any]:
     out = Path(out)
     info = json.loads((out / "run.json").read_text())
     raw = pd.read_csv(out / "raw.csv")
+    # Only tasks with every split of the run enter the tables (a time cut may leave one short).
+    splits = raw.groupby("task")["repeat"].nunique()
+    partial = splits[splits < splits.max()]
+    raw = raw[~raw["task"].isin(partial.index)]
+    info = {**info, "partial_tasks_excluded": partial.to_dict()}
     ar = areas(raw)
     ar.to_csv(out / "areas.csv", index=False)
     learners = [lr for lr in ("logistic", "stump") if lr in set(raw["learner"])]
     summary: dict[str, Any] = {"run": info, "learners": {}}
-    body = []
+    body = [f"Excluded (fewer splits than the others): {partial.to_dict() or 'none'}\n"]
     ranks: dict[str, pd.DataFrame] = {}
     for lr in learners:
         summ, md = rank_table(ar, lr)
@@ -331,6 +336,7 @@ def write_report(out: Path) -> dict[str, Any]:
         f6path = out / "fig6.csv"
         if f6path.is_file() and f6path.stat().st_size > 200:
             f6 = pd.read_csv(f6path)
+            f6 = f6[~f6["task"].isin(partial.index)]
             if lr in set(f6["learner"]):
                 res, fmd = fig6(f6, lr)
                 entry["fig6"] = res
@@ -339,7 +345,8 @@ def write_report(out: Path) -> dict[str, Any]:
         summary["learners"][lr] = entry
     dpath = out / "defaults.csv"
     if dpath.is_file() and dpath.stat().st_size > 200:
-        dsum, dmd = defaults_table(pd.read_csv(dpath))
+        dfl = pd.read_csv(dpath)
+        dsum, dmd = defaults_table(dfl[~dfl["task"].isin(partial.index)])
         summary["defaults"] = dsum.to_dict("records")
         body += ["## Section 6: the service's default (AdaBoost, 100 stumps) and alternatives\n",
                  dmd, ""]  # fmt: skip
