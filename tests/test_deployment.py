@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -29,6 +30,9 @@ def test_compose_runs_postgres_then_migration_then_api() -> None:
     assert api["command"][:2] == ["costwise", "serve"]
     for svc in (migrate, api):
         assert svc["environment"]["COSTWISE_DATABASE_URL"].startswith("postgresql://")
+    env = api["environment"]
+    assert env["COSTWISE_ENV"] == "prod" and env["COSTWISE_AUTH"] == "on"
+    assert "COSTWISE_BOOTSTRAP_ADMIN_KEY" in env["COSTWISE_BOOTSTRAP_ADMIN_KEY"]
 
 
 def test_dockerfile_is_multistage_nonroot_with_healthcheck() -> None:
@@ -47,8 +51,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serve_and_probe(env: dict[str, str], *args: str) -> httpx.Response:
+def _serve_and_probe(
+    env: dict[str, str], *args: str, then: Callable[[str], None] | None = None
+) -> httpx.Response:
+    """Start `costwise serve`, wait for /health/ready, run ``then(base_url)``, stop it."""
     port = _free_port()
+    base = f"http://127.0.0.1:{port}"
     proc = subprocess.Popen(
         [*COSTWISE, "serve", "--port", str(port), *args],
         cwd=ROOT,
@@ -60,12 +68,16 @@ def _serve_and_probe(env: dict[str, str], *args: str) -> httpx.Response:
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
-                return httpx.get(f"http://127.0.0.1:{port}/health/ready", timeout=2)
+                ready = httpx.get(f"{base}/health/ready", timeout=2)
             except httpx.TransportError:
                 if proc.poll() is not None:
                     out = proc.stdout.read().decode() if proc.stdout else ""
                     raise AssertionError(f"server exited: {out[-2000:]}") from None
                 time.sleep(0.2)
+                continue
+            if then is not None:
+                then(base)
+            return ready
         raise AssertionError("server did not start in 30 s")
     finally:
         proc.terminate()
@@ -73,13 +85,27 @@ def _serve_and_probe(env: dict[str, str], *args: str) -> httpx.Response:
 
 
 def test_container_commands_migrate_then_serve(database_url: str, tmp_path: Path) -> None:
-    """What compose runs: `costwise db upgrade`, then `costwise serve --no-migrate`."""
-    env = {**os.environ, "COSTWISE_DATABASE_URL": database_url}
+    """What compose runs: `costwise db upgrade`, then `costwise serve --no-migrate` with
+    the compose file's production settings (auth on, a bootstrap admin key)."""
+    key = "cw_" + "k" * 40
+    env = {
+        **os.environ,
+        "COSTWISE_DATABASE_URL": database_url,
+        "COSTWISE_ENV": "prod",
+        "COSTWISE_AUTH": "on",
+        "COSTWISE_BOOTSTRAP_ADMIN_KEY": key,
+    }
     up = subprocess.run(
         [*COSTWISE, "db", "upgrade"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert up.returncode == 0, up.stderr
-    r = _serve_and_probe(env, "--no-migrate")
+
+    def authenticated(base: str) -> None:
+        assert httpx.get(f"{base}/v1/models", timeout=5).status_code == 401
+        ok = httpx.get(f"{base}/v1/models", headers={"Authorization": f"Bearer {key}"}, timeout=5)
+        assert ok.status_code == 200, ok.text
+
+    r = _serve_and_probe(env, "--no-migrate", then=authenticated)
     assert r.status_code == 200 and r.json()["status"] == "ok"
 
 
