@@ -190,6 +190,14 @@ class Server:
             time.sleep(0.2)
         fail(f"{self.name} server not ready after {timeout} s; log: {self.log}")
 
+    def check_alive(self) -> None:
+        """Fail with the server's log if it is no longer running."""
+        if self.proc.poll() is not None:
+            self._fh.flush()
+            fail(f"{self.name} server (pid {self.proc.pid}) exited with {self.proc.returncode} "
+                 f"during the benchmark (killed from outside?); end of its log:\n"
+                 f"{self.log.read_text(errors='replace')[-3000:]}")
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # our own child, by pid
@@ -588,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
                           flush=True)
                     run_wrk(wrk, srv.predict_url, single_file, c, warmup)
                     r = run_wrk(wrk, srv.predict_url, single_file, c, seconds, srv.proc.pid)
+                    srv.check_alive()
                     wrk_res[f"{srv.name}_c{c}"] = r
                     print(f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
                           f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
@@ -596,12 +605,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrk {srv.name} GET {srv.live_url} c=1 (floor) ...", flush=True)
                 run_wrk(wrk, srv.live_url, None, 1, warmup)
                 r = run_wrk(wrk, srv.live_url, None, 1, seconds, srv.proc.pid)
+                srv.check_alive()
                 wrk_res[f"{srv.name}_floor_c1"] = r
                 print(f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
                       f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
                       f"{r['cpu']['cpu0_others_pct']}%")
             print(f"{N_BIG:,}-row requests ({n_big} each after 2 warm-ups) ...", flush=True)
             big_res: dict[str, Any] = {}
+            for srv in (cw, bl):
+                srv.check_alive()
             with httpx.Client(timeout=120) as client:
                 big_res["costwise_costs"] = time_big(client, cw.predict_url, big, n_big, N_BIG,
                                                      metrics_base=cw.base)
