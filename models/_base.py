@@ -43,11 +43,47 @@ from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.progress import report
 from models.weak import STUMP_CRITERIA, WEAK_LEARNERS, LogisticTrainer, StumpTrainer, TreeTrainer
 
-__all__ = ["BaseBoosting", "EPS_CLIP", "TERMINATION_REASONS"]
+__all__ = ["BaseBoosting", "EPS_CLIP", "TERMINATION_REASONS", "check_predict_X"]
 
 EPS_CLIP = 1e-10
 TERMINATION_REASONS = ("max_rounds", "perfect_fit", "no_positive_alpha", "non_finite_weights")
 SCORES = ("vote", "logistic")
+
+
+def check_predict_X(estimator: Any, X: Any) -> np.ndarray:
+    """Validate ``X`` for prediction by a fitted ``estimator`` (learned ``ensemble_``).
+
+    Plain numeric numpy arrays take a fast path (shape and infinity checks only);
+    anything else goes through scikit-learn's ``validate_data``. NaN is allowed: every
+    weak learner has a learned direction for missing values.
+    """
+    if not hasattr(estimator, "ensemble_"):
+        raise NotFitted(f"This {type(estimator).__name__} instance is not fitted yet; call fit.")
+    if type(X) is np.ndarray and X.dtype.kind in "biuf" and X.ndim == 2:
+        if hasattr(estimator, "feature_names_in_"):
+            warnings.warn(
+                f"X does not have valid feature names, but {type(estimator).__name__} was "
+                "fitted with feature names",
+                UserWarning,
+                stacklevel=4,
+            )
+        if X.shape[1] != estimator.n_features_in_:
+            raise InvalidInput(
+                f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+                f"{estimator.n_features_in_} features as input"
+            )
+        X = X.astype(np.float64, copy=False)
+        if np.isinf(X).any():
+            raise InvalidInput("Input X contains infinity; only finite values or NaN allowed")
+        return X
+    if sp.issparse(X):
+        raise TypeError(f"{type(estimator).__name__} needs dense data, got a sparse matrix")
+    try:
+        return validate_data(
+            estimator, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
+        )
+    except ValueError as e:
+        raise InvalidInput(str(e)) from e
 
 
 class BaseBoosting(ClassifierMixin, BaseEstimator):
@@ -259,33 +295,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- predict
     def _check_X(self, X: Any) -> np.ndarray:
         """Fast validation for numpy input; full scikit-learn validation otherwise."""
-        if not hasattr(self, "ensemble_"):
-            raise NotFitted(f"This {type(self).__name__} instance is not fitted yet; call fit.")
-        if type(X) is np.ndarray and X.dtype.kind in "biuf" and X.ndim == 2:
-            if hasattr(self, "feature_names_in_"):
-                warnings.warn(
-                    f"X does not have valid feature names, but {type(self).__name__} was "
-                    "fitted with feature names",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            if X.shape[1] != self.n_features_in_:
-                raise InvalidInput(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input"
-                )
-            X = X.astype(np.float64, copy=False)
-            if np.isinf(X).any():
-                raise InvalidInput("Input X contains infinity; only finite values or NaN allowed")
-            return X
-        if sp.issparse(X):
-            raise TypeError(f"{type(self).__name__} needs dense data, got a sparse matrix")
-        try:
-            return validate_data(
-                self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
-            )
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
+        return check_predict_X(self, X)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """F(x) = sum_t alpha_t h_t(x) (the argument of the sign in Eq. 7), shape (n,)."""

@@ -22,14 +22,13 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from models._base import EPS_CLIP
-from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models._base import EPS_CLIP, check_predict_X
+from models.exceptions import InvalidInput, TrainingError
 from models.multiclass.vote_ensemble import VoteEnsemble
 from models.multiclass.weak import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
 from models.progress import report
@@ -233,26 +232,7 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------- predict
     def _check_X(self, X: Any) -> np.ndarray:
-        if not hasattr(self, "ensemble_"):
-            raise NotFitted(f"This {type(self).__name__} instance is not fitted yet; call fit.")
-        if type(X) is np.ndarray and X.dtype.kind in "biuf" and X.ndim == 2:
-            if X.shape[1] != self.n_features_in_:
-                raise InvalidInput(
-                    f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{self.n_features_in_} features as input"
-                )
-            X = X.astype(np.float64, copy=False)
-            if np.isinf(X).any():
-                raise InvalidInput("Input X contains infinity; only finite values or NaN allowed")
-            return X
-        if sp.issparse(X):
-            raise TypeError(f"{type(self).__name__} needs dense data, got a sparse matrix")
-        try:
-            return validate_data(
-                self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
-            )
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
+        return check_predict_X(self, X)
 
     def votes(self, X: Any) -> np.ndarray:
         """Weighted votes ``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``, shape (n, K)."""
