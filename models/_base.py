@@ -43,11 +43,51 @@ from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.progress import report
 from models.weak import STUMP_CRITERIA, WEAK_LEARNERS, LogisticTrainer, StumpTrainer, TreeTrainer
 
-__all__ = ["BaseBoosting", "EPS_CLIP", "TERMINATION_REASONS", "check_predict_X"]
+__all__ = [
+    "BaseBoosting",
+    "EPS_CLIP",
+    "TERMINATION_REASONS",
+    "check_predict_X",
+    "non_finite_stop",
+    "step_verdict",
+]
 
 EPS_CLIP = 1e-10
 TERMINATION_REASONS = ("max_rounds", "perfect_fit", "no_positive_alpha", "non_finite_weights")
 SCORES = ("vote", "logistic")
+
+
+def step_verdict(
+    t: int, eps: float, step: float, *, name: str = "alpha", noun: str = "alpha"
+) -> str | None:
+    """The termination rules every boosting loop shares (see the module docstring).
+
+    Returns ``"no_positive_alpha"`` when ``step`` is not a positive real number (the
+    learner is not added; on round 0 :class:`TrainingError` is raised instead),
+    ``"perfect_fit"`` when ``eps == 0`` (the learner is kept, training stops), else None.
+    """
+    if not (np.isfinite(step) and step > 0):
+        if t == 0:
+            raise TrainingError(
+                f"the first weak learner has no positive {noun} (weighted error {eps:.4f}, "
+                f"{name} {step!r}): no better-than-chance learner exists"
+            )
+        return "no_positive_alpha"
+    if eps <= 0:
+        return "perfect_fit"
+    return None
+
+
+def non_finite_stop(t: int) -> str:
+    """Stop after weights became non-finite: TrainingError on round 0, else a warning."""
+    if t == 0:
+        raise TrainingError("weights became non-finite after the first round")
+    warnings.warn(
+        f"boosting stopped at round {t + 1}: weights became non-finite",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+    return "non_finite_weights"
 
 
 def check_predict_X(estimator: Any, X: Any) -> np.ndarray:
@@ -254,32 +294,21 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
             learner, h = trainer.fit_round(w)
             eps = float(w[h != y].sum() / w.sum())
             alpha = float(self._alpha(y, h, w))
-            if not (np.isfinite(alpha) and alpha > 0):
-                reason = "no_positive_alpha"
-                if t == 0:
-                    raise TrainingError(
-                        f"the first weak learner has no positive alpha (weighted error "
-                        f"{eps:.4f}, alpha {alpha!r}): no better-than-chance learner exists"
-                    )
+            verdict = step_verdict(t, eps, alpha)
+            if verdict == "no_positive_alpha":
+                reason = verdict
                 break
-            if eps <= 0:
+            if verdict == "perfect_fit":
                 learners.append(learner)
                 alphas.append(alpha)
                 errors.append(eps)
-                reason = "perfect_fit"
+                reason = verdict
                 break
             with np.errstate(over="ignore", invalid="ignore"):
                 w_new = np.asarray(self._update_weights(y, h, w, alpha), dtype=np.float64)
                 total = float(w_new.sum())
             if not (np.all(np.isfinite(w_new)) and np.isfinite(total) and total > 0):
-                reason = "non_finite_weights"
-                if t == 0:
-                    raise TrainingError("weights became non-finite after the first round")
-                warnings.warn(
-                    f"boosting stopped at round {t + 1}: weights became non-finite",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+                reason = non_finite_stop(t)
                 break
             learners.append(learner)
             alphas.append(alpha)

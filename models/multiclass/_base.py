@@ -18,7 +18,6 @@ kept with a finite weight from the clipped ``eps``, then training stops),
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -27,7 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from models._base import EPS_CLIP, check_predict_X
+from models._base import EPS_CLIP, check_predict_X, non_finite_stop, step_verdict
 from models.exceptions import InvalidInput, TrainingError
 from models.multiclass.vote_ensemble import VoteEnsemble
 from models.multiclass.weak import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
@@ -187,31 +186,20 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
             report(t, int(self.n_estimators))  # may raise TrainingCancelled
             learner, phi = self._fit_learner(trainer)
             eps, beta = self._step(phi)
-            if not (np.isfinite(beta) and beta > 0):
-                reason = "no_positive_alpha"
-                if t == 0:
-                    raise TrainingError(
-                        f"the first weak learner has no positive weight (weighted error "
-                        f"{eps:.4f}, beta {beta!r}): no better-than-chance learner exists"
-                    )
+            verdict = step_verdict(t, eps, beta, name="beta", noun="weight")
+            if verdict == "no_positive_alpha":
+                reason = verdict
                 break
-            if eps <= 0:
+            if verdict == "perfect_fit":
                 learners.append(learner)
                 betas.append(beta)
                 errors.append(eps)
-                reason = "perfect_fit"
+                reason = verdict
                 break
             with np.errstate(over="ignore", invalid="ignore"):
                 ok = self._advance(phi, beta)
             if not ok:
-                reason = "non_finite_weights"
-                if t == 0:
-                    raise TrainingError("weights became non-finite after the first round")
-                warnings.warn(
-                    f"boosting stopped at round {t + 1}: weights became non-finite",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+                reason = non_finite_stop(t)
                 break
             learners.append(learner)
             betas.append(beta)
