@@ -1,9 +1,12 @@
 """Registry tables: SQLAlchemy 2.0 typed ORM.
 
-Five tables: ``registered_models`` (unique name), ``model_versions`` (integer version per
+Tables: ``registered_models`` (unique name), ``model_versions`` (integer version per
 model, immutable once ``ready``), ``artifacts`` (the blob, one per version, in its own
-table so that listing versions never reads it), ``aliases`` (model, alias) -> version
-and ``api_keys`` (hashed API keys with a role).
+table so that listing versions never reads it), ``aliases`` (model, alias) -> version,
+``api_keys`` (hashed API keys with a role), ``version_plots`` (plot data computed at
+registration, one row per version and kind), ``training_jobs`` (trainings run as jobs:
+status, progress, timings, result) and ``training_job_inputs`` (a job's training data,
+in its own table so that listing jobs never reads it).
 Constraint names follow :data:`NAMING_CONVENTION` so that migrations can refer to them.
 Any change here needs a hand-reviewed Alembic revision in ``migrations/versions``.
 """
@@ -16,6 +19,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     Dialect,
@@ -38,6 +42,10 @@ __all__ = [
     "Alias",
     "ApiKey",
     "Artifact",
+    "JOB_STATUSES",
+    "TrainingJob",
+    "TrainingJobInput",
+    "VersionPlot",
     "Base",
     "ModelVersion",
     "RegisteredModel",
@@ -54,6 +62,9 @@ NAMING_CONVENTION: dict[str, str] = {
 
 #: Allowed values of ``model_versions.status`` (a CHECK constraint enforces them).
 VERSION_STATUSES: tuple[str, ...] = ("ready", "archived")
+
+#: Allowed values of ``training_jobs.status`` (a CHECK constraint enforces them).
+JOB_STATUSES: tuple[str, ...] = ("queued", "running", "succeeded", "failed", "cancelled")
 
 #: Roles of API keys, most powerful first (a CHECK constraint enforces them).
 API_KEY_ROLES: tuple[str, ...] = ("admin", "predictor", "reader")
@@ -209,3 +220,75 @@ class ApiKey(Base):
 
     def __repr__(self) -> str:  # never the hash
         return f"ApiKey(id={self.id}, name={self.name!r}, role={self.role!r})"
+
+
+class VersionPlot(Base):
+    """Plot data of one version (``kind``: brier_curve, reliability, roc, cost_curve, ...).
+
+    Computed on the version's held-out rows at registration, in the same transaction as
+    the version, so that serving a plot reads one row. ``svg`` holds the rendered picture.
+    """
+
+    __tablename__ = "version_plots"
+    __table_args__ = (UniqueConstraint("version_id", "kind"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(32))
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    svg: Mapped[str | None] = mapped_column(Text, default=None)
+
+
+class TrainingJob(Base):
+    """A training run as a job: queued -> running -> succeeded | failed | cancelled.
+
+    ``request`` holds the training parameters (not the data: see
+    :class:`TrainingJobInput`); ``phase``/``done``/``total`` the progress; ``timings``
+    seconds per phase; ``version`` the registered version once ``succeeded``; ``error``
+    ``{"code", "detail", "field"}`` once ``failed``.
+    """
+
+    __tablename__ = "training_jobs"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN (" + ", ".join(f"'{s}'" for s in JOB_STATUSES) + ")",
+            name="status_allowed",
+        ),
+        CheckConstraint("attempts >= 0", name="attempts_non_negative"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    model_name: Mapped[str] = mapped_column(String(NAME_LENGTH), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    phase: Mapped[str] = mapped_column(String(32), default="queued")
+    done: Mapped[int] = mapped_column(default=0)
+    total: Mapped[int] = mapped_column(default=0)
+    request: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    attempts: Mapped[int] = mapped_column(default=0)
+    max_attempts: Mapped[int] = mapped_column(default=2)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    worker: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
+    version: Mapped[int | None] = mapped_column(default=None)
+    error: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    timings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    def __repr__(self) -> str:
+        return f"TrainingJob(id={self.id!r}, status={self.status!r})"
+
+
+class TrainingJobInput(Base):
+    """The training data of a job (a zip of ``.npy`` arrays, no pickle), deleted when it ends."""
+
+    __tablename__ = "training_job_inputs"
+    __table_args__ = (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    job_id: Mapped[str] = mapped_column(
+        ForeignKey("training_jobs.id", ondelete="CASCADE"), unique=True
+    )
+    sha256: Mapped[str] = mapped_column(String(64))
+    data: Mapped[bytes] = mapped_column(LargeBinary)

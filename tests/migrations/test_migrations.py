@@ -24,7 +24,16 @@ from app.db import (
 from app.errors import SchemaOutOfDate
 from app.registry.orm import Base
 
-REGISTRY_TABLES = {"registered_models", "model_versions", "artifacts", "aliases", "api_keys"}
+REGISTRY_TABLES = {
+    "registered_models",
+    "model_versions",
+    "artifacts",
+    "aliases",
+    "api_keys",
+    "version_plots",
+    "training_jobs",
+    "training_job_inputs",
+}
 
 
 def _tables(url: str) -> set[str]:
