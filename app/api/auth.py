@@ -10,6 +10,8 @@ route                                                  minimum role
 ``/metrics``                                           none; ``reader`` when
                                                        ``COSTWISE_METRICS_PUBLIC=false``
 ``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
+``/console``, ``/console/static/{asset}``              none (the page holds no data; it
+                                                       calls ``/v1`` with the user's key)
 ``GET`` under ``/v1``                                  ``reader``
 ``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
 everything else (train, aliases, ``/v1/keys``)          ``admin``
@@ -55,7 +57,7 @@ api_key_scheme = APIKeyHeader(
 
 def required_role(method: str, path: str, *, metrics_public: bool = True) -> str | None:
     """Minimum role for ``method`` on the route template ``path`` (None: open)."""
-    if path.startswith("/health/"):
+    if path.startswith("/health/") or path == "/console" or path.startswith("/console/"):
         return None
     if path == "/metrics":
         return None if metrics_public else "reader"

@@ -15,7 +15,7 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import algorithms, health, keys, models, predict, training
+from app.api.routes import algorithms, console, health, keys, models, predict, training
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
@@ -33,6 +33,9 @@ feature rows **with the costs of this request** (or of each row) and get the dec
 that minimises expected cost, its threshold and its expected cost, without retraining.
 Cost matrix convention: `C[i][j]` is the cost of predicting class `j` when the truth is
 class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`.
+
+A web console (models, versions, plots, a what-if panel for costs, aliases) is served at
+[/console](/console).
 """
 
 
@@ -124,6 +127,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # dependencies costs ~0.3 ms per request even when they would let everyone in.
     auth_on = settings.auth == "on"
     app.include_router(health.router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
+    app.include_router(console.router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
     for router in (  # predict first: routes are matched in order
         predict.router,
         models.router,
