@@ -85,6 +85,7 @@ function markSelected(selector, attribute, value) {
 
 // ----------------------------------------------------------------- versions
 async function selectModel(name, keepVersion) {
+  if (name !== state.model) $("#alias-message").textContent = "";
   state.model = name;
   markSelected("#models tbody tr", "model", name);
   $("#selected-model").textContent = `of ${name}`;
@@ -108,6 +109,7 @@ async function selectModel(name, keepVersion) {
     if (request !== state.versionsRequest) return;
     $("#versions").hidden = true;
     $("#alias-form").hidden = true;
+    $("#aliases-hint").hidden = false;
     showError($("#versions-error"), error);
     panel.dataset.state = "error";
     selectVersion(null);
@@ -210,6 +212,7 @@ function fillAliasForm(versions) {
   const names = new Set(versions.flatMap((v) => v.aliases));
   $("#alias-names").replaceChildren(...[...names].map((n) => el("option", { value: n })));
   form.hidden = versions.length === 0;
+  $("#aliases-hint").hidden = !form.hidden;
 }
 
 async function moveAlias(event) {

@@ -2,13 +2,13 @@
 // confusion matrix and expected cost on the version's held-out rows.
 
 import { api, modelPath } from "./api.js";
-import { $, formatNumber, showError, setFigure } from "./dom.js";
+import { $, showError, setFigure } from "./dom.js";
 
 const DEBOUNCE_MS = 100;
 
-/** Slider position (log10) -> cost, rounded to 3 significant digits (what is sent). */
+/** Slider position (log10) -> cost, rounded to 2 significant digits (what is sent). */
 export function costAt(position) {
-  return Number((10 ** Number(position)).toPrecision(3));
+  return Number((10 ** Number(position)).toPrecision(2));
 }
 
 export class WhatIf {
@@ -35,7 +35,7 @@ export class WhatIf {
   showCosts() {
     const costs = this.costs();
     for (const [name, output] of Object.entries(this.outputs)) {
-      output.textContent = formatNumber(costs[name], 3);
+      output.textContent = String(costs[name]);
       output.dataset.value = String(costs[name]);
     }
     return costs;
