@@ -160,9 +160,17 @@ def reliability_diagram(y01: ArrayLike, p1: ArrayLike, n_bins: int = 10) -> dict
 
 
 def reliability_plot(
-    y01: ArrayLike, p_after: ArrayLike, p_before: ArrayLike | None = None, n_bins: int = 10
+    y01: ArrayLike,
+    p_after: ArrayLike,
+    p_before: ArrayLike | None = None,
+    n_bins: int = 10,
+    *,
+    y_before: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """Reliability diagrams of the probabilities after and (if given) before calibration.
+
+    ``y_before`` (default ``y01``) are the outcomes of ``p_before`` when they differ, as
+    for a top-label diagram (:func:`top_label`), where the top label itself may change.
 
     Returns
     -------
@@ -172,7 +180,8 @@ def reliability_plot(
         ``p_before``), ``ece_before`` and ``ece_after``.
     """
     after = reliability_diagram(y01, p_after, n_bins)
-    before = None if p_before is None else reliability_diagram(y01, p_before, n_bins)
+    y_b = y01 if y_before is None else y_before
+    before = None if p_before is None else reliability_diagram(y_b, p_before, n_bins)
     return {
         "bins": _listed(np.linspace(0.0, 1.0, int(n_bins) + 1)),
         "before": None if before is None else {k: v for k, v in before.items() if k != "ece"},
