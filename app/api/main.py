@@ -15,11 +15,12 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import algorithms, console, health, keys, models, predict, training
+from app.api.routes import algorithms, console, health, keys, models, plots, predict, training
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
 from app.services.keys import check_auth_configuration
+from app.services.plots import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings, get_settings
 
@@ -111,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_features=settings.max_features,
         ),
         metrics=metrics,
+        plots=Plots(read_sessions),
     )
 
     @asynccontextmanager
@@ -131,6 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (  # predict first: routes are matched in order
         predict.router,
         models.router,
+        plots.router,
         training.router,
         algorithms.router,
         keys.router,

@@ -20,6 +20,7 @@ from app.services.catalog import VersionView, version_view
 from app.services.data import fingerprint
 from app.services.evaluation import evaluation_metrics
 from app.services.limits import training_deadline
+from app.services.plot_data import PlotRow, plot_rows
 from models.algorithms import get_algorithm, validate_params
 from models.artifacts import dump_model
 from models.calibrated import CalibratedBoosting
@@ -93,6 +94,7 @@ class FittedModel:
     calibration: dict[str, Any]
     fitted: dict[str, Any]
     decision: dict[str, Any]
+    plots: list[PlotRow] = field(default_factory=list)  # held-out plot rows (plot_data)
 
 
 def _check_classes(y: np.ndarray, family: str) -> None:
@@ -167,6 +169,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
             calibration_info = dict(wrapped.calibration_info_)
         inference = estimator.to_inference(data.feature_names)
         metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
+        plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx])
     fitted = {
         k: (v.item() if isinstance(v, np.generic) else v)
         for k in ("n_estimators_", "termination_reason_")
@@ -186,6 +189,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
         calibration_info,
         {k.rstrip("_"): v for k, v in fitted.items()},
         decision,
+        plots,
     )
 
 
@@ -243,6 +247,7 @@ def train_and_register(
             artifact=blob,
             artifact_sha256=sha,
         )
+        reg.add_plots(v, fit.plots)
         view = version_view(name, v, [])
     log.info("registered %s v%d (%d rows, %.2fs)", name, view.version, len(data.y), seconds)
     return view

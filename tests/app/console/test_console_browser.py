@@ -86,10 +86,12 @@ def shown_whatif(driver: WebDriver, costs: str) -> dict[str, Any]:
     """Wait until the what-if panel shows the answer for ``costs`` ("c_fp,c_fn"); read it."""
     wait_for(
         driver,
-        lambda d: state_of(d, "whatif-result") == "error"
-        or (
-            state_of(d, "whatif-result") == "ready"
-            and by_id(d, "whatif-result").get_attribute("data-costs") == costs
+        lambda d: (
+            state_of(d, "whatif-result") == "error"
+            or (
+                state_of(d, "whatif-result") == "ready"
+                and by_id(d, "whatif-result").get_attribute("data-costs") == costs
+            )
         ),
         f"the what-if answer for costs {costs}",
     )
@@ -213,10 +215,12 @@ def test_console_moves_an_alias_and_the_api_sees_it(
         assert api.get("/v1/models/fraud").json()["aliases"] == {"production": version}
         wait_for(
             browser,
-            lambda d, v=version: d.find_element(
-                By.CSS_SELECTOR, f'#versions tr[data-version="{v}"] [data-field="aliases"]'
-            ).text
-            == "production",
+            lambda d, v=version: (
+                d.find_element(
+                    By.CSS_SELECTOR, f'#versions tr[data-version="{v}"] [data-field="aliases"]'
+                ).text
+                == "production"
+            ),
             "the versions table to show the alias",
         )
     models_row = browser.find_element(By.CSS_SELECTOR, '#models tr[data-model="fraud"]')
@@ -245,7 +249,9 @@ def test_console_explains_missing_heldout_rows(
     expected = api.get("/v1/models/nohold/versions/1/whatif", params={"c_fp": 1, "c_fn": 5})
     assert expected.status_code == 404
     message = by_id(browser, "whatif-error").text
-    assert message.startswith("404 NOT_FOUND: ") and expected.json()["detail"].rstrip(".") in message
+    assert (
+        message.startswith("404 NOT_FOUND: ") and expected.json()["detail"].rstrip(".") in message
+    )
     wait_for(browser, lambda d: state_of(d, "plots-panel") in ("ready", "error"), "plots")
     assert state_of(browser, "plots-panel") == "error"
     assert "404 NOT_FOUND" in by_id(browser, "plots-error").text
