@@ -23,6 +23,7 @@ import httpx
 import pytest
 import uvicorn
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -100,9 +101,13 @@ def serve(settings: Settings) -> Iterator[str]:
 
 def wait_for(driver: WebDriver, condition: Callable[[WebDriver], Any], what: str) -> Any:
     """Wait until ``condition(driver)`` is truthy (and return it), or fail saying ``what``."""
-    return WebDriverWait(driver, WAIT_SECONDS, poll_frequency=0.05).until(
-        condition, f"timed out waiting for {what}"
-    )
+    return WebDriverWait(
+        driver,
+        WAIT_SECONDS,
+        poll_frequency=0.05,
+        # the page re-renders tables as answers arrive: an element read mid-render is retried
+        ignored_exceptions=(NoSuchElementException, StaleElementReferenceException),
+    ).until(condition, f"timed out waiting for {what}")
 
 
 def api_client(base_url: str, key: str | None = None) -> httpx.Client:

@@ -71,6 +71,15 @@ def open_console(driver: WebDriver, url: str) -> None:
     wait_for(driver, lambda d: state_of(d, "models-panel") in ("ready", "error"), "models")
 
 
+def use_key(driver: WebDriver, key: str) -> None:
+    """Type ``key`` in the API-key field, use it, and wait for the models to reload."""
+    field = by_id(driver, "api-key")
+    field.clear()
+    field.send_keys(key)
+    by_id(driver, "save-key").click()  # reloads the models synchronously: state "loading"
+    wait_for(driver, lambda d: state_of(d, "models-panel") in ("ready", "error"), "models")
+
+
 def click_model(driver: WebDriver, name: str) -> None:
     driver.find_element(By.CSS_SELECTOR, f'#models button[data-model="{name}"]').click()
     wait_for(driver, lambda d: state_of(d, "versions-panel") in ("ready", "error"), "versions")
@@ -272,9 +281,8 @@ def test_console_with_auth_uses_the_key_and_shows_401_and_403(
         assert state_of(browser, "models-panel") == "error"
         assert by_id(browser, "models-error").text.startswith("401 UNAUTHORIZED: ")
 
-        by_id(browser, "api-key").send_keys(reader_key)
-        by_id(browser, "save-key").click()
-        wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#models tbody tr"), "models")
+        use_key(browser, reader_key)
+        assert state_of(browser, "models-panel") == "ready"
         assert browser.execute_script("return sessionStorage.getItem('costwise.apiKey')") == (
             reader_key
         )
@@ -294,9 +302,7 @@ def test_console_with_auth_uses_the_key_and_shows_401_and_403(
         assert by_id(browser, "api-key").get_attribute("value") == reader_key
         assert state_of(browser, "models-panel") == "ready"
 
-        by_id(browser, "api-key").clear()
-        by_id(browser, "api-key").send_keys(ADMIN_KEY)
-        by_id(browser, "save-key").click()
+        use_key(browser, ADMIN_KEY)
         click_model(browser, "fraud")
         by_id(browser, "alias-name").send_keys("production")
         Select(by_id(browser, "alias-version")).select_by_value("1")
