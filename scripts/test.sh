@@ -9,5 +9,8 @@ if [ -z "${COSTWISE_TEST_DATABASE_URL:-}" ]; then
     export COSTWISE_TEST_DATABASE_URL="postgresql+psycopg://postgres@127.0.0.1:5432/test"
   fi
 fi
+# The web-console tests drive Debian's Chromium: install it when missing (as root); when it
+# cannot be installed they fail with the instructions (no silent skip).
+./scripts/browser.sh || true
 echo "PostgreSQL tests: ${COSTWISE_TEST_DATABASE_URL:-skipped (no server on 127.0.0.1:5432)}"
 exec python -m pytest "$@"
