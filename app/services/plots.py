@@ -143,7 +143,8 @@ class Plots:
                 picture = render_svg(kind, data) if svg else None
             else:
                 row = reg.find_plot(v, kind)
-                assert row is not None  # listed in kinds within this session
+                if row is None:  # removed since it was listed
+                    raise NotFound(_why_none(name, v), field="version")
                 data, picture = dict(row.data), row.svg
         return PlotView(name, version, kind, TITLES[kind], data, picture if svg else None)
 
