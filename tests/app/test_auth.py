@@ -30,6 +30,7 @@ from tests.app.api.conftest import train_body
 ROLES = ("reader", "predictor", "admin")
 RANK = {None: -1, "reader": 0, "predictor": 1, "admin": 2}
 ROW = [[0.1, 0.2, 0.3, 0.4]]
+_V = "/v1/models/{name}/versions/{version}"
 
 # (method, path template, concrete path, json body, minimum role (None = open), success)
 TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
@@ -48,6 +49,9 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         "reader",
         200,
     ),
+    ("GET", _V + "/plots", "/v1/models/m/versions/1/plots", None, "reader", 200),
+    ("GET", _V + "/plots/{kind}", "/v1/models/m/versions/1/plots/roc", None, "reader", 200),
+    ("GET", _V + "/whatif", "/v1/models/m/versions/1/whatif?c_fp=1&c_fn=5", None, "reader", 200),
     (
         "POST",
         "/v1/models/{name}/predict",
