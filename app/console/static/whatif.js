@@ -36,6 +36,7 @@ export class WhatIf {
     const costs = this.costs();
     for (const [name, output] of Object.entries(this.outputs)) {
       output.textContent = String(costs[name]);
+      this.sliders[name].setAttribute("aria-valuetext", String(costs[name]));
       output.dataset.value = String(costs[name]);
     }
     return costs;

@@ -23,6 +23,30 @@ from tests.app.api.conftest import train_body
 from tests.app.console.conftest import api_client, serve, wait_for
 
 ADMIN_KEY = "cw_console_test_admin_key_0123456789"
+SET_SLIDER = "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));"
+# Wrap fetch: the request whose URL contains arguments[0] is answered only on release(),
+# and its abort signal is ignored, as if the answer had already been on its way.
+DELAY_FETCH = """
+const match = arguments[0];
+const original = window.fetch;
+let release;
+const gate = new Promise((resolve) => { release = resolve; });
+window.__held = { seen: false, done: false, release };
+window.fetch = async (url, options = {}) => {
+  if (!String(url).includes(match)) return original(url, options);
+  window.__held.seen = true;
+  const response = await original(url, { ...options, signal: undefined });
+  const body = await response.text();
+  await gate;
+  const late = new Response(body, { status: response.status, headers: response.headers });
+  // done: after the page's own continuation (microtasks) has handled the answer
+  late.json = async () => {
+    setTimeout(() => { window.__held.done = true; }, 0);
+    return JSON.parse(body);
+  };
+  return late;
+};
+"""
 METRIC_DIGITS = {"brier": 4, "auc": 4, "accuracy": 4, "training_seconds": 2}
 
 
@@ -193,12 +217,21 @@ def test_console_shows_models_versions_plots_and_whatif_as_the_api_does(
     assert moved["threshold"] < first["threshold"]  # misses cost more: flag more
 
     # ... and set far away at once (value + input event, as a drag does)
-    browser.execute_script(
-        "const s = arguments[0]; s.value = '-1'; s.dispatchEvent(new Event('input'));", slider
-    )
+    browser.execute_script(SET_SLIDER, slider, "-1")
     assert slider_costs(browser) == ("1", "0.1")
     low = check_whatif(browser, api, "fraud", 1)
     assert low["threshold"] > first["threshold"]
+
+    # an answer that arrives after a newer one is ignored: hold back the c_fn=10 answer
+    # (and let it through even though the page aborted it), move on, then release it
+    browser.execute_script(DELAY_FETCH, "c_fn=10")
+    browser.execute_script(SET_SLIDER, slider, "1")
+    wait_for(browser, lambda d: d.execute_script("return window.__held.seen"), "c_fn=10 sent")
+    browser.execute_script(SET_SLIDER, slider, "-1")
+    check_whatif(browser, api, "fraud", 1)
+    browser.execute_script("window.__held.release()")
+    wait_for(browser, lambda d: d.execute_script("return window.__held.done"), "late answer")
+    assert check_whatif(browser, api, "fraud", 1) == low  # still the c_fn=0.1 numbers
 
     # another version: its own numbers
     click_version(browser, 2)
