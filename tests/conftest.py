@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -33,12 +34,10 @@ def _postgres_server_url() -> str:
     return normalize_url(url)
 
 
-@pytest.fixture(params=DATABASE_KINDS)
-def empty_database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """URL of a fresh, empty database (no tables, not migrated)."""
-    if request.param == "sqlite":
+@contextmanager
+def fresh_database(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a new, empty database of ``kind`` (sqlite | postgres), dropped afterwards."""
+    if kind == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'registry.db'}"
         return
     server_url = _postgres_server_url()
@@ -56,6 +55,15 @@ def empty_database_url(
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(params=DATABASE_KINDS)
+def empty_database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """URL of a fresh, empty database (no tables, not migrated)."""
+    with fresh_database(request.param, tmp_path_factory) as url:
+        yield url
 
 
 @pytest.fixture
