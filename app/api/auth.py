@@ -10,8 +10,9 @@ route                                                  minimum role
 ``/metrics``                                           none; ``reader`` when
                                                        ``COSTWISE_METRICS_PUBLIC=false``
 ``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
-``GET`` under ``/v1``                                  ``reader``
+``GET`` under ``/v1`` (incl. ``/v1/jobs``)             ``reader``
 ``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
+``POST /v1/jobs/{id}/cancel``                          ``admin``
 everything else (train, aliases, ``/v1/keys``)          ``admin``
 =====================================================  ===========================
 
