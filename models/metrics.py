@@ -42,6 +42,7 @@ __all__ = [
     "log_loss",
     "mean_cost",
     "normalized_cost_loss",
+    "probability_bins",
     "roc_auc",
     "skew",
     "skew_change",
@@ -129,6 +130,15 @@ def log_loss(y01: ArrayLike, p1: ArrayLike, eps: float = 1e-15) -> float:
     return float(-np.mean(y * np.log(p) + (1.0 - y) * np.log1p(-p)))
 
 
+def probability_bins(p1: np.ndarray, n_bins: int) -> np.ndarray:
+    """Index of the equal-width bin of each probability: ``b / n_bins <= p1 < (b + 1) / n_bins``.
+
+    The last bin also holds ``p1 = 1``. Used by :func:`expected_calibration_error` and the
+    reliability diagram (:func:`models.plots.reliability_diagram`), so both bin alike.
+    """
+    return np.minimum((np.asarray(p1) * n_bins).astype(np.int64), n_bins - 1)
+
+
 def expected_calibration_error(y01: ArrayLike, p1: ArrayLike, n_bins: int = 10) -> float:
     """Expected calibration error over equal-width bins of ``p1``.
 
@@ -154,7 +164,7 @@ def expected_calibration_error(y01: ArrayLike, p1: ArrayLike, n_bins: int = 10) 
     if int(n_bins) < 1:
         raise InvalidInput(f"n_bins: expected an integer >= 1, got {n_bins}")
     nb = int(n_bins)
-    b = np.minimum((p * nb).astype(np.int64), nb - 1)
+    b = probability_bins(p, nb)
     # (n_b / n) |sum_b(y) / n_b - sum_b(p) / n_b| = |sum_b(y) - sum_b(p)| / n
     gap = np.abs(np.bincount(b, weights=y, minlength=nb) - np.bincount(b, weights=p, minlength=nb))
     return float(gap.sum() / y.size)

@@ -27,7 +27,7 @@ FORBIDDEN = (
 def test_models_imports_nothing_from_the_web_or_sql_stack() -> None:
     code = (
         "import sys, json, models, models.adaboost, models.calibrated, models.artifacts, "
-        "models.metrics, models.decisions, models.calibration, models.inference\n"
+        "models.metrics, models.decisions, models.calibration, models.inference, models.plots\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run(

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.middleware import Metrics
 from app.services.catalog import Catalog
 from app.services.jobs import JobService
+from app.services.plots import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings
 
@@ -28,6 +29,7 @@ class Services:
     predictor: Predictor
     metrics: Metrics
     jobs: JobService
+    plots: Plots
 
 
 async def get_services(request: Request) -> Services:

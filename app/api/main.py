@@ -15,12 +15,13 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import algorithms, health, jobs, keys, models, predict, training
+from app.api.routes import algorithms, health, jobs, keys, models, plots, predict, training
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
 from app.services.jobs import JobService, make_queue
 from app.services.keys import check_auth_configuration
+from app.services.plots import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings, get_settings
 
@@ -111,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ),
         metrics=metrics,
         jobs=JobService(sessions, settings, queue),
+        plots=Plots(read_sessions),
     )
 
     @asynccontextmanager
@@ -132,6 +134,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in (  # predict first: routes are matched in order
         predict.router,
         models.router,
+        plots.router,
         training.router,
         jobs.router,
         algorithms.router,

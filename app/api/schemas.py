@@ -243,6 +243,42 @@ class EvaluateResponse(BaseModel):
     accuracy: float
 
 
+# ------------------------------------------------------------------------ plots
+class PlotInfoOut(BaseModel):
+    kind: str = Field(description="brier_curve, reliability, roc or cost_curve.")
+    title: str
+    json_url: str = Field(description="The plot's data as JSON.")
+    svg_url: str = Field(description="The plot as an SVG picture.")
+
+
+class PlotListResponse(BaseModel):
+    model: str
+    version: int
+    plots: list[PlotInfoOut]
+
+
+class WhatIfCosts(BaseModel):
+    c_fp: float
+    c_fn: float
+    c_tp: float
+    c_tn: float
+
+
+class WhatIfResponse(BaseModel):
+    model: str
+    version: int
+    threshold: float = Field(description="A row is decided positive iff P(labels[1]) >= this.")
+    confusion_matrix: list[list[int]] = Field(
+        description="[[tn, fp], [fn, tp]]: rows = truth, columns = decision."
+    )
+    total_cost: float
+    mean_cost: float = Field(description="Total cost divided by n.")
+    accuracy: float
+    n: int = Field(description="Held-out rows the numbers are computed on.")
+    labels: list[Label] = Field(description="[negative, positive] class labels.")
+    costs: WhatIfCosts
+
+
 class ParamOut(BaseModel):
     name: str
     type: str

@@ -9,7 +9,7 @@ return None.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from sqlalchemy import and_, bindparam, func, select
@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.db import database_errors
 from app.errors import AlreadyExists, Conflict, NotFound
-from app.registry.orm import Alias, Artifact, ModelVersion, RegisteredModel, utcnow
+from app.registry.orm import Alias, Artifact, ModelVersion, RegisteredModel, VersionPlot, utcnow
 from app.registry.validation import check_name, check_page, check_tags, check_version_metadata
 
 __all__ = ["DEFAULT_ALIAS", "Registry"]
@@ -334,6 +334,31 @@ class Registry:
         if data is None:
             raise NotFound(f"version {version.version} has no stored artifact")
         return bytes(data)
+
+    # ------------------------------------------------------------------ plots
+
+    @_translated
+    def add_plots(
+        self, version: ModelVersion, plots: Iterable[tuple[str, dict[str, Any], str | None]]
+    ) -> None:
+        """Add the plot rows ``(kind, data, svg)`` of ``version`` to the session (flushed)."""
+        for kind, data, svg in plots:
+            self.session.add(VersionPlot(version_id=version.id, kind=kind, data=data, svg=svg))
+        self.session.flush()
+
+    @_translated
+    def plot_kinds(self, version: ModelVersion) -> list[str]:
+        """Kinds of the plot rows stored for ``version`` (without loading their data)."""
+        query = select(VersionPlot.kind).where(VersionPlot.version_id == version.id)
+        return list(self.session.scalars(query))
+
+    @_translated
+    def find_plot(self, version: ModelVersion, kind: str) -> VersionPlot | None:
+        """The plot row ``kind`` of ``version``, or None."""
+        query = select(VersionPlot).where(
+            VersionPlot.version_id == version.id, VersionPlot.kind == kind
+        )
+        return self.session.scalars(query).one_or_none()
 
     # ------------------------------------------------------------------ aliases
 

@@ -10,11 +10,12 @@ from models.exceptions import ArtifactError, ArtifactIntegrityError, CoreError, 
 
 
 @contextmanager
-def core_errors(field: str | None = None) -> Iterator[None]:
+def core_errors(field: str | None = None, *, names: tuple[str, ...] = ()) -> Iterator[None]:
     """Translate :class:`models.exceptions.CoreError` into :class:`app.errors.ServiceError`.
 
     Bad costs, priors, features or labels become ``INVALID_ARGUMENT``; a stored
-    artifact that fails its checks becomes ``ARTIFACT_CORRUPTED`` (never used).
+    artifact that fails its checks becomes ``ARTIFACT_CORRUPTED`` (never used). A message
+    that starts with one of ``names`` (``"c_fn: ..."``) names the field itself.
     """
     try:
         yield
@@ -26,6 +27,9 @@ def core_errors(field: str | None = None) -> Iterator[None]:
         raise ArtifactCorrupted(f"stored artifact cannot be loaded: {exc}") from None
     except CoreError as exc:
         detail = str(exc)
+        named = next((n for n in names if detail.startswith(f"{n}:")), None)
+        if named is not None:
+            raise InvalidArgument(detail, field=named) from None
         if field and not detail.startswith(field):
             detail = f"{field}: {detail}"
         raise InvalidArgument(detail, field=field) from None

@@ -13,6 +13,7 @@ from app.services._core import core_errors
 from models.decisions import CostMatrix, row_cost_matrices, validate_cost_matrix
 
 Costs = Mapping[str, Any]
+BINARY_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn")
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,10 @@ def cost_setting(
             )
             return CostSetting(matrices, "row_costs")
     return CostSetting(1.0 - np.eye(n_classes), "zero_one")
+
+
+def binary_costs(c_fp: float, c_fn: float, c_tp: float = 0.0, c_tn: float = 0.0) -> CostMatrix:
+    """Named binary costs given one by one (e.g. query parameters), validated as ``costs``
+    of a predict request; an error names the offending cost (``field="c_fn"``)."""
+    with core_errors("costs", names=BINARY_COSTS):
+        return CostMatrix.from_binary(c_fp, c_fn, c_tp, c_tn)

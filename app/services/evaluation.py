@@ -14,14 +14,19 @@ def _finite(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: None if v is None or not np.isfinite(v) else float(v) for k, v in summary.items()}
 
 
+def class_indices(model: InferenceModel, y: np.ndarray) -> np.ndarray:
+    """Index of each label in ``model.classes`` (labels come from the training data)."""
+    index = {c: i for i, c in enumerate(model.classes)}
+    return np.array([index[v] for v in y.tolist()], dtype=np.intp)
+
+
 def evaluation_metrics(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     """Metrics on held-out rows: probability quality where there are probabilities,
     accuracy and mean cost under the training costs (or 0-1 costs) always."""
     out: dict[str, Any] = {"n_evaluation": int(len(y))}
     if not len(y):
         return out
-    index = {c: i for i, c in enumerate(model.classes)}
-    y_index = np.array([index[v] for v in y.tolist()], dtype=np.intp)
+    y_index = class_indices(model, y)
     costs = (
         model.training_costs if model.training_costs is not None else 1.0 - np.eye(model.n_classes)
     )

@@ -21,6 +21,7 @@ from app.services.catalog import VersionView, version_view
 from app.services.data import fingerprint
 from app.services.evaluation import evaluation_metrics
 from app.services.limits import LIMIT_SETTING, training_deadline
+from app.services.plot_data import PlotRow, plot_rows
 from models.algorithms import get_algorithm, validate_params
 from models.artifacts import dump_model
 from models.calibrated import CalibratedBoosting
@@ -95,6 +96,7 @@ class FittedModel:
     calibration: dict[str, Any]
     fitted: dict[str, Any]
     decision: dict[str, Any]
+    plots: list[PlotRow] = field(default_factory=list)  # held-out plot rows (plot_data)
 
 
 def _check_classes(y: np.ndarray, family: str) -> None:
@@ -171,6 +173,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
         inference = estimator.to_inference(data.feature_names)
         report(0, 0, "evaluating")
         metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
+        plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx])
     fitted = {
         k: (v.item() if isinstance(v, np.generic) else v)
         for k in ("n_estimators_", "termination_reason_")
@@ -190,6 +193,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
         calibration_info,
         {k.rstrip("_"): v for k, v in fitted.items()},
         decision,
+        plots,
     )
 
 
@@ -252,6 +256,7 @@ def train_and_register(
             artifact=blob,
             artifact_sha256=sha,
         )
+        reg.add_plots(v, fit.plots)
         if within is not None:
             within(session, v.version)
         view = version_view(name, v, [])

@@ -1,0 +1,105 @@
+"""Plot rows of a new version, computed on its held-out evaluation rows at registration.
+
+What is plotted are the probabilities the service decides on and returns from predict
+(:meth:`models.inference.InferenceModel.decision_proba`: the calibrated probabilities;
+for an uncalibrated model trained with costs, with its training skew removed), so that
+the pictures and the what-if show what serving does. "Before calibration" is the raw
+score the calibration map takes (:func:`models.plots.uncalibrated_proba`).
+
+Binary models get ``brier_curve``, ``reliability``, ``roc``, ``cost_curve`` (computed on
+every held-out row) and ``heldout``: a stratified sample of at most
+:data:`HELDOUT_ROWS` rows (labels and probabilities) from which the what-if and cost
+curves over other ranges are computed on request. Multiclass models get the
+reliability of the top label and one-vs-rest ROC curves (costs there are matrices, not
+one ratio). Models with the ``fixed`` rule (no probabilities to decide with) get none.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from app.services.charts import render_svg
+from app.services.evaluation import class_indices
+from models.inference import InferenceModel
+from models.plots import (
+    brier_curve_plot,
+    cost_curve,
+    reliability_plot,
+    roc_curve,
+    roc_one_vs_rest,
+    stratified_sample,
+    top_label,
+    uncalibrated_proba,
+)
+
+log = logging.getLogger(__name__)
+
+#: Most held-out rows stored for the what-if (a stratified, seeded sample beyond that).
+HELDOUT_ROWS = 10_000
+HELDOUT = "heldout"
+
+
+class PlotRow(NamedTuple):
+    """One ``version_plots`` row: its kind, JSON data and SVG picture (None for heldout)."""
+
+    kind: str
+    data: dict[str, Any]
+    svg: str | None
+
+
+def _binary(y01: np.ndarray, p1: np.ndarray, raw: np.ndarray | None) -> dict[str, dict[str, Any]]:
+    return {
+        "brier_curve": brier_curve_plot(y01, p1),
+        "reliability": reliability_plot(y01, p1, None if raw is None else raw[:, 1]),
+        "roc": roc_curve(y01, p1),
+        "cost_curve": cost_curve(y01, p1),
+    }
+
+
+def _multiclass(
+    y_index: np.ndarray, proba: np.ndarray, raw: np.ndarray | None, classes: list[Any]
+) -> dict[str, dict[str, Any]]:
+    correct, confidence = top_label(proba, y_index)
+    before = None if raw is None else top_label(raw, y_index)
+    reliability = reliability_plot(
+        correct,
+        confidence,
+        None if before is None else before[1],
+        y_before=None if before is None else before[0],
+    )
+    return {
+        "reliability": {**reliability, "top_label": True},
+        "roc": roc_one_vs_rest(y_index, proba, classes),
+    }
+
+
+def plot_rows(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> list[PlotRow]:
+    """The plot rows of a model on its held-out rows ``X``, ``y`` (none without rows)."""
+    if not len(y) or model.rule == "fixed":
+        return []
+    y_index = class_indices(model, y)
+    proba = model.decision_proba(X)
+    raw = uncalibrated_proba(model, X)
+    classes = list(model.classes)
+    binary = model.n_classes == 2
+    plots = (
+        _binary(y_index, proba[:, 1], raw) if binary else _multiclass(y_index, proba, raw, classes)
+    )
+    rows = [
+        PlotRow(kind, {**data, "n": len(y), "classes": classes}, render_svg(kind, data))
+        for kind, data in plots.items()
+    ]
+    if binary:
+        sample = stratified_sample(y_index, HELDOUT_ROWS)
+        held = {
+            "classes": classes,
+            "n_evaluation": len(y),
+            "y": y_index[sample].tolist(),
+            "p": proba[sample, 1].tolist(),
+        }
+        rows.append(PlotRow(HELDOUT, held, None))
+    log.debug("plots of %d held-out rows: %s", len(y), [r.kind for r in rows])
+    return rows
