@@ -250,6 +250,8 @@ class Plot:
 class WhatIf:
     """The decision at given costs replayed on a version's held-out predictions."""
 
+    model: str
+    version: int
     threshold: float
     confusion_matrix: list[list[int]]
     total_cost: float
