@@ -1,8 +1,8 @@
 """A real ``costwise worker`` process (arq) against Redis and PostgreSQL.
 
-Redis: ``COSTWISE_TEST_REDIS_URL`` (the tests FAIL when it is set and Redis does not
-answer), else redis://127.0.0.1:6379/0 when it answers, else skipped. Each test uses
-its own queue name and a fresh PostgreSQL database.
+Redis comes from the ``redis_url`` fixture (tests/conftest.py: FAILS when
+``COSTWISE_TEST_REDIS_URL`` is set and Redis does not answer). Each test uses its own
+queue name and a fresh PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from fastapi.testclient import TestClient
 
 from app.api.main import create_app
@@ -25,24 +24,11 @@ from app.settings import Settings
 from tests.app.jobs.conftest import JOB_SETTINGS, boosting, counts, finished, long_body, poll
 
 ROOT = Path(__file__).resolve().parents[3]
-REDIS_ENV = "COSTWISE_TEST_REDIS_URL"
 HEARTBEAT_TIMEOUT = 2.0
 
 pytestmark = pytest.mark.parametrize(
     "empty_database_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True
 )
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> str:
-    url = os.environ.get(REDIS_ENV)
-    try:
-        redis.Redis.from_url(url or "redis://127.0.0.1:6379/0", socket_timeout=2).ping()
-    except redis.RedisError as error:
-        if url:
-            pytest.fail(f"{REDIS_ENV}={url} is set but Redis does not answer: {error}")
-        pytest.skip(f"no Redis on 127.0.0.1:6379 and {REDIS_ENV} is not set")
-    return url or "redis://127.0.0.1:6379/0"
 
 
 @pytest.fixture
