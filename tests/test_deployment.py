@@ -82,7 +82,7 @@ def test_dockerfile_is_multistage_nonroot_with_healthcheck() -> None:
     assert "\nUSER costwise" in text
     assert "HEALTHCHECK" in text and "/health/live" in text
     assert 'CMD ["costwise", "serve"]' in text
-    for path in ("app", "models", "migrations", "pyproject.toml", "README.md"):
+    for path in ("app", "models", "costwise", "migrations", "pyproject.toml", "README.md"):
         assert f"COPY {path}" in text or f" {path} " in text, path
 
 
