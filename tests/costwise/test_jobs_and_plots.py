@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import pytest
 
-from costwise import Client, Conflict, NotFound
+from costwise import AsyncClient, Client, Conflict, NotFound
 from costwise.types import Job, Plot, Version, WhatIf
 from tests.app.api.conftest import dataset
-from tests.costwise.conftest import FEATURES
+from tests.costwise.conftest import ADMIN_KEY, FEATURES, Service
 
 
 def test_a_job_is_submitted_polled_with_progress_and_gives_its_version(client: Client) -> None:
@@ -84,3 +85,24 @@ def test_whatif_replays_the_costs_on_held_out_rows(client: Client, fraud: dict[s
     assert sum(map(sum, w.confusion_matrix)) == w.n == fraud["version"].metrics["n_evaluation"]
     assert w.costs == {"c_fp": 1, "c_fn": 5, "c_tp": 0, "c_tn": 0}
     assert w.mean_cost == pytest.approx(w.total_cost / w.n)
+
+
+def test_the_async_client_waits_for_a_job_like_the_sync_one(
+    server: Service, client: Client
+) -> None:
+    X, y = dataset(300)
+
+    async def run() -> tuple[Job, list[str]]:
+        phases: list[str] = []
+        async with AsyncClient(server.url, api_key=ADMIN_KEY) as c:
+            job = await c.train("asyncjob", X, y, n_estimators=20, mode="job")
+            assert isinstance(job, Job)
+            final = await c.wait_for_job(
+                job.id, on_progress=lambda j: phases.append(j.phase), poll_interval=0.05
+            )
+        return final, phases
+
+    final, phases = asyncio.run(run())
+    assert final.status == "succeeded" and phases[-1] == "done"
+    assert client.get_job(final.id) == final
+    assert client.get_version("asyncjob", final.version or 0).version == final.version

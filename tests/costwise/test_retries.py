@@ -161,3 +161,11 @@ def test_the_client_sleeps_the_backoff_between_tries() -> None:
         assert c.live().status == "ok"
         elapsed = time.monotonic() - start
     assert 0.05 + 0.10 <= elapsed < 5.0
+
+
+def test_not_ready_is_an_answer_not_an_error_and_is_not_retried() -> None:
+    body = json.dumps({"status": "unavailable", "checks": {"database": "unreachable"}}).encode()
+    with Flaky(failures=1, body=body) as server, Client(server.url, retry=FAST) as c:
+        ready = c.ready()
+    assert (ready.status, ready.checks) == ("unavailable", {"database": "unreachable"})
+    assert server.requests == ["GET /health/ready"]
