@@ -129,9 +129,10 @@ class Plots:
             v, kinds = self._version(reg, name, version)
             if kind not in kinds:
                 listed = ", ".join(k for k in PLOT_KINDS if k in kinds)
+                n_classes = len((v.data or {}).get("classes") or [])
                 raise NotFound(
-                    f"{_label(name, v)} has no {kind} plot: it has {len((v.data or {}).get('classes') or [])} "
-                    f"classes, and {kind} needs two; its plots: {listed}",
+                    f"{_label(name, v)} has no {kind} plot: it has {n_classes} classes, and "
+                    f"{kind} needs two; its plots: {listed}",
                     field="kind",
                 )
             if custom:
@@ -143,7 +144,8 @@ class Plots:
                 picture = render_svg(kind, data) if svg else None
             else:
                 row = reg.find_plot(v, kind)
-                assert row is not None  # listed in kinds within this session
+                if row is None:  # removed since it was listed
+                    raise NotFound(_why_none(name, v), field="version")
                 data, picture = dict(row.data), row.svg
         return PlotView(name, version, kind, TITLES[kind], data, picture if svg else None)
 
@@ -151,7 +153,7 @@ class Plots:
         self, name: str, version: int, c_fp: float, c_fn: float, c_tp: float, c_tn: float
     ) -> dict[str, Any]:
         """Threshold, confusion matrix and cost of one binary cost setting on held-out rows."""
-        costs = binary_costs(c_fp, c_fn, c_tp, c_tn)
+        binary_costs(c_fp, c_fn, c_tp, c_tn)  # the rules of predict's costs; names the field
         with database_errors(), self._sessions() as s:
             reg = Registry(s)
             v = reg.get_version(name, version)
@@ -159,11 +161,5 @@ class Plots:
             y, p = self._held_out(reg, name, v)
             classes = list((v.data or {}).get("classes") or [])
         out = whatif(y, p, c_fp, c_fn, c_tp, c_tn)
-        values = dict(
-            zip(("c_tn", "c_fp", "c_fn", "c_tp"), costs.matrix.ravel().tolist(), strict=True)
-        )
-        return {
-            **out,
-            "labels": classes,
-            "costs": {k: values[k] for k in ("c_fp", "c_fn", "c_tp", "c_tn")},
-        }
+        costs = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": c_tp, "c_tn": c_tn}
+        return {**out, "labels": classes, "costs": {k: float(v) for k, v in costs.items()}}
