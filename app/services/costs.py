@@ -54,6 +54,37 @@ def _row_columns(
     return CostSetting(matrices, "row_costs")
 
 
+def _cost_array(
+    a: np.ndarray, n_rows: int, n_classes: int, field: str, layout: str | None
+) -> CostSetting:
+    """Costs given as one array whose shape says what it holds (see :func:`cost_setting`)."""
+    k, n, shape = n_classes, n_rows, list(a.shape)
+    if a.ndim == 3:
+        with core_errors(field):
+            return CostSetting(validate_row_cost_matrices(a, n, k), "row_costs")
+    one_matrix = a.ndim == 2 and a.shape == (k, k) and layout != "rows"
+    per_row = k == 2 and a.ndim == 2 and a.shape in ((n, 2), (n, 4)) and layout != "matrix"
+    if one_matrix and per_row:
+        raise InvalidArgument(
+            f"{field}: shape {shape} is ambiguous for {n} rows of a two-class model (one cost "
+            "matrix, or (c_fp, c_fn) per row?); set the tensor's parameters "
+            '{"layout": "matrix"} or {"layout": "rows"}',
+            field=field,
+        )
+    if one_matrix:
+        with core_errors(field):
+            return CostSetting(validate_cost_matrix(a, k), "cost_matrix")
+    if per_row:
+        cols = dict(zip(ROW_COST_NAMES, a.T, strict=False))
+        return _row_columns(cols, n, k, field)
+    expected = f"[{k}, {k}] (one cost matrix) or [{n}, {k}, {k}] (one per row)"
+    if k == 2:
+        expected += f", [{n}, 2] or [{n}, 4] ((c_fp, c_fn[, c_tp, c_tn]) per row)"
+    if layout is not None:
+        expected += f" with layout {layout!r}"
+    raise InvalidArgument(f"{field}: expected shape {expected}, got {shape}", field=field)
+
+
 def cost_setting(
     n_rows: int,
     n_classes: int,
@@ -61,16 +92,18 @@ def cost_setting(
     costs: Costs | None = None,
     cost_matrix: Sequence[Sequence[float]] | np.ndarray | None = None,
     row_costs: Sequence[Costs] | None = None,
-    row_cost_columns: Mapping[str, np.ndarray] | None = None,
-    row_matrices: np.ndarray | None = None,
+    cost_array: np.ndarray | None = None,
+    cost_layout: str | None = None,
     field: str | None = None,
 ) -> CostSetting:
     """Build the cost setting of a request (at most one form is given).
 
-    ``row_costs`` (one mapping of named costs per row), ``row_cost_columns`` (one array per
-    named cost) and ``row_matrices`` (an ``(n, K, K)`` stack) are three spellings of
-    per-row costs. ``field`` names the request field in error messages (default: the
-    argument's name). Without any, every error costs 1 and every correct decision 0
+    ``row_costs`` holds one mapping of named costs per row. ``cost_array`` is any
+    setting as one float array, told apart by its shape: ``(K, K)`` one matrix,
+    ``(n, K, K)`` one per row, and for two classes ``(n, 2)`` / ``(n, 4)`` the named
+    costs ``(c_fp, c_fn[, c_tp, c_tn])`` per row (``cost_layout`` "matrix" or "rows"
+    settles ``(2, 2)`` with two rows). ``field`` names the request field in error
+    messages (default: the argument's name). Without any, every error costs 1 and every correct decision 0
     (0-1 loss), which makes the decision the most probable class.
     """
     if costs is not None:
@@ -100,11 +133,6 @@ def cost_setting(
             for k in ROW_COST_NAMES
         }
         return _row_columns(cols, n_rows, n_classes, f)
-    if row_cost_columns is not None:
-        return _row_columns(row_cost_columns, n_rows, n_classes, field or "row_costs")
-    if row_matrices is not None:
-        f = field or "row_costs"
-        with core_errors(f):
-            stack = validate_row_cost_matrices(row_matrices, n_rows, n_classes)
-        return CostSetting(stack, "row_costs")
+    if cost_array is not None:
+        return _cost_array(cost_array, n_rows, n_classes, field or "costs", cost_layout)
     return CostSetting(1.0 - np.eye(n_classes), "zero_one")

@@ -45,8 +45,8 @@ class CostRequest:
     costs: Costs | None = None
     cost_matrix: Sequence[Sequence[float]] | np.ndarray | None = None
     row_costs: Sequence[Costs] | None = None
-    row_cost_columns: Mapping[str, np.ndarray] | None = None
-    row_matrices: np.ndarray | None = None
+    cost_array: np.ndarray | None = None  # layout told by its shape (see cost_setting)
+    cost_layout: str | None = None
     priors: Sequence[float] | None = None
     cost_field: str | None = None
     priors_field: str = "priors"

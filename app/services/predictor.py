@@ -127,8 +127,8 @@ class Predictor:
             costs=costs.costs,
             cost_matrix=costs.cost_matrix,
             row_costs=costs.row_costs,
-            row_cost_columns=costs.row_cost_columns,
-            row_matrices=costs.row_matrices,
+            cost_array=costs.cost_array,
+            cost_layout=costs.cost_layout,
             field=costs.cost_field,
         )
         if model.rule == "fixed":  # decides only under its training costs: never ignore costs
