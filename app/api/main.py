@@ -128,9 +128,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     auth_on = settings.auth == "on"
     for open_router in (health.router, v2.health_router):
         app.include_router(open_router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
+    app.include_router(
+        v2.router,
+        dependencies=[AUTHORIZE] if auth_on else [],
+        responses=v2.AUTH_RESPONSES if auth_on else None,
+    )
     for router in (  # predict first: routes are matched in order
         predict.router,
-        v2.router,
         models.router,
         training.router,
         algorithms.router,

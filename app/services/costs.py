@@ -117,7 +117,7 @@ def cost_setting(
     if cost_matrix is not None:
         f = field or "cost_matrix"
         with core_errors(f):
-            matrix = validate_cost_matrix(np.asarray(cost_matrix, dtype=np.float64), n_classes)
+            matrix = validate_cost_matrix(cost_matrix, n_classes)
         return CostSetting(matrix, "cost_matrix")
     if row_costs is not None:
         f = field or "row_costs"

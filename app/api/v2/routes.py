@@ -26,7 +26,9 @@ from app.api.v2.schemas import (
     InferenceResponse,
     ModelMetadataResponse,
     ModelReadyResponse,
+    ServerLiveResponse,
     ServerMetadataResponse,
+    ServerReadyResponse,
     V2ErrorResponse,
 )
 from app.api.v2.tensors import OUTPUTS, decode, encode, label_datatype
@@ -37,17 +39,27 @@ INLINE_ROWS = 256
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": V2ErrorResponse} for s in (400, 404, 413, 415, 503)
 }
+AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": V2ErrorResponse, "description": "Missing, unknown or revoked API key."},
+    403: {"model": V2ErrorResponse, "description": "The API key's role does not allow this."},
+}
+_NOT_READY: dict[int | str, dict[str, Any]] = {503: {"model": ModelReadyResponse}}
 TAGS: list[str | Any] = ["open inference protocol (KServe V2)"]
 health_router = APIRouter(prefix="/v2/health", tags=TAGS, route_class=V2Route)
 router = APIRouter(prefix="/v2", tags=TAGS, route_class=V2Route, responses=_ERRORS)
 
 
-@health_router.get("/live", summary="V2 server live")
+@health_router.get("/live", response_model=ServerLiveResponse, summary="V2 server live")
 async def live() -> dict[str, bool]:
     return {"live": True}
 
 
-@health_router.get("/ready", summary="V2 server ready: database reachable, schema at head")
+@health_router.get(
+    "/ready",
+    response_model=ServerReadyResponse,
+    responses={503: {"model": ServerReadyResponse}},
+    summary="V2 server ready: database reachable, schema at head",
+)
 def ready(services: ServicesDep) -> FastJSONResponse:
     ok, _ = readiness(services)
     return FastJSONResponse({"ready": ok}, status_code=200 if ok else 503)
@@ -61,7 +73,7 @@ async def server_metadata() -> dict[str, Any]:
 def _version(name: str, version: str | None) -> int | None:
     if version is None:
         return None
-    if not version.isdigit() or not 1 <= int(version) <= MAX_INT:
+    if not (version.isascii() and version.isdigit()) or not 1 <= int(version) <= MAX_INT:
         raise NotFound(
             f"model {name!r} has no version {version!r} (versions are numbers 1, 2, ...)",
             field="version",
@@ -106,12 +118,21 @@ def _ready(name: str, version: int | None, services: Any) -> FastJSONResponse:
     return FastJSONResponse({"name": name, "ready": ok}, status_code=200 if ok else 503)
 
 
-@router.get("/models/{name}/ready", response_model=ModelReadyResponse, summary="V2 model ready")
+@router.get(
+    "/models/{name}/ready",
+    response_model=ModelReadyResponse,
+    responses=_NOT_READY,
+    summary="V2 model ready (503: its artifact fails its checks)",
+)
 def ready_model(name: ModelName, services: ServicesDep) -> FastJSONResponse:
     return _ready(name, None, services)
 
 
-@router.get("/models/{name}/versions/{version}/ready", response_model=ModelReadyResponse)
+@router.get(
+    "/models/{name}/versions/{version}/ready",
+    response_model=ModelReadyResponse,
+    responses=_NOT_READY,
+)
 def ready_version(name: ModelName, version: str, services: ServicesDep) -> FastJSONResponse:
     return _ready(name, _version(name, version), services)
 

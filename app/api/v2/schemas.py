@@ -55,6 +55,14 @@ class ModelMetadataResponse(BaseModel):
     outputs: list[TensorMetadata]
 
 
+class ServerLiveResponse(BaseModel):
+    live: bool
+
+
+class ServerReadyResponse(BaseModel):
+    ready: bool
+
+
 class ModelReadyResponse(BaseModel):
     name: str
     ready: bool

@@ -96,6 +96,14 @@ def _json_param(params: dict[str, Any], key: str) -> Any:
     return value
 
 
+def _numbers(value: Any, key: str) -> list[float]:
+    if not isinstance(value, list) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    ):
+        raise _bad(f"parameters.{key}", f"expected a list of numbers, got {value!r:.80}")
+    return [float(v) for v in value]
+
+
 def _named_costs(params: dict[str, Any]) -> dict[str, float] | None:
     given = {k: v for k, v in params.items() if k.startswith("c_")}
     for k, v in given.items():
@@ -126,7 +134,7 @@ def decode(req: InferenceRequest) -> Decoded:
         raise _bad(where, f"expected shape [N, n_features] with N >= 1, got {t.shape}")
     named = _named_costs(params)
     matrix = _json_param(params, "cost_matrix") if "cost_matrix" in params else None
-    priors = _json_param(params, "priors") if "priors" in params else None
+    priors = _numbers(_json_param(params, "priors"), "priors") if "priors" in params else None
     cost_array = layout = None
     cost_field = "parameters.cost_matrix" if matrix is not None else "parameters"
     if cost_inputs:
