@@ -93,7 +93,7 @@ async def authorize(
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)],
     api_key: Annotated[str | None, Security(api_key_scheme)],
 ) -> Principal:
-    """The caller of a ``/v1`` route, checked against :func:`required_role` (or 401/403)."""
+    """The caller of a ``/v1`` or ``/v2`` route, checked against :func:`required_role`."""
     return await _check(request, bearer.credentials if bearer is not None else api_key)
 
 
