@@ -7,7 +7,8 @@ not know yet (a newer server) are kept in ``extra`` rather than dropped or refus
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import field as dc_field
 from datetime import datetime
 from functools import cache
 from typing import Any, Literal, NotRequired, TypedDict, TypeVar, Union, cast, get_args, get_origin
@@ -18,11 +19,6 @@ JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
 FINISHED_JOB_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 
 T = TypeVar("T")
-
-
-def _extra() -> Any:
-    """Fields of the answer this client does not know (sent by a newer server)."""
-    return field(default_factory=dict, repr=False)
 
 
 class Costs(TypedDict):
@@ -54,8 +50,8 @@ class TrainingParams(TypedDict, total=False):
 @dataclass(frozen=True)
 class Health:
     status: str
-    checks: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = _extra()
+    checks: dict[str, Any] = dc_field(default_factory=dict)
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -67,14 +63,14 @@ class Model:
     aliases: dict[str, int]
     created_at: datetime
     updated_at: datetime
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
 class ModelPage:
     models: list[Model]
     total: int
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -92,7 +88,7 @@ class Version:
     artifact_size: int
     aliases: list[str]
     created_at: datetime
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -100,7 +96,7 @@ class Alias:
     model: str
     alias: str
     version: int
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -109,29 +105,61 @@ class Prediction:
     probabilities: list[float] | None
     threshold: float | None
     expected_cost: float | None
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class PredictResponse:
-    """Decisions and their provenance (which version, which costs, which rule)."""
+class Calibration:
+    method: str | None
+    split: str | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class RowCostsSummary:
+    """Entry-wise ``min`` and ``max`` of the per-row cost matrices of ``n_rows`` rows."""
+
+    n_rows: int
+    min: list[list[float]]
+    max: list[list[float]]
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class AppliedCosts:
+    cost_matrix: list[list[float]] | None
+    row_costs: RowCostsSummary | None
+    priors: list[float] | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a decision came from: version (and alias), calibration, rule, costs applied."""
 
     model: str
     version: int
     alias: str | None
-    classes: list[Label]
+    calibration: Calibration
     cost_setting: str
     decision_rule: str
+    applied_costs: AppliedCosts
     training_costs: list[list[float]] | None
-    predictions: list[Prediction]
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Evaluation:
-    model: str
-    version: int
-    alias: str | None
+class PredictResponse(Provenance):
+    """Decisions, one per row, and their provenance."""
+
+    classes: list[Label]
+    predictions: list[Prediction]
+
+
+@dataclass(frozen=True)
+class Evaluation(Provenance):
+    """What deciding labelled rows cost, and the provenance of those decisions."""
+
     classes: list[Label]
     n_rows: int
     confusion_matrix: list[list[int]]
@@ -141,7 +169,6 @@ class Evaluation:
     skew: float | None
     brier: float | None
     accuracy: float
-    extra: dict[str, Any] = _extra()
 
 
 @dataclass(frozen=True)
@@ -152,7 +179,7 @@ class AlgorithmParam:
     description: str
     range: str | None = None
     choices: list[Any] | None = None
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -168,7 +195,7 @@ class Algorithm:
     properties: dict[str, bool] | None
     params: list[AlgorithmParam]
     notes: str
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -181,14 +208,14 @@ class ApiKey:
     created_at: datetime
     revoked_at: datetime | None
     last_used_at: datetime | None
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
 class CreatedKey(ApiKey):
     """A new key: ``key`` is the secret, returned by the service this once only."""
 
-    key: str = field(default="", repr=False)
+    key: str = dc_field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -196,7 +223,7 @@ class JobError:
     code: str
     detail: str
     field: str | None = None
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -222,7 +249,7 @@ class Job:
     version: int | None
     version_url: str | None
     error: JobError | None
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
     @property
     def finished(self) -> bool:
@@ -234,7 +261,7 @@ class Job:
 class JobPage:
     jobs: list[Job]
     total: int
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -243,7 +270,7 @@ class Plot:
     title: str
     json_url: str
     svg_url: str
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -260,7 +287,7 @@ class WhatIf:
     n: int
     labels: list[Label]
     costs: dict[str, float]
-    extra: dict[str, Any] = _extra()
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @cache

@@ -97,6 +97,12 @@ def test_predict_records_cost_matrix_row_costs_and_priors(
     assert by_matrix.predictions[0].threshold == pytest.approx(0.1)
     assert [p.threshold for p in by_rows.predictions] == pytest.approx([0.1, 0.5, 0.75])
     assert by_rows.cost_setting == "row_costs" and shifted.version == 1
+    # provenance: what was applied, by which version and calibration
+    assert by_matrix.applied_costs.cost_matrix == [[0, 1], [9, 0]]
+    summary = by_rows.applied_costs.row_costs
+    assert summary is not None and summary.n_rows == 3 and summary.max == [[0, 3], [9, 0]]
+    assert shifted.applied_costs.priors == [0.9, 0.1]
+    assert by_matrix.calibration.method == "platt" and by_matrix.decision_rule == "threshold"
 
 
 def test_evaluate_reports_the_confusion_matrix_and_cost(
