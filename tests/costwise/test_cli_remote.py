@@ -80,14 +80,13 @@ def test_predict_with_url_in_chunks_writes_what_local_predict_writes(
     common = ["predict", str(rows), "--model", "clifraud", "--ignore", "fraud"]
     costs = ["--c-fp", "1", "--c-fn", "7"]
     remote_csv, local_csv = tmp_path / "remote.csv", tmp_path / "local.csv"
-    out = costwise(
-        *common, *costs, "--chunk-size", "7", "--progress", "-o", str(remote_csv), *remote
-    )
-    assert "predicting" in out.stderr and "rows 7/50" in out.stderr
-    assert out.stderr.rstrip().endswith("# clifraud v1: 50 rows")
-    local = _env(COSTWISE_DATABASE_URL=server.database_url)
-    quiet = costwise(*common, *costs, "--chunk-size", "13", "-o", str(local_csv), env=local)
+    quiet = costwise(*common, *costs, "--chunk-size", "7", "-o", str(remote_csv), *remote)
     assert "\r" not in quiet.stderr  # no bar when stderr is not a terminal
+    assert quiet.stderr.rstrip().endswith("# clifraud v1: 50 rows")
+    local = _env(COSTWISE_DATABASE_URL=server.database_url)
+    bar = ["--chunk-size", "13", "--progress", "-o", str(local_csv)]
+    out = costwise(*common, *costs, *bar, env=local)
+    assert "predicting" in out.stderr and "rows 13/50" in out.stderr  # local: chunks + bar
     remote_rows = remote_csv.read_text().splitlines()
     assert len(remote_rows) == 51 and remote_rows[0].startswith("row,decision,p_0,p_1,threshold")
     assert remote_rows == local_csv.read_text().splitlines()
