@@ -51,10 +51,14 @@ def _model(name: str, *rest: str | int) -> str:
 
 def _listed(cls: type[T], key: str) -> Callable[[httpx.Response], list[T]]:
     def parse(response: httpx.Response) -> list[T]:
-        items = decode(response).get(key)
-        if not isinstance(items, list):
-            raise UnexpectedResponse(response.status_code, "BAD_RESPONSE", f"no list {key!r}")
-        return [from_json(cls, item) for item in items]
+        body = decode(response)
+        items = body.get(key) if isinstance(body, dict) else None
+        try:
+            if not isinstance(items, list):
+                raise TypeError(f"no list {key!r} in the answer")
+            return [from_json(cls, item) for item in items]
+        except (TypeError, ValueError) as exc:
+            raise UnexpectedResponse(response.status_code, "BAD_RESPONSE", str(exc)) from exc
 
     return parse
 

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from costwise import Client, CostwiseError, Retry, ServerError, Unavailable
+from costwise import Client, CostwiseError, Retry, ServerError, Unavailable, UnexpectedResponse
 from costwise._core import Call
 from tests.costwise.conftest import free_port
 
@@ -169,3 +169,12 @@ def test_not_ready_is_an_answer_not_an_error_and_is_not_retried() -> None:
         ready = c.ready()
     assert (ready.status, ready.checks) == ("unavailable", {"database": "unreachable"})
     assert server.requests == ["GET /health/ready"]
+
+
+def test_an_answer_of_the_wrong_shape_is_an_unexpected_response(flaky_twice: Flaky) -> None:
+    with Client(flaky_twice.url, retry=FAST) as c:  # answers a health body to everything
+        with pytest.raises(UnexpectedResponse) as listed:
+            c.list_algorithms()
+        with pytest.raises(UnexpectedResponse) as single:
+            c.get_model("m")
+    assert listed.value.code == single.value.code == "BAD_RESPONSE"
