@@ -77,7 +77,9 @@ def test_report_merges_a_second_run(quick_run: Path, tmp_path: Path) -> None:
     assert nikolaou_report.main(["--out", str(first), "--merge", str(second)]) == 0
     merged = _rows(first / "raw.csv")
     assert {(r["task"], r["repeat"]) for r in merged} == {
-        ("breast_cancer", "0"), ("breast_cancer", "1"), ("wine:0-vs-rest", "0")
+        ("breast_cancer", "0"),
+        ("breast_cancer", "1"),
+        ("wine:0-vs-rest", "0"),
     }
     assert len(merged) == len(raw) - sum(r["task"] == "wine:0-vs-rest" for r in raw) + len(kept)
     run = json.loads((first / "run.json").read_text())
