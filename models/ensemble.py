@@ -51,7 +51,7 @@ _SCHEMAS = {"stumps": STUMP_ARRAYS, "trees": TREE_ARRAYS}
 _CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
 
 
-def _row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``values @ weights`` computed row by row in a fixed order (batch-invariant).
 
     A BLAS matrix-vector product may sum a row in a different order depending on how
@@ -220,9 +220,9 @@ class Ensemble:
         for i in range(0, X.shape[0], _CHUNK):
             xc = X[i : i + _CHUNK]
             left = np.take(xc, d["feature"], axis=1) <= thr
-            r = _row_sums(left, d[f"left{tag}"])
+            r = row_sums(left, d[f"left{tag}"])
             if has_nan:
-                r += _row_sums(np.isnan(xc), d[f"miss{tag}"])
+                r += row_sums(np.isnan(xc), d[f"miss{tag}"])
             out[i : i + _CHUNK] = r + d[f"const{tag}"]
         return out
 
@@ -243,7 +243,7 @@ class Ensemble:
         out = np.empty(X.shape[0])
         leaf_values = self._derived[f"leaf{tag}"]
         for i in range(0, X.shape[0], _CHUNK):
-            out[i : i + _CHUNK] = _row_sums(
+            out[i : i + _CHUNK] = row_sums(
                 leaf_values[self._tree_nodes(X[i : i + _CHUNK])], self.alphas
             )
         return out
