@@ -17,6 +17,8 @@ from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import algorithms, health, keys, models, predict, training
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
+from app.api.v2 import routes as v2
+from app.api.v2.schemas import InferenceRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
 from app.services.keys import check_auth_configuration
@@ -32,7 +34,8 @@ Train AdaBoost, calibrate its scores on held-out data and register the model; th
 feature rows **with the costs of this request** (or of each row) and get the decision
 that minimises expected cost, its threshold and its expected cost, without retraining.
 Cost matrix convention: `C[i][j]` is the cost of predicting class `j` when the truth is
-class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`.
+class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`, except on
+the Open Inference Protocol (KServe V2) routes under `/v2`, whose errors are `{"error"}`.
 """
 
 
@@ -46,7 +49,7 @@ def _document_manual_bodies(app: FastAPI) -> None:
         spec = base()
         ref = "#/components/schemas/{model}"
         components = spec.setdefault("components", {}).setdefault("schemas", {})
-        for model in (TrainingRequest, PredictRequest, EvaluateRequest):
+        for model in (TrainingRequest, PredictRequest, EvaluateRequest, InferenceRequest):
             schema = model.model_json_schema(ref_template=ref)
             components.update(schema.pop("$defs", {}))
             components[model.__name__] = schema
@@ -123,7 +126,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # With authentication off, no dependency is attached at all: solving the security
     # dependencies costs ~0.3 ms per request even when they would let everyone in.
     auth_on = settings.auth == "on"
-    app.include_router(health.router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
+    for open_router in (health.router, v2.health_router):
+        app.include_router(open_router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
+    app.include_router(
+        v2.router,
+        dependencies=[AUTHORIZE] if auth_on else [],
+        responses=v2.AUTH_RESPONSES if auth_on else None,
+    )
     for router in (  # predict first: routes are matched in order
         predict.router,
         models.router,

@@ -89,6 +89,43 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         201,
     ),
     ("GET", "/v1/keys", "/v1/keys", None, "admin", 200),
+    ("GET", "/v2/health/live", "/v2/health/live", None, None, 200),
+    ("GET", "/v2/health/ready", "/v2/health/ready", None, None, 200),
+    ("GET", "/v2", "/v2", None, "reader", 200),
+    ("GET", "/v2/models/{name}", "/v2/models/m", None, "reader", 200),
+    ("GET", "/v2/models/{name}/ready", "/v2/models/m/ready", None, "reader", 200),
+    (
+        "GET",
+        "/v2/models/{name}/versions/{version}",
+        "/v2/models/m/versions/1",
+        None,
+        "reader",
+        200,
+    ),
+    (
+        "GET",
+        "/v2/models/{name}/versions/{version}/ready",
+        "/v2/models/m/versions/1/ready",
+        None,
+        "reader",
+        200,
+    ),
+    (
+        "POST",
+        "/v2/models/{name}/infer",
+        "/v2/models/m/infer",
+        {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP64", "data": ROW}]},
+        "predictor",
+        200,
+    ),
+    (
+        "POST",
+        "/v2/models/{name}/versions/{version}/infer",
+        "/v2/models/m/versions/1/infer",
+        {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP64", "data": ROW}]},
+        "predictor",
+        200,
+    ),
     ("POST", "/v1/keys", "/v1/keys", {"name": "new", "role": "reader"}, "admin", 201),
     ("DELETE", "/v1/keys/{key_id}", "/v1/keys/{spare}", None, "admin", 204),
 ]
@@ -149,7 +186,11 @@ def test_every_route_by_role(client: TestClient, keys: dict[str, str]) -> None:
                 expected = 401 if caller is None else 403
             if r.status_code != expected:
                 failures.append((method, path, caller, expected, r.status_code, r.text[:200]))
-            if r.status_code in (401, 403):
+            if r.status_code in (401, 403) and path.startswith("/v2"):
+                message = r.json()["error"]  # the Open Inference Protocol's error body
+                assert set(r.json()) == {"error"}
+                assert ("API key" in message) if r.status_code == 401 else ("role" in message)
+            elif r.status_code in (401, 403):
                 body_json = r.json()
                 assert set(body_json) == {"detail", "code", "field"}
                 assert body_json["code"] == (
