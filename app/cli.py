@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from app.cli_keys import add_keys_parser
+from app.cli_progress import progress_bar
+from app.cli_worker import add_worker_parser
 from app.errors import ServiceError
 from app.settings import Settings, get_settings
 
@@ -104,13 +106,16 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     from app.services.training import TrainingData, TrainingSpec, train_and_register
 
     X, y, names = parse_csv(Path(args.csv).read_bytes(), args.label_column)
-    view = train_and_register(
-        _sessions(settings),
-        args.model,
-        TrainingData(X, y, names),
-        TrainingSpec(**_params(args)),
-        description=args.description,
-    )
+    sessions = _sessions(settings)
+    with progress_bar(args.progress):
+        view = train_and_register(
+            sessions,
+            args.model,
+            TrainingData(X, y, names),
+            TrainingSpec(**_params(args)),
+            description=args.description,
+            max_seconds=settings.max_training_seconds,  # COSTWISE_MAX_TRAINING_SECONDS
+        )
     print(
         json.dumps(
             {
@@ -224,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--calibration-split", choices=["holdout", "kfold"])
     t.add_argument("--evaluation-fraction", type=float)
     t.add_argument("--random-state", type=int)
+    t.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
+    )
     t.set_defaults(func=cmd_train)
 
     q = sub.add_parser("predict", help="decide rows of a CSV under given costs (CSV out)")
@@ -248,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=cmd_models)
 
     add_keys_parser(sub, _sessions)
+    add_worker_parser(sub, _sessions)
     return p
 
 

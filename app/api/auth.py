@@ -10,9 +10,10 @@ route                                                  minimum role
 ``/metrics``                                           none; ``reader`` when
                                                        ``COSTWISE_METRICS_PUBLIC=false``
 ``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
-``GET`` under ``/v1`` and ``/v2`` (metadata, ready)    ``reader``
+``GET`` under ``/v1`` (incl. ``/v1/jobs``) and ``/v2``  ``reader``
 ``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
 ``POST /v2/models/{name}[/versions/{v}]/infer``        ``predictor``
+``POST /v1/jobs/{id}/cancel``                          ``admin``
 everything else (train, aliases, ``/v1/keys``)          ``admin``
 =====================================================  ===========================
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.middleware import Metrics
 from app.services.catalog import Catalog
+from app.services.jobs import JobService
 from app.services.predictor import Predictor
 from app.settings import Settings
 
@@ -26,6 +27,7 @@ class Services:
     catalog: Catalog
     predictor: Predictor
     metrics: Metrics
+    jobs: JobService
 
 
 async def get_services(request: Request) -> Services:

@@ -15,12 +15,13 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import algorithms, health, keys, models, predict, training
+from app.api.routes import algorithms, health, jobs, keys, models, predict, training
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
+from app.services.jobs import JobService, make_queue
 from app.services.keys import check_auth_configuration
 from app.services.predictor import Predictor
 from app.settings import Settings, get_settings
@@ -99,6 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         raise
     read_sessions = make_session_factory(engine, readonly=True)
     metrics = Metrics()
+    queue = make_queue(settings, sessions)
     services = Services(
         settings=settings,
         engine=engine,
@@ -111,12 +113,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_features=settings.max_features,
         ),
         metrics=metrics,
+        jobs=JobService(sessions, settings, queue),
     )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         tune_garbage_collector()
+        queue.start()
         yield
+        await queue.close()  # in-process jobs still running are stopped and left queued
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
@@ -137,6 +142,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         predict.router,
         models.router,
         training.router,
+        jobs.router,
         algorithms.router,
         keys.router,
     ):

@@ -303,3 +303,44 @@ class AlgorithmListResponse(BaseModel):
 class HealthResponse(BaseModel):
     status: str
     checks: dict[str, Any] = {}
+
+
+# ---------------------------------------------------------------------- jobs
+JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+
+
+class JobErrorOut(BaseModel):
+    code: str = Field(description="Service error code, e.g. INVALID_ARGUMENT, JOB_ABANDONED.")
+    detail: str
+    field: str | None = None
+
+
+class JobOut(BaseModel):
+    """A training job: status, progress (round `done` of `total`), timings, outcome."""
+
+    id: str
+    model: str
+    status: JobStatus
+    phase: str = Field(
+        description="queued, binning, boosting, calibrating, evaluating, registering or done."
+    )
+    done: int = Field(description="Boosting rounds done so far.")
+    total: int = Field(description="Boosting rounds planned (an upper bound).")
+    progress: float = Field(ge=0, le=1, description="Share of the boosting done, 0..1.")
+    attempts: int
+    max_attempts: int
+    cancel_requested: bool
+    worker: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    timings: dict[str, float] = Field(description="Seconds spent per phase.")
+    version: int | None
+    version_url: str | None
+    error: JobErrorOut | None
+
+
+class JobListResponse(BaseModel):
+    jobs: list[JobOut]
+    total: int
