@@ -10,7 +10,7 @@ route                                                  minimum role
 ``/metrics``                                           none; ``reader`` when
                                                        ``COSTWISE_METRICS_PUBLIC=false``
 ``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
-``GET`` under ``/v1`` (incl. ``/v1/jobs``) and ``/v2``  ``reader``
+``GET`` under ``/v1`` (incl. jobs) and ``/v2``         ``reader``
 ``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
 ``POST /v2/models/{name}[/versions/{v}]/infer``        ``predictor``
 ``POST /v1/jobs/{id}/cancel``                          ``admin``

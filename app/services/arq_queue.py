@@ -7,6 +7,11 @@ once its in-progress lock expires, and the worker's sweeper re-queues it sooner,
 soon as its heartbeat is older than ``COSTWISE_JOB_HEARTBEAT_TIMEOUT``. Deliveries of a
 job that is already finished or running elsewhere are skipped (claiming a job is one
 conditional UPDATE), so a job runs at most once at a time and registers at most once.
+
+Why arq: asyncio-native like the API (enqueueing is an ``await`` in the request, no
+thread hop), Redis only (no separate broker and result backend as with Celery), small,
+with job ids and redelivery of jobs whose worker died; RQ forks per job and has no
+asyncio client; a PostgreSQL queue would put the queue's polling on the registry.
 """
 
 from __future__ import annotations

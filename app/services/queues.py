@@ -52,18 +52,18 @@ class InProcessQueue:
         self.sessions = sessions
         self.settings = settings
         self.runner = JobRunner(sessions, settings)
-        self._pool = ThreadPoolExecutor(settings.job_concurrency, thread_name_prefix="costwise-job")
         self._known: set[str] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._sweeper = threading.Thread(target=self._sweep, name="costwise-sweeper", daemon=True)
+        self._stop.set()  # until start()
+        self._pool: ThreadPoolExecutor | None = None
 
     def submit(self, job_id: str) -> None:
         with self._lock:
-            if job_id in self._known or self._stop.is_set():
+            if job_id in self._known or self._stop.is_set() or self._pool is None:
                 return
             self._known.add(job_id)
-        self._pool.submit(self._run, job_id)
+            self._pool.submit(self._run, job_id)
 
     def _run(self, job_id: str) -> None:
         try:
@@ -79,7 +79,17 @@ class InProcessQueue:
         self.submit(job_id)
 
     def start(self) -> None:
-        self._sweeper.start()
+        """Start the pool and the sweeper (again after :meth:`close`: an app's lifespan
+        may run more than once)."""
+        with self._lock:
+            if self._pool is not None:
+                return
+            self._stop.clear()
+            self.runner.shutdown.clear()
+            self._pool = ThreadPoolExecutor(
+                self.settings.job_concurrency, thread_name_prefix="costwise-job"
+            )
+        threading.Thread(target=self._sweep, name="costwise-sweeper", daemon=True).start()
 
     def sweep_once(self, *, startup: bool = False) -> None:
         """Re-queue abandoned jobs and run queued jobs that no live process has taken.
@@ -107,6 +117,9 @@ class InProcessQueue:
             first = False
 
     async def close(self) -> None:
-        self._stop.set()
-        self.runner.shutdown.set()
-        await asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=True)
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self._stop.set()
+            self.runner.shutdown.set()
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown, wait=True, cancel_futures=True)
