@@ -10,6 +10,8 @@ route                                                  minimum role
 ``/metrics``                                           none; ``reader`` when
                                                        ``COSTWISE_METRICS_PUBLIC=false``
 ``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
+``/console``, ``/console/static/{asset}``              none (the page holds no data; it
+                                                       calls ``/v1`` with the user's key)
 ``GET`` under ``/v1`` (incl. jobs) and ``/v2``         ``reader``
 ``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
 ``POST /v2/models/{name}[/versions/{v}]/infer``        ``predictor``
@@ -40,7 +42,7 @@ from app.settings import Settings
 
 ANONYMOUS = Principal(None, "anonymous", "reader")  # caller of an open route (never checked)
 PREDICTOR_SUFFIXES = ("/predict", "/evaluate", "/infer")
-OPEN_PREFIXES = ("/health/", "/v2/health/")
+OPEN_PREFIXES = ("/health/", "/v2/health/", "/console/")
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 bearer_scheme = HTTPBearer(
@@ -59,7 +61,7 @@ api_key_scheme = APIKeyHeader(
 
 def required_role(method: str, path: str, *, metrics_public: bool = True) -> str | None:
     """Minimum role for ``method`` on the route template ``path`` (None: open)."""
-    if path.startswith(OPEN_PREFIXES):
+    if path.startswith(OPEN_PREFIXES) or path == "/console":
         return None
     if path == "/metrics":
         return None if metrics_public else "reader"

@@ -15,7 +15,17 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import algorithms, health, jobs, keys, models, plots, predict, training
+from app.api.routes import (
+    algorithms,
+    console,
+    health,
+    jobs,
+    keys,
+    models,
+    plots,
+    predict,
+    training,
+)
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
@@ -38,6 +48,9 @@ that minimises expected cost, its threshold and its expected cost, without retra
 Cost matrix convention: `C[i][j]` is the cost of predicting class `j` when the truth is
 class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`, except on
 the Open Inference Protocol (KServe V2) routes under `/v2`, whose errors are `{"error"}`.
+
+A web console (models, versions, plots, a what-if panel for costs, aliases) is served at
+[/console](/console).
 """
 
 
@@ -133,7 +146,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # With authentication off, no dependency is attached at all: solving the security
     # dependencies costs ~0.3 ms per request even when they would let everyone in.
     auth_on = settings.auth == "on"
-    for open_router in (health.router, v2.health_router):
+    for open_router in (health.router, v2.health_router, console.router):
         app.include_router(open_router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
     app.include_router(
         v2.router,
