@@ -18,4 +18,16 @@ if [ -z "${COSTWISE_TEST_REDIS_URL:-}" ]; then
   fi
 fi
 echo "Redis (job worker) tests: ${COSTWISE_TEST_REDIS_URL:-skipped (no server on 127.0.0.1:6379)}"
+# The web console's browser tests drive Debian's Chromium + ChromeDriver (same version).
+# Install them when missing and this is a root shell with apt-get (CI, containers);
+# elsewhere the browser tests fail and say how to install them.
+if [ -z "${COSTWISE_CHROMIUM:-}" ] && { [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "Installing Chromium + ChromeDriver (Debian packages) for the console's browser tests"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    echo "Chromium/ChromeDriver missing and not root: the browser tests will fail (see README)" >&2
+  fi
+fi
 exec python -m pytest "$@"
