@@ -65,6 +65,13 @@ class Metrics:
         self.cached_models = Gauge(
             "costwise_cached_models", "Models held in the in-memory cache.", registry=self.registry
         )
+        self.jobs = Gauge(
+            "costwise_training_jobs",
+            "Training jobs by status, read from the registry database at each scrape "
+            "(all replicas and workers).",
+            ["status"],
+            registry=self.registry,
+        )
 
 
 class MetricsMiddleware:

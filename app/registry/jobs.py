@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.db import database_errors
 from app.errors import NotFound
-from app.registry.orm import TrainingJob, TrainingJobInput, utcnow
+from app.registry.orm import JOB_STATUSES, TrainingJob, TrainingJobInput, utcnow
 
 __all__ = ["FINISHED", "JobRepository"]
 
@@ -178,3 +178,10 @@ class JobRepository:
         )
         with database_errors():
             return list(self.session.scalars(query))
+
+    def count_by_status(self) -> dict[str, int]:
+        """Number of jobs in each status (every status listed, 0 when it has none)."""
+        query = select(TrainingJob.status, func.count()).group_by(TrainingJob.status)
+        with database_errors():
+            counts = {status: int(n) for status, n in self.session.execute(query).tuples()}
+        return {status: counts.get(status, 0) for status in JOB_STATUSES}

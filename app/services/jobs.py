@@ -170,6 +170,11 @@ class JobService:
             jobs, total = JobRepository(session).page(model, status, limit, offset)
             return [job_view(j) for j in jobs], total
 
+    def counts(self) -> dict[str, int]:
+        """Jobs per status, from the database (what every replica and worker shares)."""
+        with self.sessions.begin() as session:
+            return JobRepository(session).count_by_status()
+
     def cancel(self, job_id: str) -> JobView:
         """Queued: cancelled at once. Running: asked to stop. Finished: Conflict."""
         with self.sessions.begin() as session:

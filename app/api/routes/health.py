@@ -13,6 +13,7 @@ from app.api.deps import Services, ServicesDep
 from app.api.responses import FastJSONResponse
 from app.api.schemas import HealthResponse
 from app.db import schema_revision
+from app.errors import ServiceError
 
 router = APIRouter(tags=["health"])
 
@@ -60,4 +61,9 @@ def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
 )
 def metrics(services: ServicesDep) -> Response:
     services.metrics.cached_models.set(services.predictor.cached)
+    try:
+        for status, n in services.jobs.counts().items():
+            services.metrics.jobs.labels(status).set(n)
+    except ServiceError:  # database down: serve the process's own metrics anyway
+        pass
     return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -217,3 +217,29 @@ def test_stopping_the_app_requeues_running_jobs_and_the_next_start_runs_them(
         end = poll(c, job["id"], finished)
     assert queued["attempts"] in (0, 1)  # re-queued without using up an attempt
     assert end["status"] == "succeeded" and end["attempts"] == 1, end
+
+
+def _job_gauges(client: TestClient) -> dict[str, float]:
+    text = client.get("/metrics").text
+    prefix = 'costwise_training_jobs{status="'
+    return {
+        line[len(prefix) : line.index('"', len(prefix))]: float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(prefix)
+    }
+
+
+def test_metrics_count_jobs_by_status_from_the_database(client: TestClient) -> None:
+    assert _job_gauges(client) == dict.fromkeys(
+        ("queued", "running", "succeeded", "failed", "cancelled"), 0.0
+    )
+    done = client.post("/v1/models/a/versions?mode=job", json=quick_body()).json()
+    poll(client, done["id"], finished)
+    running = client.post("/v1/models/b/versions?mode=job", json=long_body()).json()
+    poll(client, running["id"], boosting)
+    gauges = _job_gauges(client)
+    assert (gauges["succeeded"], gauges["running"], gauges["cancelled"]) == (1.0, 1.0, 0.0)
+    client.post(f"/v1/jobs/{running['id']}/cancel")
+    poll(client, running["id"], finished)
+    gauges = _job_gauges(client)
+    assert (gauges["succeeded"], gauges["running"], gauges["cancelled"]) == (1.0, 0.0, 1.0)
