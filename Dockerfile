@@ -7,6 +7,7 @@ RUN python -m pip install --no-cache-dir --upgrade pip wheel
 COPY pyproject.toml README.md ./
 COPY app ./app
 COPY models ./models
+COPY costwise ./costwise
 COPY migrations ./migrations
 RUN python -m pip wheel --no-cache-dir --wheel-dir /wheels .
 

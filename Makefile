@@ -26,7 +26,7 @@ test: $(VENV)/.installed-dev
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/test.sh
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check app models tests bench
+	$(BIN)/ruff check app models costwise tests bench
 	$(BIN)/mypy
 
 bench-core: $(VENV)/.installed-dev

@@ -1,19 +1,32 @@
-"""The ``costwise`` command line: serve, migrate, train, predict, list models."""
+"""The ``costwise`` command line: serve, migrate, train, predict, list models, jobs.
+
+``models``, ``train`` and ``predict`` work on the local registry, or on a running
+server with ``--url`` (see :mod:`app.cli_remote`).
+"""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import csv
 import json
 import logging
 import sys
 from pathlib import Path
 from typing import Any
 
+from app import cli_remote as remote
 from app.cli_keys import add_keys_parser
+from app.cli_predict import add_predict_parser
+from app.cli_progress import progress_bar
+from app.cli_remote import (
+    add_jobs_parser,
+    add_remote_options,
+    add_train_remote_options,
+    local_or_remote,
+)
+from app.cli_worker import add_worker_parser
 from app.errors import ServiceError
 from app.settings import Settings, get_settings
+from costwise.errors import CostwiseError
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -104,13 +117,16 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     from app.services.training import TrainingData, TrainingSpec, train_and_register
 
     X, y, names = parse_csv(Path(args.csv).read_bytes(), args.label_column)
-    view = train_and_register(
-        _sessions(settings),
-        args.model,
-        TrainingData(X, y, names),
-        TrainingSpec(**_params(args)),
-        description=args.description,
-    )
+    sessions = _sessions(settings)
+    with progress_bar(args.progress):
+        view = train_and_register(
+            sessions,
+            args.model,
+            TrainingData(X, y, names),
+            TrainingSpec(**_params(args)),
+            description=args.description,
+            max_seconds=settings.max_training_seconds,  # COSTWISE_MAX_TRAINING_SECONDS
+        )
     print(
         json.dumps(
             {
@@ -122,54 +138,6 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
             indent=2,
         )
     )
-    return 0
-
-
-def cmd_predict(args: argparse.Namespace, settings: Settings) -> int:
-    from app.services.predictor import CostRequest, Predictor, Rows
-
-    with open(args.csv, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        records = [
-            {
-                k: (None if v.strip() == "" else float(v))
-                for k, v in row.items()
-                if k not in args.ignore
-            }
-            for row in reader
-        ]
-    predictor = Predictor(_sessions(settings), max_rows=10**9)
-    costs = {"c_fp": args.c_fp, "c_fn": args.c_fn, "c_tp": args.c_tp, "c_tn": args.c_tn}
-    p = predictor.predict(
-        args.model,
-        Rows(records=records),
-        CostRequest(costs=costs),
-        version=args.version,
-        alias=args.alias,
-    )
-    with contextlib.ExitStack() as stack:
-        out = stack.enter_context(open(args.output, "w", newline="")) if args.output else sys.stdout
-        writer = csv.writer(out)
-        classes = list(p.classes)
-        writer.writerow(
-            ["row", "decision", *[f"p_{c}" for c in classes], "threshold", "expected_cost"]
-        )
-        th = p.decisions.threshold
-        for i, k in enumerate(p.decisions.labels_index.tolist()):
-            writer.writerow(
-                [
-                    i,
-                    classes[k],
-                    *(
-                        ["" for _ in classes]
-                        if p.proba is None
-                        else [f"{v:.6g}" for v in p.proba[i]]
-                    ),
-                    "" if th is None else f"{th[i]:.6g}",
-                    f"{p.decisions.expected_cost[i]:.6g}",
-                ]
-            )
-    print(f"# {args.model} v{p.resolved.version}: {len(records)} rows", file=sys.stderr)
     return 0
 
 
@@ -224,30 +192,24 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--calibration-split", choices=["holdout", "kfold"])
     t.add_argument("--evaluation-fraction", type=float)
     t.add_argument("--random-state", type=int)
-    t.set_defaults(func=cmd_train)
-
-    q = sub.add_parser("predict", help="decide rows of a CSV under given costs (CSV out)")
-    q.add_argument("csv", help="CSV whose header names the model's features")
-    q.add_argument("--model", required=True)
-    q.add_argument("--version", type=int)
-    q.add_argument("--alias")
-    q.add_argument("--c-fp", type=float, required=True, help="cost of a false positive")
-    q.add_argument("--c-fn", type=float, required=True, help="cost of a false negative")
-    q.add_argument("--c-tp", type=float, default=0.0)
-    q.add_argument("--c-tn", type=float, default=0.0)
-    q.add_argument(
-        "--ignore",
-        action="append",
-        default=["label"],
-        help="column to leave out (repeatable; default: label)",
+    t.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
     )
-    q.add_argument("--output", "-o", help="output CSV (default: stdout)")
-    q.set_defaults(func=cmd_predict)
+    add_train_remote_options(t)
+    t.set_defaults(func=local_or_remote(cmd_train, lambda a: remote.train(a, _params(a))))
+
+    add_predict_parser(sub, _sessions, add_remote_options)
 
     m = sub.add_parser("models", help="list registered models")
-    m.set_defaults(func=cmd_models)
+    add_remote_options(m, progress=False)
+    m.set_defaults(func=local_or_remote(cmd_models, remote.models))
+    add_jobs_parser(sub)
 
     add_keys_parser(sub, _sessions)
+    add_worker_parser(sub, _sessions)
     return p
 
 
@@ -259,6 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         return int(args.func(args, settings))
+    except CostwiseError as exc:
+        return remote.report_error(exc)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return remote.INTERRUPTED
     except ServiceError as exc:
         print(f"error [{exc.code}]: {exc.detail}", file=sys.stderr)
         return 2

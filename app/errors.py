@@ -81,3 +81,9 @@ class Misconfigured(ServiceError):
     """The service's configuration is unsafe or incomplete; it refuses to start."""
 
     code = "MISCONFIGURED"
+
+
+class JobAbandoned(ServiceError):
+    """A training job's worker stopped heartbeating and the job ran out of attempts."""
+
+    code = "JOB_ABANDONED"

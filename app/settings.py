@@ -47,6 +47,41 @@ class Settings(BaseSettings):
         description="Longest training over the API; a training still running then is "
         "stopped (checked every boosting round) and registers nothing.",
     )
+    queue: Literal["inprocess", "redis"] = Field(
+        "inprocess",
+        description="Where training jobs run: `inprocess` (a thread pool inside the API "
+        "process) or `redis` (an arq queue on COSTWISE_REDIS_URL, run by `costwise worker`).",
+    )
+    redis_url: str = Field(
+        "redis://127.0.0.1:6379/0", description="Redis of the job queue (COSTWISE_QUEUE=redis)."
+    )
+    queue_name: str = Field(
+        "costwise:jobs", min_length=1, description="Name of the arq queue (Redis key)."
+    )
+    job_min_rows: int = Field(
+        50_000, ge=1, description="`mode=auto` trains as a job from this many rows on."
+    )
+    job_concurrency: int = Field(
+        1, ge=1, le=64, description="Jobs run at once per API process (inprocess) or worker."
+    )
+    max_job_seconds: float = Field(
+        3600.0,
+        gt=0,
+        description="Longest training run as a job (COSTWISE_MAX_TRAINING_SECONDS applies "
+        "to synchronous trainings); a job still running then fails with TRAINING_TIME_LIMIT.",
+    )
+    job_max_attempts: int = Field(
+        2, ge=1, le=10, description="Tries of a job whose worker died before it is failed."
+    )
+    job_heartbeat_timeout: float = Field(
+        60.0,
+        gt=0,
+        description="A running job whose heartbeat is older than this many seconds is "
+        "abandoned (its worker died): it is re-queued, or failed after job_max_attempts.",
+    )
+    job_progress_interval: float = Field(
+        0.5, gt=0, description="Seconds between a running job's progress/heartbeat writes."
+    )
     env: Literal["dev", "prod"] = Field(
         "dev",
         description="`prod` refuses to start unless auth is on and an admin key exists "

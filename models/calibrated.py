@@ -29,6 +29,7 @@ from models.calibration import make_calibrator
 from models.decisions import Decisions
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
+from models.progress import report
 from models.scorers import BinaryScorer
 
 SPLITS = ("holdout", "kfold")
@@ -164,6 +165,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
             self.estimator_ = self._make_booster().fit(
                 X[boost_idx], y[boost_idx], sample_weight=None if sw is None else sw[boost_idx]
             )
+            report(0, 0, "calibrating")
             scores = self.estimator_.score_samples(X[cal_idx])
             self.calibrator_ = make_calibrator(self.method).fit(
                 scores, y_index[cal_idx], sample_weight=None if sw is None else sw[cal_idx]
@@ -190,6 +192,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
                 X[train_idx], y[train_idx], sample_weight=None if sw is None else sw[train_idx]
             )
             oof[test_idx] = booster.score_samples(X[test_idx])
+        report(0, 0, "calibrating")
         self.calibrator_ = make_calibrator(self.method).fit(oof, y_index, sample_weight=sw)
         self.estimator_ = self._make_booster().fit(X, y, sample_weight=sw)
         self.calibration_info_ = {

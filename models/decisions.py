@@ -35,6 +35,7 @@ __all__ = [
     "decide",
     "row_cost_matrices",
     "validate_cost_matrix",
+    "validate_row_cost_matrices",
 ]
 
 _BINARY_NAMES = {(0, 0): "c_tn", (0, 1): "c_fp", (1, 0): "c_fn", (1, 1): "c_tp"}
@@ -139,6 +140,33 @@ def validate_cost_matrix(a: ArrayLike, n_classes: int) -> np.ndarray:
             f"got {c.shape}"
         )
     _check_stack(c[None], "matrix")
+    return c.copy()
+
+
+def validate_row_cost_matrices(a: ArrayLike, n_rows: int, n_classes: int) -> np.ndarray:
+    """Validate a stack of per-row ``(K, K)`` cost matrices; return it as float64.
+
+    Parameters
+    ----------
+    a : array-like of shape (n_rows, n_classes, n_classes)
+        ``a[r][i][j]`` = cost of predicting ``j`` for row ``r`` when its truth is ``i``.
+    n_rows, n_classes : int
+        Expected ``n`` and ``K``.
+
+    Raises
+    ------
+    InvalidCostMatrix
+        Wrong shape, or a row's matrix is invalid (see :func:`validate_cost_matrix`);
+        the message names the row and the entry, e.g. ``"row 3, entry C[0][2]: ..."``.
+    """
+    c = _as_float_array(a, "cost matrices")
+    k, n = int(n_classes), int(n_rows)
+    if c.shape != (n, k, k):
+        raise InvalidCostMatrix(
+            f"per-row cost matrices: expected shape ({n}, {k}, {k}) (one ({k}, {k}) matrix "
+            f"per row), got {c.shape}"
+        )
+    _check_stack(c, "rows")
     return c.copy()
 
 

@@ -51,6 +51,18 @@ _SCHEMAS = {"stumps": STUMP_ARRAYS, "trees": TREE_ARRAYS}
 _CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
 
 
+def row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``values @ weights`` computed row by row in a fixed order (batch-invariant).
+
+    A BLAS matrix-vector product may sum a row in a different order depending on how
+    many rows the batch holds (and on the CPU), so one row scored alone could differ in
+    the last bit from the same row scored in a batch. Multiplying and reducing along the
+    contiguous last axis sums every row with the same pairwise scheme whatever the batch,
+    at about 0.15 us per row more for 100 learners.
+    """
+    return np.multiply(values, weights).sum(axis=1)
+
+
 def _fail(msg: str) -> None:
     raise ArtifactError(msg)
 
@@ -208,9 +220,9 @@ class Ensemble:
         for i in range(0, X.shape[0], _CHUNK):
             xc = X[i : i + _CHUNK]
             left = np.take(xc, d["feature"], axis=1) <= thr
-            r = left.astype(np.float64) @ d[f"left{tag}"]
+            r = row_sums(left, d[f"left{tag}"])
             if has_nan:
-                r += np.isnan(xc) @ d[f"miss{tag}"]
+                r += row_sums(np.isnan(xc), d[f"miss{tag}"])
             out[i : i + _CHUNK] = r + d[f"const{tag}"]
         return out
 
@@ -231,7 +243,9 @@ class Ensemble:
         out = np.empty(X.shape[0])
         leaf_values = self._derived[f"leaf{tag}"]
         for i in range(0, X.shape[0], _CHUNK):
-            out[i : i + _CHUNK] = leaf_values[self._tree_nodes(X[i : i + _CHUNK])] @ self.alphas
+            out[i : i + _CHUNK] = row_sums(
+                leaf_values[self._tree_nodes(X[i : i + _CHUNK])], self.alphas
+            )
         return out
 
     def learner_outputs(self, X: Any) -> np.ndarray:

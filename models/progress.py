@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["ProgressCallback", "progress_callback", "report"]
+__all__ = ["ProgressCallback", "current_callback", "progress_callback", "report"]
 
 ProgressCallback = Callable[[str, int, int], None]
 """``callback(phase, done, total)``; may raise ``TrainingCancelled``."""
@@ -58,6 +58,11 @@ def report(done: int, total: int, phase: str = "boosting") -> None:
     callback = _CALLBACK.get()
     if callback is not None:
         callback(phase, done, total)
+
+
+def current_callback() -> ProgressCallback | None:
+    """The callback installed in this context (None: none), e.g. to chain to it."""
+    return _CALLBACK.get()
 
 
 @contextmanager

@@ -4,7 +4,9 @@
 ``postgres`` (a fresh database ``costwise_t_<hex>`` created on the server named by
 ``COSTWISE_TEST_DATABASE_URL`` and dropped afterwards; skipped when the variable is
 unset). Every test that uses it therefore runs once per database, on a schema that is
-migrated to head. ``empty_database_url`` is the same without migrations.
+migrated to head. ``empty_database_url`` is the same without migrations. ``redis_url`` is the Redis of
+the job-worker tests: ``COSTWISE_TEST_REDIS_URL`` (the test FAILS if it is set and Redis
+does not answer), else redis://127.0.0.1:6379/0 when it answers, else skipped.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -22,6 +25,7 @@ from sqlalchemy.pool import NullPool
 from app.db import make_engine, make_session_factory, normalize_url, upgrade_to_head
 
 TEST_DATABASE_ENV = "COSTWISE_TEST_DATABASE_URL"
+REDIS_ENV = "COSTWISE_TEST_REDIS_URL"
 
 DATABASE_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -33,12 +37,10 @@ def _postgres_server_url() -> str:
     return normalize_url(url)
 
 
-@pytest.fixture(params=DATABASE_KINDS)
-def empty_database_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    """URL of a fresh, empty database (no tables, not migrated)."""
-    if request.param == "sqlite":
+@contextmanager
+def fresh_database(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """URL of a new, empty database of ``kind`` (sqlite | postgres), dropped afterwards."""
+    if kind == "sqlite":
         yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'registry.db'}"
         return
     server_url = _postgres_server_url()
@@ -56,6 +58,15 @@ def empty_database_url(
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(params=DATABASE_KINDS)
+def empty_database_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """URL of a fresh, empty database (no tables, not migrated)."""
+    with fresh_database(request.param, tmp_path_factory) as url:
+        yield url
 
 
 @pytest.fixture
@@ -77,3 +88,18 @@ def engine(database_url: str) -> Iterator[Engine]:
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     """Session factory (read-write) on :func:`engine`."""
     return make_session_factory(engine)
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> str:
+    """URL of a Redis server for queue tests (see the module docstring)."""
+    import redis
+
+    url = os.environ.get(REDIS_ENV)
+    try:
+        redis.Redis.from_url(url or "redis://127.0.0.1:6379/0", socket_timeout=2).ping()
+    except redis.RedisError as error:
+        if url:
+            pytest.fail(f"{REDIS_ENV}={url} is set but Redis does not answer: {error}")
+        pytest.skip(f"no Redis on 127.0.0.1:6379 and {REDIS_ENV} is not set")
+    return url or "redis://127.0.0.1:6379/0"

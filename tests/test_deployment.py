@@ -35,13 +35,54 @@ def test_compose_runs_postgres_then_migration_then_api() -> None:
     assert "COSTWISE_BOOTSTRAP_ADMIN_KEY" in env["COSTWISE_BOOTSTRAP_ADMIN_KEY"]
 
 
+def test_compose_runs_redis_and_job_workers_on_the_same_image() -> None:
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    redis, api, worker = services["redis"], services["api"], services["worker"]
+    assert "redis-cli" in redis["healthcheck"]["test"]
+    assert worker["image"] == api["image"] and worker["command"] == ["costwise", "worker"]
+    assert worker["deploy"]["replicas"] >= 2
+    for svc in (api, worker):
+        assert svc["environment"]["COSTWISE_QUEUE"] == "redis"
+        assert svc["environment"]["COSTWISE_REDIS_URL"] == "redis://redis:6379/0"
+        assert svc["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert worker["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert (
+        worker["environment"]["COSTWISE_DATABASE_URL"]
+        == api["environment"]["COSTWISE_DATABASE_URL"]
+    )
+    assert worker["healthcheck"] == {"disable": True}  # the image's probe is the API's port
+
+
+def test_container_worker_command_starts_and_drains_its_queue(
+    database_url: str, redis_url: str
+) -> None:
+    """What the compose worker runs, here: `costwise worker` (--burst: exit when idle)."""
+    env = {
+        **os.environ,
+        "COSTWISE_DATABASE_URL": database_url,
+        "COSTWISE_QUEUE": "redis",
+        "COSTWISE_REDIS_URL": redis_url,
+        "COSTWISE_QUEUE_NAME": f"costwise:test:{os.getpid()}:{time.time_ns()}",
+    }
+    out = subprocess.run(
+        [*COSTWISE, "worker", "--burst"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "costwise worker" in out.stdout + out.stderr
+
+
 def test_dockerfile_is_multistage_nonroot_with_healthcheck() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert text.count("FROM ") >= 2
     assert "\nUSER costwise" in text
     assert "HEALTHCHECK" in text and "/health/live" in text
     assert 'CMD ["costwise", "serve"]' in text
-    for path in ("app", "models", "migrations", "pyproject.toml", "README.md"):
+    for path in ("app", "models", "costwise", "migrations", "pyproject.toml", "README.md"):
         assert f"COPY {path}" in text or f" {path} " in text, path
 
 

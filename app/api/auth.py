@@ -6,20 +6,23 @@ what (with ``COSTWISE_AUTH=on``):
 =====================================================  ===========================
 route                                                  minimum role
 =====================================================  ===========================
-``/health/live``, ``/health/ready``                    none (always open)
+``/health/live``, ``/health/ready``, ``/v2/health/*``  none (always open)
 ``/metrics``                                           none; ``reader`` when
                                                        ``COSTWISE_METRICS_PUBLIC=false``
 ``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
 ``/console``, ``/console/static/{asset}``              none (the page holds no data; it
                                                        calls ``/v1`` with the user's key)
-``GET`` under ``/v1``                                  ``reader``
+``GET`` under ``/v1`` (incl. jobs) and ``/v2``         ``reader``
 ``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
+``POST /v2/models/{name}[/versions/{v}]/infer``        ``predictor``
+``POST /v1/jobs/{id}/cancel``                          ``admin``
 everything else (train, aliases, ``/v1/keys``)          ``admin``
 =====================================================  ===========================
 
 A missing, unknown or revoked key is 401 ``UNAUTHORIZED`` (with
 ``WWW-Authenticate: Bearer``); a valid key whose role is too low is 403 ``FORBIDDEN``.
-Neither body contains the key.
+Neither body contains the key. On ``/v2`` routes the same errors have the Open Inference
+Protocol's body ``{"error": "..."}`` (see :mod:`app.api.v2.errors`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from app.services.auth import ANONYMOUS_ADMIN, Authenticator, Principal
 from app.settings import Settings
 
 ANONYMOUS = Principal(None, "anonymous", "reader")  # caller of an open route (never checked)
-PREDICTOR_SUFFIXES = ("/predict", "/evaluate")
+PREDICTOR_SUFFIXES = ("/predict", "/evaluate", "/infer")
+OPEN_PREFIXES = ("/health/", "/v2/health/", "/console/")
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 bearer_scheme = HTTPBearer(
@@ -57,7 +61,7 @@ api_key_scheme = APIKeyHeader(
 
 def required_role(method: str, path: str, *, metrics_public: bool = True) -> str | None:
     """Minimum role for ``method`` on the route template ``path`` (None: open)."""
-    if path.startswith("/health/") or path == "/console" or path.startswith("/console/"):
+    if path.startswith(OPEN_PREFIXES) or path == "/console":
         return None
     if path == "/metrics":
         return None if metrics_public else "reader"
@@ -92,7 +96,7 @@ async def authorize(
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)],
     api_key: Annotated[str | None, Security(api_key_scheme)],
 ) -> Principal:
-    """The caller of a ``/v1`` route, checked against :func:`required_role` (or 401/403)."""
+    """The caller of a ``/v1`` or ``/v2`` route, checked against :func:`required_role`."""
     return await _check(request, bearer.credentials if bearer is not None else api_key)
 
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.middleware import Metrics
 from app.services.catalog import Catalog
+from app.services.jobs import JobService
 from app.services.plots import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings
@@ -27,6 +28,7 @@ class Services:
     catalog: Catalog
     predictor: Predictor
     metrics: Metrics
+    jobs: JobService
     plots: Plots
 
 

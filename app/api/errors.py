@@ -31,6 +31,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "UNAUTHORIZED": 401,
     "FORBIDDEN": 403,
     "TRAINING_TIME_LIMIT": 422,
+    "JOB_ABANDONED": 503,
     "ARTIFACT_CORRUPTED": 500,
     "SCHEMA_OUT_OF_DATE": 503,
     "UNAVAILABLE": 503,
@@ -61,8 +62,9 @@ def _location(loc: tuple[Any, ...]) -> str:
     return out or "body"
 
 
-def validation_errors(errors: list[Any]) -> FastJSONResponse:
-    """422 (or 400 for unparsable JSON) naming the first offending field."""
+def describe_validation(errors: list[Any]) -> tuple[str, str, str, list[dict[str, Any]]]:
+    """(code, detail, field, cleaned errors) of pydantic errors: MALFORMED_REQUEST for
+    unparsable JSON, else INVALID_ARGUMENT naming the first offending field."""
     cleaned = [
         {
             "field": _location(tuple(e.get("loc", ()))),
@@ -72,16 +74,21 @@ def validation_errors(errors: list[Any]) -> FastJSONResponse:
         for e in errors
     ]
     if any(e["type"] == "json_invalid" for e in cleaned):
-        return error_response(
-            "MALFORMED_REQUEST",
-            "request body is not valid JSON: " + cleaned[0]["message"],
-            field="body",
-        )
+        detail = "request body is not valid JSON: " + cleaned[0]["message"]
+        return "MALFORMED_REQUEST", detail, "body", cleaned
     first = cleaned[0] if cleaned else {"field": "body", "message": "invalid request"}
     detail = f"{first['field']}: {first['message']}"
     if len(cleaned) > 1:
         detail += f" (and {len(cleaned) - 1} more error(s))"
-    return error_response("INVALID_ARGUMENT", detail, field=first["field"], errors=cleaned[:20])
+    return "INVALID_ARGUMENT", detail, first["field"], cleaned
+
+
+def validation_errors(errors: list[Any]) -> FastJSONResponse:
+    """422 (or 400 for unparsable JSON) naming the first offending field."""
+    code, detail, field, cleaned = describe_validation(errors)
+    if code == "MALFORMED_REQUEST":
+        return error_response(code, detail, field=field)
+    return error_response(code, detail, field=field, errors=cleaned[:20])
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -15,10 +15,23 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.routes import algorithms, console, health, keys, models, plots, predict, training
+from app.api.routes import (
+    algorithms,
+    console,
+    health,
+    jobs,
+    keys,
+    models,
+    plots,
+    predict,
+    training,
+)
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
+from app.api.v2 import routes as v2
+from app.api.v2.schemas import InferenceRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
 from app.services.catalog import Catalog
+from app.services.jobs import JobService, make_queue
 from app.services.keys import check_auth_configuration
 from app.services.plots import Plots
 from app.services.predictor import Predictor
@@ -33,7 +46,8 @@ Train AdaBoost, calibrate its scores on held-out data and register the model; th
 feature rows **with the costs of this request** (or of each row) and get the decision
 that minimises expected cost, its threshold and its expected cost, without retraining.
 Cost matrix convention: `C[i][j]` is the cost of predicting class `j` when the truth is
-class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`.
+class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`, except on
+the Open Inference Protocol (KServe V2) routes under `/v2`, whose errors are `{"error"}`.
 
 A web console (models, versions, plots, a what-if panel for costs, aliases) is served at
 [/console](/console).
@@ -50,7 +64,7 @@ def _document_manual_bodies(app: FastAPI) -> None:
         spec = base()
         ref = "#/components/schemas/{model}"
         components = spec.setdefault("components", {}).setdefault("schemas", {})
-        for model in (TrainingRequest, PredictRequest, EvaluateRequest):
+        for model in (TrainingRequest, PredictRequest, EvaluateRequest, InferenceRequest):
             schema = model.model_json_schema(ref_template=ref)
             components.update(schema.pop("$defs", {}))
             components[model.__name__] = schema
@@ -100,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         raise
     read_sessions = make_session_factory(engine, readonly=True)
     metrics = Metrics()
+    queue = make_queue(settings, sessions)
     services = Services(
         settings=settings,
         engine=engine,
@@ -112,13 +127,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_features=settings.max_features,
         ),
         metrics=metrics,
+        jobs=JobService(sessions, settings, queue),
         plots=Plots(read_sessions),
     )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         tune_garbage_collector()
+        queue.start()
         yield
+        await queue.close()  # in-process jobs still running are stopped and left queued
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
@@ -128,13 +146,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # With authentication off, no dependency is attached at all: solving the security
     # dependencies costs ~0.3 ms per request even when they would let everyone in.
     auth_on = settings.auth == "on"
-    app.include_router(health.router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
-    app.include_router(console.router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
+    for open_router in (health.router, v2.health_router, console.router):
+        app.include_router(open_router, dependencies=[AUTHORIZE_OPEN] if auth_on else [])
+    app.include_router(
+        v2.router,
+        dependencies=[AUTHORIZE] if auth_on else [],
+        responses=v2.AUTH_RESPONSES if auth_on else None,
+    )
     for router in (  # predict first: routes are matched in order
         predict.router,
         models.router,
         plots.router,
         training.router,
+        jobs.router,
         algorithms.router,
         keys.router,
     ):

@@ -65,6 +65,13 @@ class Metrics:
         self.cached_models = Gauge(
             "costwise_cached_models", "Models held in the in-memory cache.", registry=self.registry
         )
+        self.jobs = Gauge(
+            "costwise_training_jobs",
+            "Training jobs by status, read from the registry database at each scrape "
+            "(all replicas and workers).",
+            ["status"],
+            registry=self.registry,
+        )
 
 
 class MetricsMiddleware:
@@ -112,16 +119,22 @@ class BodyLimitMiddleware:
         self.app = app
         self.max_bytes = max_bytes
 
-    async def _reject(self, send: Send) -> None:
-        body = orjson.dumps(
-            {
-                "detail": f"request body is larger than the limit of {self.max_bytes} bytes "
-                "(setting COSTWISE_MAX_BODY_BYTES)",
-                "code": "PAYLOAD_TOO_LARGE",
-                "field": "body",
-                "limit": self.max_bytes,
-            }
+    async def _reject(self, scope: Scope, send: Send) -> None:
+        detail = (
+            f"request body is larger than the limit of {self.max_bytes} bytes "
+            "(setting COSTWISE_MAX_BODY_BYTES)"
         )
+        if scope.get("path", "").startswith("/v2/"):  # the Open Inference Protocol's body
+            body = orjson.dumps({"error": detail})
+        else:
+            body = orjson.dumps(
+                {
+                    "detail": detail,
+                    "code": "PAYLOAD_TOO_LARGE",
+                    "field": "body",
+                    "limit": self.max_bytes,
+                }  # fmt: skip
+            )
         await send(
             {
                 "type": "http.response.start",
@@ -145,7 +158,7 @@ class BodyLimitMiddleware:
                 except ValueError:
                     declared = 0
                 if declared > self.max_bytes:
-                    await self._reject(send)
+                    await self._reject(scope, send)
                     return
         received = 0
         started = False
@@ -169,4 +182,4 @@ class BodyLimitMiddleware:
             await self.app(scope, limited_receive, send_wrapper)
         except _TooLarge:
             if not started:
-                await self._reject(send)
+                await self._reject(scope, send)

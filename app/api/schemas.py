@@ -203,11 +203,32 @@ class PredictionOut(BaseModel):
     )
 
 
-class PredictResponse(BaseModel):
+class CalibrationOut(BaseModel):
+    method: str | None = Field(description="platt, isotonic, none, ... (the version's record).")
+    split: str | None = Field(description="holdout, kfold or none: data the calibrator saw.")
+
+
+class RowCostsSummary(BaseModel):
+    n_rows: int
+    min: list[list[float]] = Field(description="Entry-wise minimum of the per-row matrices.")
+    max: list[list[float]] = Field(description="Entry-wise maximum of the per-row matrices.")
+
+
+class AppliedCostsOut(BaseModel):
+    cost_matrix: list[list[float]] | None = Field(
+        description="The one K x K matrix every row was decided with (null: per-row costs)."
+    )
+    row_costs: RowCostsSummary | None = Field(description="Summary of per-row costs, if any.")
+    priors: list[float] | None = Field(description="Deployment priors applied, if any.")
+
+
+class Provenance(BaseModel):
+    """Where a response came from (every predict and evaluate response carries it)."""
+
     model: str
     version: int
     alias: str | None = Field(description="The alias that chose the version, if any.")
-    classes: list[Label]
+    calibration: CalibrationOut = Field(description="How the probabilities were calibrated.")
     cost_setting: str = Field(
         description="Where the costs came from: costs, cost_matrix, "
         "row_costs, zero_one (none given) or training (the model's own)."
@@ -218,9 +239,14 @@ class PredictResponse(BaseModel):
         "training skew removed before deciding (section 5.1 of Nikolaou et al.); fixed: "
         "decides only under its training costs."
     )
+    applied_costs: AppliedCostsOut = Field(description="The costs and priors applied.")
     training_costs: list[list[float]] | None = Field(
         description="The cost matrix the model was trained with, if it was."
     )
+
+
+class PredictResponse(Provenance):
+    classes: list[Label]
     predictions: list[PredictionOut]
 
 
@@ -228,10 +254,7 @@ class EvaluateRequest(PredictRequest):
     labels: list[Label] = Field(description="True label of each row.")
 
 
-class EvaluateResponse(BaseModel):
-    model: str
-    version: int
-    alias: str | None
+class EvaluateResponse(Provenance):
     classes: list[Label]
     n_rows: int
     confusion_matrix: list[list[int]] = Field(description="Rows = truth, columns = decision.")
@@ -316,3 +339,44 @@ class AlgorithmListResponse(BaseModel):
 class HealthResponse(BaseModel):
     status: str
     checks: dict[str, Any] = {}
+
+
+# ---------------------------------------------------------------------- jobs
+JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+
+
+class JobErrorOut(BaseModel):
+    code: str = Field(description="Service error code, e.g. INVALID_ARGUMENT, JOB_ABANDONED.")
+    detail: str
+    field: str | None = None
+
+
+class JobOut(BaseModel):
+    """A training job: status, progress (round `done` of `total`), timings, outcome."""
+
+    id: str
+    model: str
+    status: JobStatus
+    phase: str = Field(
+        description="queued, binning, boosting, calibrating, evaluating, registering or done."
+    )
+    done: int = Field(description="Boosting rounds done so far.")
+    total: int = Field(description="Boosting rounds planned (an upper bound).")
+    progress: float = Field(ge=0, le=1, description="Share of the boosting done, 0..1.")
+    attempts: int
+    max_attempts: int
+    cancel_requested: bool
+    worker: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    timings: dict[str, float] = Field(description="Seconds spent per phase.")
+    version: int | None
+    version_url: str | None
+    error: JobErrorOut | None
+
+
+class JobListResponse(BaseModel):
+    jobs: list[JobOut]
+    total: int

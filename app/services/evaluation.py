@@ -1,13 +1,18 @@
-"""Held-out metrics recorded with every version."""
+"""Metrics: held-out ones recorded with every version, and those of an evaluate request."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from app.errors import InvalidArgument
+from app.services.costs import CostSetting
+from models.decisions import Decisions
 from models.inference import InferenceModel
-from models.metrics import summarize
+from models.metrics import brier_score, cost_confusion_matrix, skew, summarize, total_cost
 
 
 def _finite(summary: dict[str, Any]) -> dict[str, Any]:
@@ -46,3 +51,60 @@ def evaluation_metrics(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> d
         picked = np.clip(proba[np.arange(len(y_index)), y_index], 1e-15, 1.0)
         out["log_loss"] = float(-np.log(picked).mean())
     return out
+
+
+def labels_index(labels: Sequence[Any], classes: Sequence[Any], n_rows: int) -> np.ndarray:
+    """Request labels as class indices; raises InvalidArgument naming the bad label."""
+    if len(labels) != n_rows:
+        raise InvalidArgument(
+            f"labels: expected one label per row ({n_rows}), got {len(labels)}", field="labels"
+        )
+    index = {c: i for i, c in enumerate(classes)}
+    y = np.empty(len(labels), dtype=np.intp)
+    for i, label in enumerate(labels):
+        if label not in index or type(label) is not type(classes[index[label]]):
+            raise InvalidArgument(
+                f"labels[{i}]: {label!r} is not a class of this model {list(classes)}",
+                field=f"labels[{i}]",
+            )
+        y[i] = index[label]
+    return y
+
+
+@dataclass(frozen=True)
+class RequestMetrics:
+    confusion: np.ndarray
+    total_cost: float
+    mean_cost: float
+    q: float | None
+    skew: float | None
+    brier: float | None
+    accuracy: float
+
+
+def request_metrics(
+    y: np.ndarray, proba: np.ndarray | None, decisions: Decisions, setting: CostSetting
+) -> RequestMetrics:
+    """What the request's decisions cost on labelled rows, and how good the probabilities are."""
+    k = setting.matrix.shape[-1]
+    confusion = cost_confusion_matrix(y, decisions.labels_index, k)
+    total = total_cost(y, decisions.labels_index, setting.matrix)
+    q = z = None
+    if k == 2 and not setting.per_row and 0 < int(confusion[1].sum()) < len(y):
+        c = setting.matrix
+        c_fp, c_fn = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
+        z = float(skew(c_fp, c_fn, pi_pos=float(confusion[1].sum() / len(y))))
+        fnr = confusion[1, 0] / confusion[1].sum()
+        fpr = confusion[0, 1] / confusion[0].sum()
+        q = float(fnr * (1 - z) + fpr * z)  # Eq. 26 at the decisions made
+    brier = None
+    if proba is not None:
+        onehot = np.zeros_like(proba)
+        onehot[np.arange(len(y)), y] = 1.0
+        brier = (
+            float(brier_score((y == 1).astype(np.int8), proba[:, 1]))
+            if k == 2
+            else float(((proba - onehot) ** 2).sum(axis=1).mean())
+        )
+    accuracy = float((decisions.labels_index == y).mean())
+    return RequestMetrics(confusion, total, total / len(y), q, z, brier, accuracy)

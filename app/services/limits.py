@@ -8,6 +8,10 @@ cooperative: a round that has started finishes first, so a training stops at mos
 round (plus calibration and evaluation, checked once more before registering) after
 the limit. Nothing is registered: the version and its artifact are only written after
 training succeeded.
+
+A callback installed by the caller (e.g. a training job's progress reporter) keeps
+receiving every report: the deadline's callback chains to it, and a
+``TrainingCancelled`` it raises (a cancelled job) passes through unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from contextlib import contextmanager
 
 from app.errors import TrainingTimeLimit
 from models.exceptions import TrainingCancelled
-from models.progress import progress_callback
+from models.progress import current_callback, progress_callback, report
 
 LIMIT_SETTING = "COSTWISE_MAX_TRAINING_SECONDS"
 
@@ -26,33 +30,41 @@ Checkpoint = Callable[[str], None]
 
 
 @contextmanager
-def training_deadline(seconds: float | None) -> Iterator[Checkpoint]:
+def training_deadline(seconds: float | None, setting: str = LIMIT_SETTING) -> Iterator[Checkpoint]:
     """Stop the training run inside the block once ``seconds`` have passed (None: no limit).
 
     Yields a ``checkpoint(phase)`` function for the caller's own phases (e.g. before
     registering). Raises :class:`TrainingTimeLimit` naming the limit and its value.
     """
     if seconds is None:
-        yield lambda phase: None
+        yield lambda phase: report(0, 0, phase)
         return
+    outer = current_callback()
     started = time.monotonic()
     deadline = started + seconds
-    where = {"phase": "starting", "done": 0, "total": 0}
+    where: dict[str, str | int] = {"phase": "starting", "done": 0, "total": 0}
+    timed_out = False
 
     def callback(phase: str, done: int, total: int) -> None:
+        nonlocal timed_out
         if time.monotonic() > deadline:
+            timed_out = True
             where.update(phase=phase, done=done, total=total)
             raise TrainingCancelled(f"time limit of {seconds:g} s reached during {phase}")
+        if outer is not None:
+            outer(phase, done, total)
 
     try:
         with progress_callback(callback):
             yield lambda phase: callback(phase, 0, 0)
     except TrainingCancelled:
+        if not timed_out:
+            raise
         elapsed = time.monotonic() - started
         step = f" ({where['done']} of {where['total']} done)" if where["total"] else ""
         raise TrainingTimeLimit(
             f"training stopped after {elapsed:.2f} s during {where['phase']}{step}: it is over "
-            f"the limit of {seconds:g} s (setting {LIMIT_SETTING}); nothing was registered. "
+            f"the limit of {seconds:g} s (setting {setting}); nothing was registered. "
             "Train on fewer rows or rounds, or raise the limit.",
             limit=seconds,
         ) from None

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -22,66 +21,23 @@ from app.db import database_errors
 from app.errors import InvalidArgument
 from app.registry.repository import Registry, find_ref
 from app.services._core import core_errors
-from app.services.costs import Costs, CostSetting, cost_setting
+from app.services.costs import CostSetting, cost_setting
 from app.services.data import check_limits, features_matrix, records_matrix
+from app.services.evaluation import labels_index, request_metrics
+from app.services.predictions import (
+    CostRequest,
+    Evaluation,
+    Loaded,
+    Prediction,
+    Resolved,
+    Rows,
+)
+from app.services.provenance import Provenance, calibration_summary
 from models.artifacts import load_model
 from models.decisions import Decisions, decide
-from models.inference import InferenceModel
-from models.metrics import (
-    brier_score,
-    cost_confusion_matrix,
-    skew,
-    total_cost,
-)
+from models.inference import InferenceModel, check_features
 
-
-@dataclass(frozen=True)
-class Resolved:
-    model: str
-    version: int
-    alias: str | None
-    sha256: str
-    version_id: int
-
-
-@dataclass(frozen=True)
-class Rows:
-    """Rows of a request in one of its two forms."""
-
-    instances: Sequence[Sequence[float | None]] | None = None
-    records: Sequence[Mapping[str, float | None]] | None = None
-
-
-@dataclass(frozen=True)
-class CostRequest:
-    costs: Costs | None = None
-    cost_matrix: Sequence[Sequence[float]] | None = None
-    row_costs: Sequence[Costs] | None = None
-    priors: Sequence[float] | None = None
-
-
-@dataclass(frozen=True)
-class Prediction:
-    resolved: Resolved
-    classes: tuple[Any, ...]
-    proba: np.ndarray | None  # None for models that decide without probabilities
-    decisions: Decisions
-    cost_source: str
-    rule: str
-    training_costs: list[list[float]] | None
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    resolved: Resolved
-    classes: tuple[Any, ...]
-    confusion: np.ndarray
-    total_cost: float
-    mean_cost: float
-    q: float | None
-    skew: float | None
-    brier: float | None
-    accuracy: float
+__all__ = ["CostRequest", "Evaluation", "Prediction", "Predictor", "Resolved", "Rows"]
 
 
 class Predictor:
@@ -97,7 +53,7 @@ class Predictor:
     ) -> None:
         self._sessions = sessions
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
-        self._cache: OrderedDict[str, InferenceModel] = OrderedDict()
+        self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.max_rows = max_rows
@@ -113,21 +69,27 @@ class Predictor:
         return Resolved(name, ref.version, ref.alias, ref.sha256, ref.id)
 
     def load(self, resolved: Resolved) -> InferenceModel:
+        return self.entry(resolved).model
+
+    def entry(self, resolved: Resolved) -> Loaded:
+        """The model of ``resolved`` and its calibration record, from the cache if there."""
         with self._lock:
-            model = self._cache.get(resolved.sha256)
-            if model is not None:
+            found = self._cache.get(resolved.sha256)
+            if found is not None:
                 self._cache.move_to_end(resolved.sha256)
-                return model
+                return found
         with database_errors(), self._sessions() as s:
             reg = Registry(s)
-            blob = reg.get_artifact(reg.get_version(resolved.model, resolved.version))
+            version = reg.get_version(resolved.model, resolved.version)
+            blob = reg.get_artifact(version)
+            calibration = calibration_summary(version.calibration)
         with core_errors():
-            model = load_model(blob, expected_sha256=resolved.sha256)
+            loaded = Loaded(load_model(blob, expected_sha256=resolved.sha256), calibration)
         with self._lock:
-            self._cache[resolved.sha256] = model
+            self._cache[resolved.sha256] = loaded
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-        return model
+        return loaded
 
     @property
     def cached(self) -> int:
@@ -135,6 +97,18 @@ class Predictor:
 
     # ---------------------------------------------------------------- helpers
     def _matrix(self, model: InferenceModel, rows: Rows) -> np.ndarray:
+        if rows.matrix is not None:
+            field = rows.field or "features"
+            n, d = rows.matrix.shape
+            check_limits(n, d, max_rows=self.max_rows, max_features=self.max_features, field=field)
+            if d != model.n_features:
+                raise InvalidArgument(
+                    f"{field}: expected {model.n_features} features per row (shape "
+                    f"[N, {model.n_features}]), got shape [{n}, {d}]",
+                    field=field,
+                )
+            with core_errors(field):
+                return check_features(rows.matrix, model.n_features)
         field = "instances" if rows.instances is not None else "records"
         data: Sequence[Any] = rows.instances if rows.instances is not None else rows.records or []
         check_limits(
@@ -153,22 +127,40 @@ class Predictor:
             costs=costs.costs,
             cost_matrix=costs.cost_matrix,
             row_costs=costs.row_costs,
+            cost_array=costs.cost_array,
+            cost_layout=costs.cost_layout,
+            field=costs.cost_field,
         )
         if model.rule == "fixed":  # decides only under its training costs: never ignore costs
             if costs.priors is not None:
                 raise InvalidArgument(
-                    "priors: this model decides only under its training conditions; "
-                    "deployment priors cannot be applied",
-                    field="priors",
+                    f"{costs.priors_field}: this model decides only under its training "
+                    "conditions; deployment priors cannot be applied",
+                    field=costs.priors_field,
                 )
             if setting.source == "zero_one":  # no costs given: the model's own
                 setting = CostSetting(np.asarray(model.training_costs, np.float64), "training")
-            with core_errors(setting.source if setting.source != "training" else None):
+            field = costs.cost_field or setting.source
+            with core_errors(field if setting.source != "training" else None):
                 return None, model.decide(X, setting.matrix), setting
-        with core_errors("priors"):
+        with core_errors(costs.priors_field):
             proba = model.decision_proba(X, costs.priors)
-        with core_errors("costs"):
+        with core_errors(costs.cost_field or "costs"):
             return proba, decide(proba, setting.matrix, validated=True), setting
+
+    def _run(
+        self, name: str, rows: Rows, version: int | None, alias: str | None
+    ) -> tuple[Resolved, Loaded, np.ndarray]:
+        resolved = self.resolve(name, version, alias)
+        loaded = self.entry(resolved)
+        return resolved, loaded, self._matrix(loaded.model, rows)
+
+    @staticmethod
+    def _provenance(r: Resolved, m: Loaded, setting: CostSetting, c: CostRequest) -> Provenance:
+        trained = None if m.model.training_costs is None else m.model.training_costs.tolist()
+        return Provenance.of(
+            r.model, r.version, r.alias, m.calibration, m.model.rule, setting, c.priors, trained
+        )
 
     # -------------------------------------------------------------- use cases
     def predict(
@@ -180,14 +172,10 @@ class Predictor:
         version: int | None = None,
         alias: str | None = None,
     ) -> Prediction:
-        resolved = self.resolve(name, version, alias)
-        model = self.load(resolved)
-        X = self._matrix(model, rows)
-        proba, decisions, setting = self._decide(model, X, costs)
-        costs_trained = None if model.training_costs is None else model.training_costs.tolist()
-        return Prediction(
-            resolved, model.classes, proba, decisions, setting.source, model.rule, costs_trained
-        )
+        resolved, loaded, X = self._run(name, rows, version, alias)
+        proba, decisions, setting = self._decide(loaded.model, X, costs)
+        provenance = self._provenance(resolved, loaded, setting, costs)
+        return Prediction(resolved, loaded.model.classes, proba, decisions, provenance)
 
     def evaluate(
         self,
@@ -199,51 +187,9 @@ class Predictor:
         version: int | None = None,
         alias: str | None = None,
     ) -> Evaluation:
-        resolved = self.resolve(name, version, alias)
-        model = self.load(resolved)
-        X = self._matrix(model, rows)
-        if len(labels) != len(X):
-            raise InvalidArgument(
-                f"labels: expected one label per row ({len(X)}), got {len(labels)}", field="labels"
-            )
-        index = {c: i for i, c in enumerate(model.classes)}
-        y = np.empty(len(labels), dtype=np.intp)
-        for i, label in enumerate(labels):
-            if label not in index or type(label) is not type(model.classes[index[label]]):
-                raise InvalidArgument(
-                    f"labels[{i}]: {label!r} is not a class of this model {list(model.classes)}",
-                    field=f"labels[{i}]",
-                )
-            y[i] = index[label]
-        proba, decisions, setting = self._decide(model, X, costs)
-        k = len(model.classes)
-        confusion = cost_confusion_matrix(y, decisions.labels_index, k)
-        total = total_cost(y, decisions.labels_index, setting.matrix)
-        q = z = None
-        if k == 2 and not setting.per_row and 0 < int(confusion[1].sum()) < len(y):
-            c = setting.matrix
-            c_fp, c_fn = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
-            z = float(skew(c_fp, c_fn, pi_pos=float(confusion[1].sum() / len(y))))
-            fnr = confusion[1, 0] / confusion[1].sum()
-            fpr = confusion[0, 1] / confusion[0].sum()
-            q = float(fnr * (1 - z) + fpr * z)  # Eq. 26 at the decisions made
-        brier = None
-        if proba is not None:
-            onehot = np.zeros_like(proba)
-            onehot[np.arange(len(y)), y] = 1.0
-            brier = (
-                float(brier_score((y == 1).astype(np.int8), proba[:, 1]))
-                if k == 2
-                else float(((proba - onehot) ** 2).sum(axis=1).mean())
-            )
-        return Evaluation(
-            resolved,
-            model.classes,
-            confusion,
-            total,
-            total / len(y),
-            q,
-            z,
-            brier,
-            float((decisions.labels_index == y).mean()),
-        )
+        resolved, loaded, X = self._run(name, rows, version, alias)
+        y = labels_index(labels, loaded.model.classes, len(X))
+        proba, decisions, setting = self._decide(loaded.model, X, costs)
+        metrics = request_metrics(y, proba, decisions, setting)
+        provenance = self._provenance(resolved, loaded, setting, costs)
+        return Evaluation(resolved, loaded.model.classes, metrics, provenance)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,12 +20,13 @@ from app.services._core import core_errors
 from app.services.catalog import VersionView, version_view
 from app.services.data import fingerprint
 from app.services.evaluation import evaluation_metrics
-from app.services.limits import training_deadline
+from app.services.limits import LIMIT_SETTING, training_deadline
 from app.services.plot_data import PlotRow, plot_rows
 from models.algorithms import get_algorithm, validate_params
 from models.artifacts import dump_model
 from models.calibrated import CalibratedBoosting
 from models.inference import InferenceModel
+from models.progress import report
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +150,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
     with core_errors("params"):
         estimator = algorithm.build(common, params)
     X, y = data.X[train_idx], data.y[train_idx]
+    report(0, 0, "binning")  # until the first boosting round: binning and set-up
     with core_errors("labels"):
         if hasattr(estimator, "to_inference"):
             _set_supported(estimator, **calibration)
@@ -168,6 +171,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
             booster, estimator = wrapped.estimator_, wrapped
             calibration_info = dict(wrapped.calibration_info_)
         inference = estimator.to_inference(data.feature_names)
+        report(0, 0, "evaluating")
         metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
         plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx])
     fitted = {
@@ -202,16 +206,21 @@ def train_and_register(
     description: str | None = None,
     tags: dict[str, str] | None = None,
     max_seconds: float | None = None,
+    limit_setting: str = LIMIT_SETTING,
+    within: Callable[[Session, int], None] | None = None,
 ) -> VersionView:
     """Train, then register version + artifact in one transaction (nothing on failure).
 
     A training that runs longer than ``max_seconds`` is stopped and raises
-    :class:`app.errors.TrainingTimeLimit` (see :mod:`app.services.limits`).
+    :class:`app.errors.TrainingTimeLimit` naming ``limit_setting`` (see
+    :mod:`app.services.limits`). ``within(session, version)`` runs inside the
+    registering transaction (a training job records its outcome there, so that the
+    version and the job's success are committed together or not at all).
     """
     if tags is not None:
         check_tags(tags)  # before spending time on training
     started = time.perf_counter()
-    with training_deadline(max_seconds) as checkpoint:
+    with training_deadline(max_seconds, limit_setting) as checkpoint:
         fit = fit_model(data, spec)
         checkpoint("registering")
     model = fit.inference
@@ -248,6 +257,22 @@ def train_and_register(
             artifact_sha256=sha,
         )
         reg.add_plots(v, fit.plots)
+        if within is not None:
+            within(session, v.version)
         view = version_view(name, v, [])
     log.info("registered %s v%d (%d rows, %.2fs)", name, view.version, len(data.y), seconds)
     return view
+
+
+def validate_training(data: TrainingData, spec: TrainingSpec) -> None:
+    """The checks :func:`fit_model` makes before training, without training (for jobs).
+
+    Raises the same :class:`app.errors.InvalidArgument` errors, so that a job is never
+    created for input that would fail at once.
+    """
+    with core_errors("algorithm"):
+        algorithm = get_algorithm(spec.algorithm)
+    with core_errors("params"):
+        validate_params(algorithm, spec.params)
+    _check_classes(data.y, algorithm.family)
+    _evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)

@@ -317,6 +317,10 @@ def write_report(out: Path) -> dict[str, Any]:
     learners = [lr for lr in ("logistic", "stump") if lr in set(raw["learner"])]
     summary: dict[str, Any] = {"run": info, "learners": {}}
     body = [f"Excluded (fewer splits than the others): {partial.to_dict() or 'none'}\n"]
+    for run in info.get("merged_runs", []):
+        body.append(f"Merged run: `{run.get('command', '')}` ({run.get('date', '')}, "
+                    f"{run.get('duration_s', 0) / 60:.1f} min): tasks "
+                    f"{', '.join(run.get('tasks_taken', []))}\n")  # fmt: skip
     ranks: dict[str, pd.DataFrame] = {}
     for lr in learners:
         summ, md = rank_table(ar, lr)
@@ -359,11 +363,43 @@ def write_report(out: Path) -> dict[str, Any]:
     return summary
 
 
+def merge_runs(out: Path, other: Path) -> list[str]:
+    """Fold the raw CSVs of another run (folder ``other``) into ``out``.
+
+    Tasks present in ``other`` replace the same tasks in ``out`` (a later, complete run of
+    a task supersedes an earlier time-cut one); the other tasks of ``out`` are kept.
+    ``run.json`` of ``out`` records the merged run under ``merged_runs``. Returns the
+    tasks taken from ``other``.
+    """
+    out, other = Path(out), Path(other)
+    new_tasks = sorted(set(pd.read_csv(other / "raw.csv")["task"]))
+    for key in ("raw", "fig6", "defaults"):
+        frames = []
+        for folder, keep_new in ((out, False), (other, True)):
+            path = folder / f"{key}.csv"
+            if path.is_file() and path.stat().st_size > 0:
+                df = pd.read_csv(path)
+                frames.append(df if keep_new else df[~df["task"].isin(new_tasks)])
+        if frames:
+            pd.concat(frames, ignore_index=True).to_csv(out / f"{key}.csv", index=False)
+    info = json.loads((out / "run.json").read_text())
+    merged = [r for r in info.get("merged_runs", []) if r.get("command")]
+    merged.append({**json.loads((other / "run.json").read_text()), "tasks_taken": new_tasks})
+    info["merged_runs"] = merged
+    H.write_json(out / "run.json", info)
+    return new_tasks
+
+
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m bench.papers.nikolaou_report --out DIR``."""
+    """CLI: ``python -m bench.papers.nikolaou_report --out DIR [--merge OTHER_RUN_DIR ...]``."""
     p = argparse.ArgumentParser(prog="python -m bench.papers.nikolaou_report")
     p.add_argument("--out", type=Path, default=H.RESULTS_DIR / "nikolaou")
-    write_report(p.parse_args(argv).out)
+    p.add_argument("--merge", type=Path, nargs="*", default=[],
+                   help="folders of other runs whose tasks replace/extend those in --out")  # fmt: skip
+    args = p.parse_args(argv)
+    for other in args.merge:
+        print(f"merged {other}: {', '.join(merge_runs(args.out, other))}")
+    write_report(args.out)
     return 0
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from models.ensemble import Ensemble
+from models.ensemble import Ensemble, row_sums
 from models.exceptions import ArtifactError, InvalidInput
 
 __all__ = ["VoteEnsemble"]
@@ -141,15 +141,15 @@ class VoteEnsemble:
         for i in range(0, X.shape[0], _CHUNK):
             xc = X[i : i + _CHUNK]
             if self.ensemble.kind == "stumps":
-                left = (np.take(xc, d["feature"], axis=1) <= d["threshold"]).astype(np.float64)
-                v = np.column_stack([left @ col for col in d["diff"]]) + d["const"]
+                left = np.take(xc, d["feature"], axis=1) <= d["threshold"]
+                v = np.column_stack([row_sums(left, col) for col in d["diff"]]) + d["const"]
                 if has_nan:
-                    nan = np.isnan(xc).astype(np.float64)
-                    v += np.column_stack([nan @ col for col in d["miss"]])
+                    nan = np.isnan(xc)
+                    v += np.column_stack([row_sums(nan, col) for col in d["miss"]])
             else:
                 h = self.ensemble.learner_outputs(xc)
                 beta = self.ensemble.alphas
-                v = np.stack([(h == k).astype(np.float64) @ beta for k in range(self.n_classes)], 1)
+                v = np.stack([row_sums(h == k, beta) for k in range(self.n_classes)], 1)
             out[i : i + _CHUNK] = v
         return out
 

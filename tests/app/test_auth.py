@@ -30,7 +30,6 @@ from tests.app.api.conftest import train_body
 ROLES = ("reader", "predictor", "admin")
 RANK = {None: -1, "reader": 0, "predictor": 1, "admin": 2}
 ROW = [[0.1, 0.2, 0.3, 0.4]]
-_V = "/v1/models/{name}/versions/{version}"
 
 # (method, path template, concrete path, json body, minimum role (None = open), success)
 TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
@@ -38,6 +37,9 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
     ("GET", "/health/ready", "/health/ready", None, None, 200),
     ("GET", "/metrics", "/metrics", None, None, 200),
     ("GET", "/v1/algorithms", "/v1/algorithms", None, "reader", 200),
+    ("GET", "/v1/jobs", "/v1/jobs", None, "reader", 200),
+    ("GET", "/v1/jobs/{job_id}", "/v1/jobs/nope", None, "reader", 404),
+    ("POST", "/v1/jobs/{job_id}/cancel", "/v1/jobs/nope/cancel", None, "admin", 404),
     ("GET", "/v1/models", "/v1/models", None, "reader", 200),
     ("GET", "/v1/models/{name}", "/v1/models/m", None, "reader", 200),
     ("GET", "/v1/models/{name}/versions", "/v1/models/m/versions", None, "reader", 200),
@@ -49,9 +51,30 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         "reader",
         200,
     ),
-    ("GET", _V + "/plots", "/v1/models/m/versions/1/plots", None, "reader", 200),
-    ("GET", _V + "/plots/{kind}", "/v1/models/m/versions/1/plots/roc", None, "reader", 200),
-    ("GET", _V + "/whatif", "/v1/models/m/versions/1/whatif?c_fp=1&c_fn=5", None, "reader", 200),
+    (
+        "GET",
+        "/v1/models/{name}/versions/{version}/plots",
+        "/v1/models/m/versions/1/plots",
+        None,
+        "reader",
+        200,
+    ),
+    (
+        "GET",
+        "/v1/models/{name}/versions/{version}/plots/{kind}",
+        "/v1/models/m/versions/1/plots/roc",
+        None,
+        "reader",
+        200,
+    ),
+    (
+        "GET",
+        "/v1/models/{name}/versions/{version}/whatif",
+        "/v1/models/m/versions/1/whatif?c_fp=1&c_fn=5",
+        None,
+        "reader",
+        200,
+    ),
     (
         "POST",
         "/v1/models/{name}/predict",
@@ -93,6 +116,43 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         201,
     ),
     ("GET", "/v1/keys", "/v1/keys", None, "admin", 200),
+    ("GET", "/v2/health/live", "/v2/health/live", None, None, 200),
+    ("GET", "/v2/health/ready", "/v2/health/ready", None, None, 200),
+    ("GET", "/v2", "/v2", None, "reader", 200),
+    ("GET", "/v2/models/{name}", "/v2/models/m", None, "reader", 200),
+    ("GET", "/v2/models/{name}/ready", "/v2/models/m/ready", None, "reader", 200),
+    (
+        "GET",
+        "/v2/models/{name}/versions/{version}",
+        "/v2/models/m/versions/1",
+        None,
+        "reader",
+        200,
+    ),
+    (
+        "GET",
+        "/v2/models/{name}/versions/{version}/ready",
+        "/v2/models/m/versions/1/ready",
+        None,
+        "reader",
+        200,
+    ),
+    (
+        "POST",
+        "/v2/models/{name}/infer",
+        "/v2/models/m/infer",
+        {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP64", "data": ROW}]},
+        "predictor",
+        200,
+    ),
+    (
+        "POST",
+        "/v2/models/{name}/versions/{version}/infer",
+        "/v2/models/m/versions/1/infer",
+        {"inputs": [{"name": "x", "shape": [1, 4], "datatype": "FP64", "data": ROW}]},
+        "predictor",
+        200,
+    ),
     ("POST", "/v1/keys", "/v1/keys", {"name": "new", "role": "reader"}, "admin", 201),
     ("DELETE", "/v1/keys/{key_id}", "/v1/keys/{spare}", None, "admin", 204),
 ]
@@ -153,7 +213,11 @@ def test_every_route_by_role(client: TestClient, keys: dict[str, str]) -> None:
                 expected = 401 if caller is None else 403
             if r.status_code != expected:
                 failures.append((method, path, caller, expected, r.status_code, r.text[:200]))
-            if r.status_code in (401, 403):
+            if r.status_code in (401, 403) and path.startswith("/v2"):
+                message = r.json()["error"]  # the Open Inference Protocol's error body
+                assert set(r.json()) == {"error"}
+                assert ("API key" in message) if r.status_code == 401 else ("role" in message)
+            elif r.status_code in (401, 403):
                 body_json = r.json()
                 assert set(body_json) == {"detail", "code", "field"}
                 assert body_json["code"] == (

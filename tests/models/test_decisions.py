@@ -341,3 +341,16 @@ def _timed(fn) -> float:  # noqa: ANN001
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
+
+
+def test_validate_row_cost_matrices_names_the_row_and_checks_the_shape() -> None:
+    from models.decisions import validate_row_cost_matrices
+
+    ok = [[[0, 1, 2], [1, 0, 1], [1, 1, 0]]] * 2
+    out = validate_row_cost_matrices(ok, 2, 3)
+    assert out.dtype == np.float64 and out.shape == (2, 3, 3)
+    bad = [ok[0], [[0, 1, 2], [1, 0, -1], [1, 1, 0]]]
+    with pytest.raises(InvalidCostMatrix, match=r"row 1, entry C\[1\]\[2\]: cost must be"):
+        validate_row_cost_matrices(bad, 2, 3)
+    with pytest.raises(InvalidCostMatrix, match=r"expected shape \(3, 3, 3\).*got \(2, 3, 3\)"):
+        validate_row_cost_matrices(ok, 3, 3)

@@ -167,3 +167,16 @@ def test_empty_ensemble_refused() -> None:
     arrays = {k: v[:0] for k, v in _stumps().to_arrays().items()}
     with pytest.raises(ArtifactError, match="at least one"):
         Ensemble.from_arrays(arrays, "stumps", 2)
+
+
+@pytest.mark.parametrize("learner", ["stump", "tree"])
+def test_scores_of_a_row_do_not_depend_on_the_batch(learner: str) -> None:
+    """Bit-for-bit: one row alone equals the same row inside a 10,000-row batch."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(10_000, 6))
+    X[rng.random(size=X.shape) < 0.03] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + rng.normal(size=10_000) > 0).astype(int)
+    model = AdaBoost(n_estimators=60, weak_learner=learner, max_depth=3).fit(X[:2000], y[:2000])
+    batch = model.decision_function(X)
+    for i in (0, 1, 4095, 4096, 9999):
+        assert model.decision_function(X[i : i + 1])[0] == batch[i]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from bench.papers import common as H
-from bench.papers import nikolaou
+from bench.papers import nikolaou, nikolaou_report
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -59,6 +59,35 @@ def test_quick_run_writes_well_formed_outputs(quick_run: Path) -> None:
     assert {d["config"] for d in summary["defaults"]} == {c[0] for c in nikolaou.DEFAULT_CONFIGS}
     if importlib.util.find_spec("matplotlib") is not None:
         assert (quick_run / "fig7_logistic.png").stat().st_size > 1000
+
+
+def test_report_merges_a_second_run(quick_run: Path, tmp_path: Path) -> None:
+    """A later run's tasks replace the same tasks of the first run; others are kept."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        for name in ("raw.csv", "fig6.csv", "defaults.csv", "run.json"):
+            (folder / name).write_bytes((quick_run / name).read_bytes())
+    raw = _rows(second / "raw.csv")  # the second run: only wine, one split
+    kept = [r for r in raw if r["task"] == "wine:0-vs-rest" and r["repeat"] == "0"]
+    with (second / "raw.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(raw[0]))
+        writer.writeheader()
+        writer.writerows(kept)
+    assert nikolaou_report.main(["--out", str(first), "--merge", str(second)]) == 0
+    merged = _rows(first / "raw.csv")
+    assert {(r["task"], r["repeat"]) for r in merged} == {
+        ("breast_cancer", "0"),
+        ("breast_cancer", "1"),
+        ("wine:0-vs-rest", "0"),
+    }
+    assert len(merged) == len(raw) - sum(r["task"] == "wine:0-vs-rest" for r in raw) + len(kept)
+    run = json.loads((first / "run.json").read_text())
+    assert run["merged_runs"][0]["tasks_taken"] == ["wine:0-vs-rest"]
+    report = (first / "report.md").read_text()
+    assert "Merged run:" in report and "wine:0-vs-rest" in report
+    # wine now has fewer splits than breast_cancer: excluded from the tables, and said so
+    assert "'wine:0-vs-rest': 1" in report
 
 
 def test_harness_helpers() -> None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.api.deps import ServicesDep
+from app.api.deps import Services, ServicesDep
 from app.api.responses import FastJSONResponse
 from app.api.schemas import HealthResponse
 from app.db import schema_revision
+from app.errors import ServiceError
 
 router = APIRouter(tags=["health"])
 
@@ -27,7 +30,14 @@ def live() -> HealthResponse:
     summary="The database answers and its schema is at the migrations' head",
 )
 def ready(services: ServicesDep) -> Response:
-    checks: dict[str, object] = {}
+    ok, checks = readiness(services)
+    body = {"status": "ok" if ok else "unavailable", "checks": checks}
+    return FastJSONResponse(body, status_code=200 if ok else 503)
+
+
+def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
+    """Whether the database answers and its schema is at head, and the checks made."""
+    checks: dict[str, Any] = {}
     ok = True
     try:
         with services.engine.connect() as conn:
@@ -40,8 +50,7 @@ def ready(services: ServicesDep) -> Response:
         checks["database"] = "unreachable"
         ok = False
     checks["cached_models"] = services.predictor.cached
-    body = {"status": "ok" if ok else "unavailable", "checks": checks}
-    return FastJSONResponse(body, status_code=200 if ok else 503)
+    return ok, checks
 
 
 @router.get(
@@ -52,4 +61,9 @@ def ready(services: ServicesDep) -> Response:
 )
 def metrics(services: ServicesDep) -> Response:
     services.metrics.cached_models.set(services.predictor.cached)
+    try:
+        for status, n in services.jobs.counts().items():
+            services.metrics.jobs.labels(status).set(n)
+    except ServiceError:  # database down: serve the process's own metrics anyway
+        pass
     return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -60,17 +60,7 @@ def _render(p: Prediction) -> dict[str, Any]:
             labels, probas, thresholds, d.expected_cost.tolist(), strict=True
         )
     ]
-    r = p.resolved
-    return {
-        "model": r.model,
-        "version": r.version,
-        "alias": r.alias,
-        "classes": classes,
-        "cost_setting": p.cost_source,
-        "decision_rule": p.rule,
-        "training_costs": p.training_costs,
-        "predictions": preds,
-    }
+    return {**p.provenance.fields(), "classes": classes, "predictions": preds}
 
 
 def _body(model: type[PredictRequest]) -> dict[str, Any]:
@@ -143,19 +133,18 @@ async def evaluate(name: ModelName, request: Request, services: ServicesDep) -> 
         version=req.version,
         alias=req.alias,
     )
-    services.metrics.rows.labels(name).inc(int(e.confusion.sum()))
-    r = e.resolved
+    m = e.metrics
+    n_rows = int(m.confusion.sum())
+    services.metrics.rows.labels(name).inc(n_rows)
     return EvaluateResponse(
-        model=r.model,
-        version=r.version,
-        alias=r.alias,
+        **e.provenance.fields(),
         classes=list(e.classes),
-        n_rows=int(e.confusion.sum()),
-        confusion_matrix=e.confusion.astype(int).tolist(),
-        total_cost=e.total_cost,
-        mean_cost=e.mean_cost,
-        q=e.q,
-        skew=e.skew,
-        brier=e.brier,
-        accuracy=e.accuracy,
+        n_rows=n_rows,
+        confusion_matrix=m.confusion.astype(int).tolist(),
+        total_cost=m.total_cost,
+        mean_cost=m.mean_cost,
+        q=m.q,
+        skew=m.skew,
+        brier=m.brier,
+        accuracy=m.accuracy,
     )

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
-from app.api.schemas import ErrorResponse, TrainingParams, TrainingRequest, VersionOut
+from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
 from app.errors import InvalidArgument, ServiceError
 from app.services.data import (
     check_limits,
@@ -110,6 +110,16 @@ class _Invalid(Exception):
         ]
 
 
+Mode = Annotated[
+    Literal["auto", "job", "sync"],
+    Query(
+        description="`sync`: train now, answer 201 with the version. `job`: answer 202 with "
+        "a training job (`Location: /v1/jobs/{id}`). `auto`: a job from "
+        "COSTWISE_JOB_MIN_ROWS rows on, else sync."
+    ),
+]
+
+
 @router.post(
     "/models/{name}/versions",
     status_code=201,
@@ -118,16 +128,20 @@ class _Invalid(Exception):
     description="Send JSON (`features`, `labels`, optional `feature_names` and training "
     "parameters) or `multipart/form-data` with a CSV `file`, its `label_column` and "
     "`params` (JSON). Creates the model if it does not exist. Returns the new version with "
-    "its metrics on a held-out evaluation split.",
+    "its metrics on a held-out evaluation split (201), or, for a training run as a job "
+    "(see `mode`), 202 with the job; input errors are answered at once in both cases.",
     openapi_extra=_OPENAPI,
     responses={
+        202: {"model": JobOut, "description": "Training job created (poll `Location`)."},
         400: {"model": ErrorResponse},
         413: {"model": ErrorResponse},
         415: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
     },
 )
-async def create_version(name: ModelName, request: Request, services: ServicesDep) -> Any:
+async def create_version(
+    name: ModelName, request: Request, services: ServicesDep, mode: Mode = "auto"
+) -> Any:
     s = services.settings
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     try:
@@ -152,6 +166,11 @@ async def create_version(name: ModelName, request: Request, services: ServicesDe
             f"{s.max_rounds} (setting COSTWISE_MAX_ROUNDS)",
             field="n_estimators",
         )
+    if mode == "job" or (mode == "auto" and len(data.y) >= s.job_min_rows):
+        job = await services.jobs.submit(name, data, spec, description=description, tags=tags)
+        out = JobOut.model_validate(vars(job)).model_dump_json()
+        headers = {"Location": f"/v1/jobs/{job.id}"}
+        return Response(out, status_code=202, headers=headers, media_type="application/json")
     view = await run_in_threadpool(
         partial(
             train_and_register,

@@ -53,3 +53,13 @@ def test_invalid_class_values_and_counts_are_refused() -> None:
         VoteEnsemble(Ensemble.from_arrays(arrays, "stumps", 5), 1)
     with pytest.raises(InvalidInput, match="5 columns"):
         vote.votes(X[:, :3])
+
+
+@pytest.mark.parametrize("learner", ["stump", "tree"])
+def test_votes_of_a_row_do_not_depend_on_the_batch(learner: str) -> None:
+    """Bit-for-bit: a row scored alone, in a small batch or in a large one."""
+    vote, X = _fitted(learner)
+    big = np.tile(X, (20, 1))  # 6,000 rows: more than one scoring block
+    alone = np.vstack([vote.votes(X[i : i + 1]) for i in range(0, 300, 37)])
+    assert np.array_equal(alone, vote.votes(big)[0:300:37])
+    assert np.array_equal(vote.votes(X[5:9]), vote.votes(big)[5:9])

@@ -1,0 +1,202 @@
+"""V2 tensors <-> the predictor's rows and costs (request decoding, output encoding).
+
+Values are rounded to the declared datatype (FP32 data is read as float32, as a V2
+server holding a float32 tensor would) and then served as float64. Every error names the
+tensor (``inputs[i] ('name')``) or parameter and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.api.v2.schemas import InferenceRequest, RequestInput
+from app.errors import InvalidArgument
+from app.services.predictor import CostRequest, Prediction, Rows
+
+NUMERIC: dict[str, Any] = {
+    "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32,
+    "UINT64": np.uint64, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32,
+    "INT64": np.int64, "FP16": np.float16, "FP32": np.float32, "FP64": np.float64,
+}  # fmt: skip
+DATATYPES = (*NUMERIC, "BYTES")
+OUTPUTS = ("probabilities", "decision", "expected_cost", "threshold")
+COSTS_INPUT = "costs"
+NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn")
+
+
+@dataclass(frozen=True)
+class Decoded:
+    rows: Rows
+    costs: CostRequest
+    alias: str | None
+    outputs: tuple[str, ...] | None  # None: all
+
+
+def _bad(field: str, message: str) -> InvalidArgument:
+    return InvalidArgument(f"{field}: {message}", field=field)
+
+
+def tensor_array(t: RequestInput, where: str) -> np.ndarray:
+    """The tensor's data as float64 in its declared shape, rounded to its datatype."""
+    dtype = NUMERIC.get(t.datatype)
+    if dtype is None:
+        if t.datatype == "BYTES":
+            raise _bad(where, "datatype BYTES is not supported; send numbers (e.g. FP64)")
+        raise _bad(f"{where}.datatype", f"unknown datatype {t.datatype!r}; expected one of "
+                   f"{list(DATATYPES)}")  # fmt: skip
+    if any(d < 0 for d in t.shape):
+        raise _bad(f"{where}.shape", f"dimensions must be >= 0, got {t.shape}")
+    try:
+        a = np.asarray(t.data)
+        if a.dtype.kind == "O":  # nulls (missing values) or ragged nesting
+            a = np.asarray(t.data, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise _bad(
+            where, "data must be numbers in nested lists of equal length (or flat)"
+        ) from None
+    if a.dtype.kind in "USO" or (a.dtype.kind == "b") != (t.datatype == "BOOL"):
+        want = "true/false" if t.datatype == "BOOL" else "numbers"
+        raise _bad(where, f"datatype {t.datatype} expects {want} in data, got {a.dtype.kind!r} "
+                   f"values such as {a.ravel()[:1].tolist()}")  # fmt: skip
+    size = math.prod(t.shape)
+    if a.ndim == 1 and len(t.shape) != 1:
+        if a.size != size:
+            raise _bad(where, f"shape {t.shape} needs {size} values, data has {a.size}")
+        a = a.reshape(t.shape)
+    elif list(a.shape) != t.shape:
+        raise _bad(where, f"data has shape {list(a.shape)}, but the tensor's shape is {t.shape}")
+    x = a.astype(np.float64)
+    if t.datatype in ("FP16", "FP32"):
+        with np.errstate(over="ignore"):
+            rounded = x.astype(dtype).astype(np.float64)
+        if (np.isinf(rounded) & np.isfinite(x)).any():
+            raise _bad(where, f"a value is outside the {t.datatype} range")
+        return rounded
+    if t.datatype not in ("FP64", "BOOL"):
+        info = np.iinfo(dtype)
+        if not (np.isfinite(x).all() and (x == np.floor(x)).all()):
+            raise _bad(where, f"datatype {t.datatype} expects integers (no null or fractions)")
+        if x.min(initial=0) < info.min or x.max(initial=0) > info.max:
+            raise _bad(where, f"a value is outside the {t.datatype} range")
+    return x
+
+
+def _json_param(params: dict[str, Any], key: str) -> Any:
+    value = params[key]
+    if isinstance(value, str):  # V2 parameters are scalars: a matrix may come as JSON text
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise _bad(f"parameters.{key}", "expected a JSON array") from None
+    return value
+
+
+def _numbers(value: Any, key: str) -> list[float]:
+    if not isinstance(value, list) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    ):
+        raise _bad(f"parameters.{key}", f"expected a list of numbers, got {value!r:.80}")
+    return [float(v) for v in value]
+
+
+def _named_costs(params: dict[str, Any]) -> dict[str, float] | None:
+    given = {k: v for k, v in params.items() if k.startswith("c_")}
+    for k, v in given.items():
+        if k not in NAMED_COSTS:
+            raise _bad(f"parameters.{k}", f"unknown cost; expected one of {list(NAMED_COSTS)}")
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise _bad(f"parameters.{k}", f"expected a number, got {v!r}")
+    if not given:
+        return None
+    missing = [k for k in ("c_fp", "c_fn") if k not in given]
+    if missing:
+        raise _bad("parameters", f"named costs need c_fp and c_fn; missing {missing}")
+    return {k: float(v) for k, v in given.items()}
+
+
+def decode(req: InferenceRequest) -> Decoded:
+    """The request's feature rows, cost setting, alias and requested outputs."""
+    params = req.parameters or {}
+    features = [(i, t) for i, t in enumerate(req.inputs) if t.name != COSTS_INPUT]
+    cost_inputs = [(i, t) for i, t in enumerate(req.inputs) if t.name == COSTS_INPUT]
+    if len(features) != 1 or len(cost_inputs) > 1:
+        raise _bad("inputs", "expected one features tensor (shape [N, n_features]) and "
+                   f"at most one 'costs' tensor, got {[t.name for t in req.inputs]}")  # fmt: skip
+    i, t = features[0]
+    where = f"inputs[{i}] ({t.name!r})"
+    X = tensor_array(t, where)
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise _bad(where, f"expected shape [N, n_features] with N >= 1, got {t.shape}")
+    named = _named_costs(params)
+    matrix = _json_param(params, "cost_matrix") if "cost_matrix" in params else None
+    priors = _numbers(_json_param(params, "priors"), "priors") if "priors" in params else None
+    cost_array = layout = None
+    cost_field = "parameters.cost_matrix" if matrix is not None else "parameters"
+    if cost_inputs:
+        j, c = cost_inputs[0]
+        cost_field = f"inputs[{j}] ('costs')"
+        cost_array = tensor_array(c, cost_field)
+        layout = (c.parameters or {}).get("layout")
+        if layout not in (None, "matrix", "rows"):
+            raise _bad(f"{cost_field}.parameters.layout", f"expected 'matrix' or 'rows', got {layout!r}")  # fmt: skip
+    given = [n for n, v in (("c_fp/c_fn", named), ("cost_matrix", matrix),
+                            ("'costs' tensor", cost_array)) if v is not None]  # fmt: skip
+    if len(given) > 1:
+        raise _bad("parameters", f"give one cost setting, got {given}")
+    alias = params.get("alias")
+    if alias is not None and not isinstance(alias, str):
+        raise _bad("parameters.alias", f"expected a string, got {alias!r}")
+    wanted = None
+    if req.outputs is not None:
+        wanted = tuple(o.name for o in req.outputs)
+        for k, name in enumerate(wanted):
+            if name not in OUTPUTS:
+                raise _bad(f"outputs[{k}].name", f"unknown output {name!r}; expected one of {list(OUTPUTS)}")  # fmt: skip
+    costs = CostRequest(
+        costs=named,
+        cost_matrix=matrix,
+        cost_array=cost_array,
+        cost_layout=layout,
+        priors=priors,
+        cost_field=cost_field,
+        priors_field="parameters.priors",
+    )
+    return Decoded(Rows(matrix=X, field=where), costs, alias, wanted)
+
+
+def _tensor(name: str, datatype: str, shape: list[int], data: Any) -> dict[str, Any]:
+    return {"name": name, "shape": shape, "datatype": datatype, "data": data}
+
+
+def label_datatype(classes: tuple[Any, ...]) -> str:
+    if all(isinstance(c, bool) for c in classes):
+        return "BOOL"
+    return "BYTES" if any(isinstance(c, str) for c in classes) else "INT64"
+
+
+def encode(p: Prediction, wanted: tuple[str, ...] | None) -> list[dict[str, Any]]:
+    """The output tensors (numpy arrays as data: orjson writes them directly)."""
+    d, n, k = p.decisions, len(p.decisions.labels_index), len(p.classes)
+    kind = label_datatype(p.classes)
+    if kind == "BYTES":
+        labels: Any = [p.classes[j] for j in d.labels_index.tolist()]
+    else:
+        labels = np.asarray(p.classes, dtype=bool if kind == "BOOL" else np.int64)[d.labels_index]
+    out = {"decision": _tensor("decision", kind, [n], labels)}
+    if p.proba is not None:
+        out["probabilities"] = _tensor("probabilities", "FP64", [n, k], p.proba.ravel())
+        out["expected_cost"] = _tensor("expected_cost", "FP64", [n], d.expected_cost)
+    if d.threshold is not None:
+        out["threshold"] = _tensor("threshold", "FP64", [n], d.threshold)
+    if wanted is None:
+        return [out[name] for name in OUTPUTS if name in out]
+    for j, name in enumerate(wanted):
+        if name not in out:
+            raise _bad(f"outputs[{j}].name", f"this model does not produce {name!r}; it "
+                       f"produces {[o for o in OUTPUTS if o in out]}")  # fmt: skip
+    return [out[name] for name in wanted]

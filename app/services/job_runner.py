@@ -1,0 +1,163 @@
+"""Running a training job, and recovering jobs whose worker died.
+
+:meth:`JobRunner.run` is what a queue executes (a thread of the API process, or an arq
+worker). It claims the job (one conditional UPDATE: at most one runner wins), trains
+with :func:`app.services.training.train_and_register` under the job time limit, and
+records the outcome: ``succeeded`` is written in the very transaction that registers
+the version and its artifact, so a job is never half-registered; ``failed`` (with the
+service error's code) and ``cancelled`` register nothing. A worker killed mid-job
+simply stops heartbeating: :func:`recover_abandoned` then puts the job back in the
+queue while it has attempts left, or fails it with ``JOB_ABANDONED``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.errors import JobAbandoned, ServiceError
+from app.registry.jobs import JobRepository
+from app.registry.orm import TrainingJob, utcnow
+from app.services.job_data import unpack_training_data
+from app.services.job_progress import JobProgress
+from app.services.training import TrainingSpec, train_and_register
+from app.settings import Settings
+from models.exceptions import TrainingCancelled
+from models.progress import progress_callback
+
+log = logging.getLogger(__name__)
+
+JOB_LIMIT_SETTING = "COSTWISE_MAX_JOB_SECONDS"
+
+
+def worker_name() -> str:
+    """``host:pid``: who runs a job (shown in ``JobOut.worker``)."""
+    return f"{socket.gethostname()}:{os.getpid()}"[:128]
+
+
+class _LostJob(Exception):
+    """The job stopped being this runner's before it could record success (rolls back)."""
+
+
+class JobRunner:
+    """Runs jobs for one process; ``shutdown`` set = stop running jobs and re-queue them."""
+
+    def __init__(self, sessions: sessionmaker[Session], settings: Settings) -> None:
+        self.sessions = sessions
+        self.settings = settings
+        self.worker = worker_name()
+        self.shutdown = threading.Event()
+        self.interrupted: list[str] = []  # jobs re-queued because of a shutdown
+
+    def run(self, job_id: str) -> str:
+        """Run the job if it can be claimed; returns its final status (or ``skipped``)."""
+        stale_before = utcnow() - timedelta(seconds=self.settings.job_heartbeat_timeout)
+        with self.sessions.begin() as session:
+            repo = JobRepository(session)
+            attempt = repo.claim(job_id, self.worker, stale_before)
+            if attempt is None:
+                return "skipped"  # finished, cancelled, or run by another worker
+            job = repo.get(job_id)
+            name, request = job.model_name, dict(job.request)
+            stored = repo.input(job_id)
+            blob, sha = stored.data, stored.sha256
+        log.info("job %s: attempt %d on %s", job_id, attempt, self.worker)
+        progress = JobProgress(
+            self.sessions,
+            job_id,
+            self.worker,
+            attempt,
+            interval=self.settings.job_progress_interval,
+            shutdown=self.shutdown,
+        )
+        owned = JobRepository.owned_by(self.worker, attempt)
+
+        def succeed(session: Session, version: int) -> None:
+            values = progress.snapshot(final=True)
+            values.pop("phase")
+            if not JobRepository(session).finish(
+                job_id, "succeeded", owned, version=version, **values
+            ):
+                raise _LostJob(job_id)
+
+        try:
+            with progress, progress_callback(progress.callback):
+                train_and_register(
+                    self.sessions,
+                    name,
+                    unpack_training_data(blob, sha),
+                    TrainingSpec(**request["spec"]),
+                    description=request.get("description"),
+                    tags=request.get("tags"),
+                    max_seconds=self.settings.max_job_seconds,
+                    limit_setting=JOB_LIMIT_SETTING,
+                    within=succeed,
+                )
+            return "succeeded"
+        except TrainingCancelled:
+            return self._stopped(job_id, progress, owned, attempt)
+        except _LostJob:
+            return "lost"
+        except ServiceError as exc:
+            error = {"code": exc.code, "detail": exc.detail, "field": exc.field}
+        except Exception as exc:
+            log.exception("job %s failed unexpectedly", job_id)
+            detail = f"training failed unexpectedly ({type(exc).__name__}); nothing was registered"
+            error = {"code": "INTERNAL", "detail": detail, "field": None}
+        with self.sessions.begin() as session:
+            JobRepository(session).finish(
+                job_id, "failed", owned, error=error, **_timings(progress)
+            )
+        return "failed"
+
+    def _stopped(self, job_id: str, progress: JobProgress, owned: list[Any], attempt: int) -> str:
+        with self.sessions.begin() as session:
+            repo = JobRepository(session)
+            if progress.stop_reason == "shutdown":
+                if repo.requeue(job_id, owned, attempts=attempt - 1):
+                    self.interrupted.append(job_id)
+                return "queued"
+            if progress.stop_reason == "cancel":
+                repo.finish(job_id, "cancelled", owned, **_timings(progress))
+                return "cancelled"
+        return "lost"
+
+
+def _timings(progress: JobProgress) -> dict[str, Any]:
+    return {"timings": progress.snapshot(final=True)["timings"]}
+
+
+def recover_abandoned(sessions: sessionmaker[Session], timeout: float) -> list[str]:
+    """Re-queue (or fail) running jobs without a heartbeat for ``timeout`` s; re-queued ids."""
+    stale_before = utcnow() - timedelta(seconds=timeout)
+    requeued: list[str] = []
+    with sessions.begin() as session:
+        repo = JobRepository(session)
+        for job in repo.stale(stale_before):
+            same = [
+                TrainingJob.status == "running",
+                TrainingJob.attempts == job.attempts,
+                TrainingJob.heartbeat_at < stale_before,
+            ]
+            if job.cancel_requested:
+                repo.finish(job.id, "cancelled", same)
+            elif job.attempts < job.max_attempts:
+                if repo.requeue(job.id, same):
+                    log.warning("job %s: worker %s lost; re-queued", job.id, job.worker)
+                    requeued.append(job.id)
+            else:
+                error = JobAbandoned(
+                    f"the worker {job.worker} stopped responding (no heartbeat for "
+                    f"{timeout:g} s, setting COSTWISE_JOB_HEARTBEAT_TIMEOUT) during "
+                    f"{job.phase}, attempt {job.attempts} of {job.max_attempts}; nothing "
+                    "was registered"
+                )
+                detail = {"code": error.code, "detail": error.detail, "field": None}
+                repo.finish(job.id, "failed", same, error=detail)
+    return requeued

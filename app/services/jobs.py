@@ -1,0 +1,192 @@
+"""Use cases of training jobs: submit, look up, list, cancel.
+
+Submitting validates what can be validated without training (algorithm, parameters,
+classes, the evaluation split, tags), so that bad input is still refused synchronously
+(4xx) and no job is created for it; then it stores the job and its data (one
+transaction) and hands the job to the queue. States: ``queued -> running ->
+succeeded | failed | cancelled``; see :mod:`app.services.job_runner` for running.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from anyio import to_thread
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.errors import Conflict
+from app.registry.jobs import FINISHED, JobRepository
+from app.registry.orm import TrainingJob
+from app.registry.validation import check_tags
+from app.services.job_data import pack_training_data
+from app.services.queues import InProcessQueue, JobQueue
+from app.services.training import TrainingData, TrainingSpec, validate_training
+from app.settings import Settings
+
+__all__ = ["JobService", "JobView", "make_queue"]
+
+_AFTER_BOOSTING = ("calibrating", "evaluating", "registering", "done")
+
+
+@dataclass(frozen=True)
+class JobView:
+    """What the API shows of a job (see :class:`app.api.schemas.JobOut`)."""
+
+    id: str
+    model: str
+    status: str
+    phase: str
+    done: int
+    total: int
+    progress: float
+    attempts: int
+    max_attempts: int
+    cancel_requested: bool
+    worker: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    timings: dict[str, float]
+    version: int | None
+    version_url: str | None
+    error: dict[str, Any] | None
+
+
+def _progress(job: TrainingJob) -> float:
+    if job.status == "succeeded" or job.phase in _AFTER_BOOSTING:
+        return 1.0
+    if job.total > 0:
+        return round(min(1.0, job.done / job.total), 4)
+    return 0.0
+
+
+def job_view(job: TrainingJob) -> JobView:
+    url = None if job.version is None else f"/v1/models/{job.model_name}/versions/{job.version}"
+    return JobView(
+        id=job.id,
+        model=job.model_name,
+        status=job.status,
+        phase=job.phase,
+        done=job.done,
+        total=job.total,
+        progress=_progress(job),
+        attempts=job.attempts,
+        max_attempts=job.max_attempts,
+        cancel_requested=job.cancel_requested,
+        worker=job.worker,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        heartbeat_at=job.heartbeat_at,
+        timings=dict(job.timings or {}),
+        version=job.version,
+        version_url=url,
+        error=job.error,
+    )
+
+
+def make_queue(settings: Settings, sessions: sessionmaker[Session]) -> JobQueue:
+    """The queue named by ``COSTWISE_QUEUE``."""
+    if settings.queue == "redis":
+        from app.services.arq_queue import RedisQueue  # arq is only needed with Redis
+
+        return RedisQueue(settings)
+    return InProcessQueue(sessions, settings)
+
+
+class JobService:
+    """Training jobs on the registry database, run by ``queue``."""
+
+    def __init__(self, sessions: sessionmaker[Session], settings: Settings, queue: JobQueue):
+        self.sessions = sessions
+        self.settings = settings
+        self.queue = queue
+
+    def _create(
+        self,
+        name: str,
+        data: TrainingData,
+        spec: TrainingSpec,
+        description: str | None,
+        tags: dict[str, str] | None,
+    ) -> JobView:
+        if tags is not None:
+            check_tags(tags)
+        validate_training(data, spec)
+        blob, sha = pack_training_data(data)
+        request = {
+            "spec": asdict(spec),
+            "description": description,
+            "tags": tags,
+            "n_rows": int(len(data.y)),
+            "n_features": int(data.X.shape[1]),
+        }
+        job = TrainingJob(
+            id=uuid.uuid4().hex,
+            model_name=name,
+            request=request,
+            max_attempts=self.settings.job_max_attempts,
+            total=spec.n_estimators,
+        )
+        with self.sessions.begin() as session:
+            return job_view(JobRepository(session).add(job, blob, sha))
+
+    def _discard(self, job_id: str) -> None:
+        with self.sessions.begin() as session:
+            repo = JobRepository(session)
+            if (job := repo.find(job_id)) is not None:
+                session.delete(job)
+
+    async def submit(
+        self,
+        name: str,
+        data: TrainingData,
+        spec: TrainingSpec,
+        *,
+        description: str | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> JobView:
+        """Validate, store and enqueue a training job (a job the queue refused is removed)."""
+        view = await to_thread.run_sync(self._create, name, data, spec, description, tags)
+        try:
+            await self.queue.enqueue(view.id)
+        except BaseException:
+            await to_thread.run_sync(self._discard, view.id)
+            raise
+        return view
+
+    def get(self, job_id: str) -> JobView:
+        with self.sessions() as session:
+            return job_view(JobRepository(session).get(job_id))
+
+    def page(
+        self, model: str | None, status: str | None, limit: int, offset: int
+    ) -> tuple[list[JobView], int]:
+        with self.sessions() as session:
+            jobs, total = JobRepository(session).page(model, status, limit, offset)
+            return [job_view(j) for j in jobs], total
+
+    def counts(self) -> dict[str, int]:
+        """Jobs per status, from the database (what every replica and worker shares)."""
+        with self.sessions.begin() as session:
+            return JobRepository(session).count_by_status()
+
+    def cancel(self, job_id: str) -> JobView:
+        """Queued: cancelled at once. Running: asked to stop. Finished: Conflict."""
+        with self.sessions.begin() as session:
+            repo = JobRepository(session)
+            job = repo.get(job_id)
+            if job.status in FINISHED:
+                raise Conflict(
+                    f"job {job_id!r} is already {job.status}; only queued or running jobs "
+                    "can be cancelled",
+                    field="id",
+                )
+            queued = [TrainingJob.status == "queued"]
+            if not repo.finish(job_id, "cancelled", queued, cancel_requested=True):
+                repo.request_cancel(job_id)
+            return job_view(repo.get(job_id))

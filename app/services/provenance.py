@@ -1,0 +1,96 @@
+"""Where a prediction came from: model, version, alias, calibration, rule and costs.
+
+Built from what the predict hot path already holds (the resolved version, the cached
+model and its version's calibration record, the validated cost setting), so it costs no
+query and a few microseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.services.costs import CostSetting
+
+
+def calibration_summary(record: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"method", "split"}`` from a version's calibration record (None where unknown)."""
+    record = record or {}
+    method, split = record.get("method"), record.get("split")
+    if split is None and method == "none":
+        split = "none"
+    return {"method": method, "split": split}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Everything a caller needs to reproduce or audit a decision."""
+
+    model: str
+    version: int
+    alias: str | None
+    calibration: dict[str, Any]  # {"method", "split"}
+    decision_rule: str  # threshold | skew_change | fixed
+    cost_setting: str  # costs | cost_matrix | row_costs | zero_one | training
+    cost_matrix: list[list[float]] | None  # the one matrix applied to every row
+    row_costs: dict[str, Any] | None  # per-row costs: {"n_rows", "min", "max"} entry-wise
+    priors: list[float] | None  # deployment priors applied, if any
+    training_costs: list[list[float]] | None
+
+    @classmethod
+    def of(
+        cls,
+        model: str,
+        version: int,
+        alias: str | None,
+        calibration: dict[str, Any],
+        rule: str,
+        setting: CostSetting,
+        priors: Sequence[float] | None,
+        training_costs: list[list[float]] | None,
+    ) -> Provenance:
+        applied = setting.describe()
+        return cls(
+            model,
+            version,
+            alias,
+            calibration,
+            rule,
+            setting.source,
+            applied["cost_matrix"],
+            applied["row_costs"],
+            None if priors is None else [float(p) for p in priors],
+            training_costs,
+        )
+
+    def applied_costs(self) -> dict[str, Any]:
+        return {"cost_matrix": self.cost_matrix, "row_costs": self.row_costs, "priors": self.priors}
+
+    def fields(self) -> dict[str, Any]:
+        """The provenance fields of a /v1 predict or evaluate response."""
+        return {
+            "model": self.model,
+            "version": self.version,
+            "alias": self.alias,
+            "calibration": self.calibration,
+            "cost_setting": self.cost_setting,
+            "decision_rule": self.decision_rule,
+            "applied_costs": self.applied_costs(),
+            "training_costs": self.training_costs,
+        }
+
+    def parameters(self) -> dict[str, Any]:
+        """The same as Open Inference Protocol response ``parameters`` (flat; no nulls)."""
+        out: dict[str, Any] = {
+            "alias": self.alias,
+            "calibration_method": self.calibration.get("method"),
+            "calibration_split": self.calibration.get("split"),
+            "decision_rule": self.decision_rule,
+            "cost_setting": self.cost_setting,
+            "cost_matrix": self.cost_matrix,
+            "row_costs": self.row_costs,
+            "priors": self.priors,
+            "training_costs": self.training_costs,
+        }
+        return {k: v for k, v in out.items() if v is not None}

@@ -1,0 +1,260 @@
+"""Every /v1 operation, written once: its request and how its answer is read.
+
+Each function returns an :data:`~costwise._core.Operation`; :mod:`costwise.client`
+turns it into a method of both :class:`~costwise.client.Client` and
+:class:`~costwise.client.AsyncClient`, so the docstrings here are the methods' docs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar, Unpack
+from urllib.parse import quote
+
+import httpx
+
+from costwise._core import Call, Operation, Sleep, decode, one, parsed
+from costwise.errors import JobTimeout, UnexpectedResponse
+from costwise.types import (
+    Algorithm,
+    Alias,
+    ApiKey,
+    CreatedKey,
+    Health,
+    Job,
+    JobPage,
+    Label,
+    Model,
+    ModelPage,
+    TrainingParams,
+    Version,
+    from_json,
+)
+
+T = TypeVar("T")
+TrainMode = Literal["auto", "job", "sync"]
+Rows = Sequence[Sequence[float | None]] | Any  # also anything with .tolist() (numpy)
+Records = Sequence[Mapping[str, float | None]]
+
+
+def _seg(value: str | int) -> str:
+    return quote(str(value), safe="")
+
+
+def _model(name: str, *rest: str | int) -> str:
+    return "/".join(["/v1/models", _seg(name), *(_seg(r) for r in rest)])
+
+
+def _listed(cls: type[T], key: str) -> Callable[[httpx.Response], list[T]]:
+    def parse(response: httpx.Response) -> list[T]:
+        body = decode(response)
+        items = body.get(key) if isinstance(body, dict) else None
+        try:
+            if not isinstance(items, list):
+                raise TypeError(f"no list {key!r} in the answer")
+            return [from_json(cls, item) for item in items]
+        except (TypeError, ValueError) as exc:
+            raise UnexpectedResponse(response.status_code, "BAD_RESPONSE", str(exc)) from exc
+
+    return parse
+
+
+def _as(cls: type[T], key: str | None = None) -> Callable[[httpx.Response], T]:
+    return lambda response: parsed(cls, response, key)
+
+
+def _nothing(_: httpx.Response) -> None:
+    return None
+
+
+def _plain(values: Any) -> Any:
+    """JSON-ready rows: numpy arrays (anything with ``tolist``) become lists."""
+    return values.tolist() if hasattr(values, "tolist") else values
+
+
+def _page(**query: Any) -> dict[str, Any]:
+    return {k: v for k, v in query.items() if v is not None}
+
+
+# ---------------------------------------------------------------------- health
+def live() -> Operation[Health]:
+    """``GET /health/live``: the process is up."""
+    return one(Call("GET", "/health/live"), _as(Health))
+
+
+def ready() -> Operation[Health]:
+    """``GET /health/ready``: database reachable and schema at head.
+
+    Not ready is an answer, not an error: ``status == "unavailable"`` (no retries)."""
+    return one(Call("GET", "/health/ready", answers=frozenset({503}), retry="connect"), _as(Health))
+
+
+# -------------------------------------------------------------------- registry
+def list_models(limit: int = 100, offset: int = 0) -> Operation[ModelPage]:
+    """``GET /v1/models``: one page of registered models and the total count."""
+    return one(Call("GET", "/v1/models", params=_page(limit=limit, offset=offset)), _as(ModelPage))
+
+
+def get_model(name: str) -> Operation[Model]:
+    """``GET /v1/models/{name}`` (NotFound if it does not exist)."""
+    return one(Call("GET", _model(name)), _as(Model))
+
+
+def list_versions(name: str, limit: int = 100, offset: int = 0) -> Operation[list[Version]]:
+    """``GET /v1/models/{name}/versions``: the model's versions, newest first."""
+    call = Call("GET", _model(name, "versions"), params=_page(limit=limit, offset=offset))
+    return one(call, _listed(Version, "versions"))
+
+
+def get_version(name: str, version: int) -> Operation[Version]:
+    """``GET /v1/models/{name}/versions/{version}``."""
+    return one(Call("GET", _model(name, "versions", version)), _as(Version))
+
+
+def set_alias(name: str, alias: str, version: int) -> Operation[Alias]:
+    """``PUT /v1/models/{name}/aliases/{alias}``: create or move the alias (admin)."""
+    call = Call("PUT", _model(name, "aliases", alias), json={"version": version})
+    return one(call, _as(Alias))
+
+
+def delete_alias(name: str, alias: str) -> Operation[None]:
+    """``DELETE /v1/models/{name}/aliases/{alias}`` (admin)."""
+    return one(Call("DELETE", _model(name, "aliases", alias)), _nothing)
+
+
+def list_algorithms() -> Operation[list[Algorithm]]:
+    """``GET /v1/algorithms``: what can be trained, with parameters and sources."""
+    return one(Call("GET", "/v1/algorithms"), _listed(Algorithm, "algorithms"))
+
+
+# -------------------------------------------------------------------- training
+def _csv_call(
+    path: str,
+    query: dict[str, Any] | None,
+    csv: str | os.PathLike[str] | bytes,
+    label_column: str,
+    description: str | None,
+    params: TrainingParams,
+) -> Call:
+    if isinstance(csv, bytes):
+        name, content = "data.csv", csv
+    else:
+        name, content = Path(csv).name, Path(csv).read_bytes()
+    form = {"label_column": label_column, "params": json.dumps(params)}
+    if description is not None:
+        form["description"] = description
+    files = {"file": (name, content, "text/csv")}
+    return Call("POST", path, params=query, files=files, data=form, retry="connect")
+
+
+def _trained(response: httpx.Response) -> Version | Job:
+    if response.status_code == 202:
+        return parsed(Job, response)
+    return parsed(Version, response)
+
+
+def train(
+    name: str,
+    features: Rows | None = None,
+    labels: Sequence[Label] | Any | None = None,
+    *,
+    csv: str | os.PathLike[str] | bytes | None = None,
+    label_column: str = "label",
+    feature_names: Sequence[str] | None = None,
+    description: str | None = None,
+    tags: Mapping[str, str] | None = None,
+    mode: TrainMode = "auto",
+    **params: Unpack[TrainingParams],
+) -> Operation[Version | Job]:
+    """``POST /v1/models/{name}/versions``: train and register the next version.
+
+    Data: ``features`` (rows, e.g. a list of lists or a numpy array) and ``labels``;
+    or ``csv``, a path or the bytes of a CSV file with a header row (``label_column``
+    names the labels; ``tags`` and ``feature_names`` do not apply). ``mode``: ``sync``
+    trains within the request and returns the :class:`Version`; ``job`` returns a
+    queued :class:`Job` at once (poll it with :meth:`wait_for_job`); ``auto`` lets the
+    server choose by size. Never retried once the request may have been sent (a retry
+    could register a second version); see :mod:`costwise._core`.
+    """
+    path = _model(name, "versions")
+    query = None if mode == "auto" else {"mode": mode}
+    if csv is not None:
+        if features is not None or labels is not None:
+            raise ValueError("give either csv or features and labels, not both")
+        return one(_csv_call(path, query, csv, label_column, description, params), _trained)
+    if features is None or labels is None:
+        raise ValueError("give features and labels (or csv)")
+    body: dict[str, Any] = {"features": _plain(features), "labels": _plain(labels), **params}
+    if feature_names is not None:
+        body["feature_names"] = list(feature_names)
+    if description is not None:
+        body["description"] = description
+    if tags is not None:
+        body["tags"] = dict(tags)
+    return one(Call("POST", path, params=query, json=body, retry="connect"), _trained)
+
+
+# ---------------------------------------------------------------------- jobs
+def get_job(job_id: str) -> Operation[Job]:
+    """``GET /v1/jobs/{id}``: status, phase, progress, timings, and the version or error."""
+    return one(Call("GET", f"/v1/jobs/{_seg(job_id)}"), _as(Job))
+
+
+def list_jobs(
+    model: str | None = None, status: str | None = None, limit: int = 100, offset: int = 0
+) -> Operation[JobPage]:
+    """``GET /v1/jobs``: jobs, newest first, optionally of one model and/or status."""
+    query = _page(model=model, status=status, limit=limit, offset=offset)
+    return one(Call("GET", "/v1/jobs", params=query), _as(JobPage))
+
+
+def cancel_job(job_id: str) -> Operation[Job]:
+    """``POST /v1/jobs/{id}/cancel``: a queued job is cancelled at once, a running one at
+    its next round (``cancel_requested``); a finished one raises Conflict."""
+    return one(Call("POST", f"/v1/jobs/{_seg(job_id)}/cancel", retry="connect"), _as(Job))
+
+
+def wait_for_job(
+    job_id: str,
+    on_progress: Callable[[Job], None] | None = None,
+    poll_interval: float = 0.5,
+    timeout: float | None = None,
+) -> Operation[Job]:
+    """Poll the job until it finishes; returns it (check ``status``).
+
+    ``on_progress(job)`` is called after every poll (a plain function, also with the
+    async client). Raises :class:`JobTimeout` after ``timeout`` seconds (the job goes on).
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        job = yield from get_job(job_id)
+        if on_progress is not None:
+            on_progress(job)
+        if job.finished:
+            return job
+        if deadline is not None and time.monotonic() + poll_interval > deadline:
+            raise JobTimeout(
+                None, "JOB_TIMEOUT", f"job {job_id} still {job.status} after {timeout} s"
+            )
+        yield Sleep(poll_interval)
+
+
+# ---------------------------------------------------------------------- keys
+def create_key(name: str, role: Literal["admin", "predictor", "reader"]) -> Operation[CreatedKey]:
+    """``POST /v1/keys`` (admin): a new API key; ``.key`` is shown this once only."""
+    call = Call("POST", "/v1/keys", json={"name": name, "role": role}, retry="connect")
+    return one(call, _as(CreatedKey))
+
+
+def list_keys() -> Operation[list[ApiKey]]:
+    """``GET /v1/keys`` (admin): every key, without secrets."""
+    return one(Call("GET", "/v1/keys"), _listed(ApiKey, "keys"))
+
+
+def revoke_key(key_id: int) -> Operation[None]:
+    """``DELETE /v1/keys/{id}`` (admin; idempotent). The last admin key cannot be revoked."""
+    return one(Call("DELETE", f"/v1/keys/{key_id}"), _nothing)

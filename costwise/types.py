@@ -1,0 +1,326 @@
+"""Typed answers of the costwise API (frozen dataclasses) and the costs a request takes.
+
+Each dataclass mirrors one response schema of ``/openapi.json``. Fields the client does
+not know yet (a newer server) are kept in ``extra`` rather than dropped or refused.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import field as dc_field
+from datetime import datetime
+from functools import cache
+from typing import Any, Literal, NotRequired, TypedDict, TypeVar, Union, cast, get_args, get_origin
+from typing import get_type_hints as _hints
+
+Label = int | str | bool
+JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+FINISHED_JOB_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+
+T = TypeVar("T")
+
+
+class Costs(TypedDict):
+    """Named binary costs; the positive class is ``classes[1]`` of the model."""
+
+    c_fp: float
+    c_fn: float
+    c_tp: NotRequired[float]
+    c_tn: NotRequired[float]
+
+
+class TrainingParams(TypedDict, total=False):
+    """Training parameters (see ``GET /v1/algorithms``); every one is optional."""
+
+    algorithm: str
+    params: dict[str, Any]
+    n_estimators: int
+    weak_learner: Literal["stump", "tree", "logistic"]
+    max_depth: int
+    score: Literal["vote", "logistic"]
+    calibration: Literal["platt", "isotonic", "none"]
+    calibration_split: Literal["holdout", "kfold"]
+    calibration_fraction: float
+    n_folds: int
+    evaluation_fraction: float
+    random_state: int | None
+
+
+@dataclass(frozen=True)
+class Health:
+    status: str
+    checks: dict[str, Any] = dc_field(default_factory=dict)
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    description: str
+    tags: dict[str, str]
+    latest_version: int | None
+    aliases: dict[str, int]
+    created_at: datetime
+    updated_at: datetime
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class ModelPage:
+    models: list[Model]
+    total: int
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Version:
+    model: str
+    version: int
+    status: str
+    algorithm: str
+    params: dict[str, Any]
+    calibration: dict[str, Any]
+    data: dict[str, Any]
+    metrics: dict[str, Any]
+    training_seconds: float
+    artifact_sha256: str
+    artifact_size: int
+    aliases: list[str]
+    created_at: datetime
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Alias:
+    model: str
+    alias: str
+    version: int
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    decision: Label
+    probabilities: list[float] | None
+    threshold: float | None
+    expected_cost: float | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    method: str | None
+    split: str | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class RowCostsSummary:
+    """Entry-wise ``min`` and ``max`` of the per-row cost matrices of ``n_rows`` rows."""
+
+    n_rows: int
+    min: list[list[float]]
+    max: list[list[float]]
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class AppliedCosts:
+    cost_matrix: list[list[float]] | None
+    row_costs: RowCostsSummary | None
+    priors: list[float] | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a decision came from: version (and alias), calibration, rule, costs applied."""
+
+    model: str
+    version: int
+    alias: str | None
+    calibration: Calibration
+    cost_setting: str
+    decision_rule: str
+    applied_costs: AppliedCosts
+    training_costs: list[list[float]] | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class PredictResponse(Provenance):
+    """Decisions, one per row, and their provenance."""
+
+    classes: list[Label]
+    predictions: list[Prediction]
+
+
+@dataclass(frozen=True)
+class Evaluation(Provenance):
+    """What deciding labelled rows cost, and the provenance of those decisions."""
+
+    classes: list[Label]
+    n_rows: int
+    confusion_matrix: list[list[int]]
+    total_cost: float
+    mean_cost: float
+    q: float | None
+    skew: float | None
+    brier: float | None
+    accuracy: float
+
+
+@dataclass(frozen=True)
+class AlgorithmParam:
+    name: str
+    type: str
+    default: Any
+    description: str
+    range: str | None = None
+    choices: list[Any] | None = None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    title: str
+    family: str
+    source: str
+    equations: str
+    trains_with_costs: bool
+    decision_rule: str
+    calibrated_probabilities: bool
+    properties: dict[str, bool] | None
+    params: list[AlgorithmParam]
+    notes: str
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    id: int
+    name: str
+    role: str
+    prefix: str
+    active: bool
+    created_at: datetime
+    revoked_at: datetime | None
+    last_used_at: datetime | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class CreatedKey(ApiKey):
+    """A new key: ``key`` is the secret, returned by the service this once only."""
+
+    key: str = dc_field(repr=False)
+
+
+@dataclass(frozen=True)
+class JobError:
+    code: str
+    detail: str
+    field: str | None = None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A training job: status, phase, progress (round ``done`` of ``total``), result."""
+
+    id: str
+    model: str
+    status: str
+    phase: str
+    done: int
+    total: int
+    progress: float
+    attempts: int
+    max_attempts: int
+    cancel_requested: bool
+    worker: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    timings: dict[str, float]
+    version: int | None
+    version_url: str | None
+    error: JobError | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+    @property
+    def finished(self) -> bool:
+        """True once the job succeeded, failed or was cancelled (it will not change)."""
+        return self.status in FINISHED_JOB_STATUSES
+
+
+@dataclass(frozen=True)
+class JobPage:
+    jobs: list[Job]
+    total: int
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class Plot:
+    kind: str
+    title: str
+    json_url: str
+    svg_url: str
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The decision at given costs replayed on a version's held-out predictions."""
+
+    model: str
+    version: int
+    threshold: float
+    confusion_matrix: list[list[int]]
+    total_cost: float
+    mean_cost: float
+    accuracy: float
+    n: int
+    labels: list[Label]
+    costs: dict[str, float]
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@cache
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = _hints(cls)
+    return {f.name: hints[f.name] for f in fields(cls) if f.name != "extra"}
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = [a for a in get_args(tp) if a is not type(None)]
+        return _convert(options[0], value) if len(options) == 1 else value
+    if origin is list and isinstance(value, list):
+        (item,) = get_args(tp)
+        return [_convert(item, v) for v in value]
+    if tp is datetime and isinstance(value, str):
+        return datetime.fromisoformat(value)
+    if isinstance(tp, type) and is_dataclass(tp):
+        return from_json(tp, value)
+    return value
+
+
+def from_json(cls: type[T], data: Any) -> T:
+    """Build the dataclass ``cls`` from a decoded JSON object (unknown keys go to ``extra``).
+
+    Raises ``TypeError`` or ``ValueError`` when ``data`` does not have the documented shape.
+    """
+    if not isinstance(data, dict):
+        raise TypeError(f"expected a JSON object for {cls.__name__}, got {type(data).__name__}")
+    known = _field_types(cast(type, cls))
+    values = {k: _convert(tp, data[k]) for k, tp in known.items() if k in data}
+    extra = {k: v for k, v in data.items() if k not in known}
+    return cast(T, cast(Any, cls)(**values, extra=extra))
