@@ -28,13 +28,14 @@ References
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import time
 import traceback
 import zlib
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -230,28 +231,74 @@ def expand_tasks(datasets: Sequence[str], source: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _checkpoint_key(cfg: Config) -> str:
+    """The settings a unit's results depend on (a checkpoint line is reused only if equal)."""
+    keep = (cfg.source, cfg.seed, cfg.ratios, cfg.rounds, cfg.learners, cfg.methods, cfg.fig6,
+            cfg.defaults)  # fmt: skip
+    return f"{zlib.crc32(repr(keep).encode()):08x}"
+
+
+def load_checkpoint(path: Path, cfg: Config) -> dict[tuple[int, str], dict[str, Any]]:
+    """Finished units of an earlier run with the same settings (``units.jsonl``)."""
+    done: dict[tuple[int, str], dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    key = _checkpoint_key(cfg)
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:  # a line cut by a kill: that unit runs again
+            continue
+        if rec.get("key") == key:
+            done[(int(rec["repeat"]), str(rec["task"]))] = rec["result"]
+    return done
+
+
 def _run_all(
-    cfg: Config, jobs: int, order: str = "task"
+    cfg: Config, jobs: int, order: str = "task", checkpoint: Path | None = None
 ) -> tuple[dict[str, list[dict[str, Any]]], list[tuple]]:
     if order == "task":  # all splits of a task before the next: a time cut leaves whole tasks
         units = [(r, t) for t in cfg.tasks for r in range(cfg.repeats)]
     else:  # every task once per repeat: a time cut leaves fewer splits on every task
         units = [(r, t) for r in range(cfg.repeats) for t in cfg.tasks]
+    done = load_checkpoint(checkpoint, cfg) if checkpoint is not None else {}
+    todo = [u for u in units if u not in done]
+    results: dict[tuple[int, str], dict[str, Any] | None] = {u: done[u] for u in units if u in done}
+    bar = H.Progress(len(todo), "nikolaou")
+    if done:
+        print(f"resuming: {len(results)} of {len(units)} units from {checkpoint}", file=sys.stderr)
+    sink = None if checkpoint is None else checkpoint.open("a")
+    if sink is not None and checkpoint is not None and checkpoint.stat().st_size:
+        with checkpoint.open("rb") as fh:  # a line cut by a kill must not swallow the next
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                sink.write("\n")
+
+    def finish(u: tuple[int, str], res: dict[str, Any] | None) -> None:
+        results[u] = res
+        if sink is not None and res is not None:  # one line per unit, flushed: a kill loses one
+            line = {"key": _checkpoint_key(cfg), "repeat": u[0], "task": u[1], "result": res}
+            sink.write(json.dumps(line) + "\n")
+            sink.flush()
+        bar.update(1, f"{u[1]} r{u[0]}")
+
+    try:
+        if jobs <= 1:
+            for u in todo:
+                finish(u, run_unit(cfg, *u))
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as ex:
+                futs = {ex.submit(run_unit, cfg, *u): u for u in todo}
+                for f in as_completed(futs):
+                    finish(futs[f], f.result())
+    finally:
+        if sink is not None:
+            sink.close()
+    bar.close()
     merged: dict[str, list[dict[str, Any]]] = {"raw": [], "fig6": [], "defaults": []}
     skipped: list[tuple] = []
-    bar = H.Progress(len(units), "nikolaou")
-    if jobs <= 1:
-        results = ((u, run_unit(cfg, *u)) for u in units)
-        for u, res in results:
-            _merge(merged, skipped, u, res)
-            bar.update(1, f"{u[1]} r{u[0]}")
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            futs = [(u, ex.submit(run_unit, cfg, *u)) for u in units]
-            for u, f in futs:
-                _merge(merged, skipped, u, f.result())
-                bar.update(1, f"{u[1]} r{u[0]}")
-    bar.close()
+    for u in units:
+        _merge(merged, skipped, u, results.get(u))
     return merged, skipped
 
 
@@ -291,6 +338,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="start no new split after this many minutes")  # fmt: skip
     p.add_argument("--order", choices=("task", "repeat"), default="task",
                    help="task: all splits of a task first (in --datasets order); repeat: round-robin")  # fmt: skip
+    p.add_argument("--resume", action="store_true",
+                   help="reuse the finished splits in OUT/units.jsonl (same settings) and run "
+                        "only the rest; every finished split is appended there as it ends")  # fmt: skip
     args = p.parse_args(argv)
     started = time.time()
     source = args.source or ("builtin" if args.quick else "shared")
@@ -313,7 +363,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                  fig6=not args.no_fig6, defaults=not args.no_defaults,
                  max_minutes=args.max_minutes, started=started)  # fmt: skip
     try:
-        merged, skipped = _run_all(cfg, args.jobs, args.order)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        checkpoint = out / "units.jsonl"
+        if not args.resume and checkpoint.exists():
+            checkpoint.unlink()  # a fresh run starts a fresh checkpoint
+        merged, skipped = _run_all(cfg, args.jobs, args.order, checkpoint)
     except Exception:
         traceback.print_exc()
         return 1
@@ -322,7 +377,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "ratios": list(ratios), "rounds": rounds, "learners": list(cfg.learners),
                         "methods": list(cfg.methods), "skipped_units": [list(u) for u in skipped],
                         "jobs": args.jobs, "order": args.order}  # fmt: skip
-    out = Path(args.out)
     write_raw(out, merged, info)
     try:
         from bench.papers import nikolaou_report as R

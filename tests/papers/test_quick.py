@@ -61,6 +61,24 @@ def test_quick_run_writes_well_formed_outputs(quick_run: Path) -> None:
         assert (quick_run / "fig7_logistic.png").stat().st_size > 1000
 
 
+def test_a_killed_run_resumes_from_its_checkpoint(quick_run: Path, tmp_path: Path) -> None:
+    """Every finished split is in units.jsonl; --resume runs only the missing ones and
+    writes the same results as the uninterrupted run (a line cut by the kill is redone)."""
+    lines = (quick_run / "units.jsonl").read_text().splitlines()
+    assert len(lines) == 4  # 2 tasks x 2 splits
+    out = tmp_path / "resumed"
+    out.mkdir()
+    (out / "units.jsonl").write_text(lines[0] + "\n" + lines[2] + "\n" + lines[1][:50])
+    assert nikolaou.main(["--quick", "--out", str(out), "--resume"]) == 0
+    for name in ("raw.csv", "fig6.csv", "defaults.csv"):
+        assert _rows(out / name) == _rows(quick_run / name), name
+    assert len((out / "units.jsonl").read_text().splitlines()) == 5  # 2 + 1 cut + 2 redone
+    with pytest.raises(SystemExit):  # other settings never reuse these lines
+        nikolaou.main(["--quick", "--out", str(out), "--resume", "--rounds", "x"])
+    assert nikolaou.main(["--quick", "--out", str(out), "--resume", "--ratios", "2", "0.5"]) == 0
+    assert {r["ratio"] for r in _rows(out / "raw.csv")} == {"2", "1/2"}
+
+
 def test_report_merges_a_second_run(quick_run: Path, tmp_path: Path) -> None:
     """A later run's tasks replace the same tasks of the first run; others are kept."""
     first, second = tmp_path / "first", tmp_path / "second"
