@@ -30,6 +30,11 @@ from bench.papers import common as H
 
 TRIO = ("AdaMEC-Cal", "CGAda-Cal", "AsymAda-Cal")
 FIG7 = ("AdaMEC", "AdaMEC-Cal", "CSB2", "AdaC1")
+#: Fig. 7 panels: these tasks when present (large and high-dimensional first, as the
+#: paper's discussion of its Fig. 7), then the others alphabetically, six in all.
+FIG7_TASKS = ("spambase", "chess", "splice:0-vs-rest", "magic", "pima", "sonar")
+#: Tasks with at least this many training rows are "large" in the size-split ranking.
+LARGE_TRAIN_ROWS = 1000
 
 
 def _impute(df: pd.DataFrame) -> pd.DataFrame:
@@ -102,6 +107,31 @@ def rank_table(ar: pd.DataFrame, learner: str) -> tuple[pd.DataFrame, str]:
         "rlrrrr",
     )
     return summary, md
+
+
+def rank_by_size(ar: pd.DataFrame, raw: pd.DataFrame, learner: str, top: int = 10) -> tuple[dict[str, Any], str]:
+    """Average ranks on the small and on the large tasks separately (the paper, section
+    5.3: calibrated AdaMEC "is most clearly outperforming the competitors on larger
+    datasets"). Large: at least :data:`LARGE_TRAIN_ROWS` training rows after balancing."""
+    n_train = raw.groupby("task")["n_train"].max()
+    groups = {
+        f"small (< {LARGE_TRAIN_ROWS} training rows)": n_train.index[n_train < LARGE_TRAIN_ROWS],
+        f"large (>= {LARGE_TRAIN_ROWS} training rows)": n_train.index[n_train >= LARGE_TRAIN_ROWS],
+    }
+    out: dict[str, Any] = {}
+    parts = []
+    for name, tasks in groups.items():
+        sub = ar[ar["task"].isin(tasks)]
+        if sub.empty or learner not in set(sub["learner"]):
+            continue
+        summ, _ = rank_table(sub, learner)
+        out[name] = {"tasks": sorted(tasks), "avg_rank": summ["avg_rank"].to_dict(),
+                     "mean_area": summ["mean_area"].to_dict()}  # fmt: skip
+        rows = [[i, m, f"{r['avg_rank']:.2f}", f"{r['mean_area']:.4f}"]
+                for i, (m, r) in enumerate(summ.head(top).iterrows(), 1)]  # fmt: skip
+        parts.append(f"{name}, {len(tasks)} tasks ({', '.join(sorted(tasks))}); first {top}:\n")
+        parts.append(H.md_table(["#", "method", "avg rank", "mean area"], rows, "rlrr") + "\n")
+    return out, "\n".join(parts)
 
 
 def area_ci_table(ar: pd.DataFrame, learner: str, methods: list[str]) -> str:
@@ -271,7 +301,9 @@ def plots(raw: pd.DataFrame, ranks: dict[str, pd.DataFrame], out: Path) -> list[
     df = _impute(raw)
     for learner in df["learner"].unique():
         d = df[df["learner"] == learner]
-        tasks = sorted(d["task"].unique())[:6]
+        present = set(d["task"].unique())
+        tasks = [t for t in FIG7_TASKS if t in present]
+        tasks += [t for t in sorted(present) if t not in tasks][: 6 - len(tasks)]
         n = len(tasks)
         cols = min(3, n)
         fig, axes = plt.subplots((n + cols - 1) // cols, cols, figsize=(5 * cols, 4 * ((n + 2) // 3)),
@@ -333,10 +365,13 @@ def write_report(out: Path) -> dict[str, Any]:
         main = [m for m in main if m in set(a["method"])]
         body += ["### Area under the Brier curve per task (mean ± 95% CI over splits)\n",
                  area_ci_table(ar, lr, main), ""]  # fmt: skip
+        by_size, smd = rank_by_size(ar, raw, lr)
+        if smd:
+            body += ["### Ranks on small and on large tasks\n", smd, ""]
         bands, bmd = band_table(raw, lr)
         body += ["### Skew bands (CSB2 saturation, AdaC1 at high skew)\n", bmd, ""]
         entry: dict[str, Any] = {"ranking": summ.reset_index(names="method").to_dict("records"),
-                                 "bands": bands}  # fmt: skip
+                                 "bands": bands, "by_size": by_size}  # fmt: skip
         f6path = out / "fig6.csv"
         if f6path.is_file() and f6path.stat().st_size > 200:
             f6 = pd.read_csv(f6path)
