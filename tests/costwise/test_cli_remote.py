@@ -131,6 +131,9 @@ def test_ctrl_c_cancels_the_remote_job_and_exits_130(
          "--n-estimators", "500", "--weak-learner", "tree", "--mode", "job",
          "--poll-interval", "0.05", *remote],
         cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # A suite started in the background by a non-interactive shell inherits SIGINT
+        # ignored, and Python then installs no KeyboardInterrupt handler: restore it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     with Client(server.url, api_key=ADMIN_KEY) as c:
         deadline = time.monotonic() + 60
