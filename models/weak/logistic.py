@@ -54,6 +54,7 @@ class LogisticTrainer:
         n_features, n_samples = Xt.shape
         self._nan = np.isnan(Xt)
         self._has_nan = bool(self._nan.any())
+        self._nan_f = self._nan.astype(np.float64) if self._has_nan else None
         present = ~self._nan
         count = present.sum(axis=1).astype(np.float64)
         filled = np.where(self._nan, 0.0, Xt)
@@ -73,8 +74,8 @@ class LogisticTrainer:
             cols.append(rows)
             offset += len(xv)
         self._group_x = np.concatenate(values)
-        self._group_feature = np.repeat(np.arange(n_features), [len(v) for v in values])
         sizes = np.array([len(v) for v in values])
+        self._group_feature = np.repeat(np.arange(n_features), sizes)
         self._nonempty = np.flatnonzero(sizes)
         self._group_start = (np.cumsum(sizes) - sizes)[self._nonempty]
         self._group_z = (self._group_x - mu[self._group_feature]) / sd[self._group_feature]
@@ -145,9 +146,8 @@ class LogisticTrainer:
         left = self._group_x <= thr[f]
         out = np.where(left, vl[f], vr[f])
         err_present = self._sum_by_feature(np.where(out > 0, w0, w1))
-        if self._has_nan:
-            nan = self._nan.astype(np.float64)
-            pos_m, neg_m = nan @ (w * (self._y > 0)), nan @ (w * (self._y < 0))
+        if self._nan_f is not None:
+            pos_m, neg_m = self._nan_f @ (w * (self._y > 0)), self._nan_f @ (w * (self._y < 0))
         else:
             pos_m = neg_m = np.zeros(self.n_features)
         err_l = np.where(vl > 0, neg_m, pos_m)
