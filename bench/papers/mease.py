@@ -33,6 +33,7 @@ References
 from __future__ import annotations
 
 import importlib.util
+import json
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -327,12 +328,38 @@ def run_problem(
         "positive": prob.positive,
         "protocol": prob.protocol,
         "n_test_total": int(y.size),
+        "n_folds": len(y_all),
         "final": final,
         "at_jous_rounds": at_jous,
         "baseline": losses(p, np.concatenate(base), y),
         "curves": curves,
         "fit_seconds": seconds,
     }
+
+
+def _unit_path(ckpt_dir: Path, unit: dict[str, Any]) -> Path:
+    return ckpt_dir / f"{unit['key']}-seed{unit['seed']}.json"
+
+
+def save_checkpoint(ckpt_dir: Path, unit: dict[str, Any], result: dict[str, Any]) -> None:
+    """Write one finished problem (with the settings it ran under) atomically."""
+    path = _unit_path(ckpt_dir, unit)
+    tmp = path.with_suffix(".tmp")
+    common.write_json(tmp, {"unit": unit, "result": result})
+    tmp.replace(path)
+
+
+def load_checkpoint(ckpt_dir: Path, unit: dict[str, Any]) -> dict[str, Any] | None:
+    """The saved result of ``unit`` if one exists with exactly these settings."""
+    path = _unit_path(ckpt_dir, unit)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if doc.get("unit") != unit:
+        return None
+    result: dict[str, Any] = doc["result"]
+    return result
 
 
 def plot(result: dict[str, Any], out: Path, n_rounds: int, jous_rounds: int) -> Path:
@@ -453,6 +480,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="run JOUS over-sampling only on problems with at most this many training rows",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the problems finished by an earlier run with the same settings "
+        "(OUT/checkpoints/, written as each problem ends)",
+    )
     args = parser.parse_args(argv)
     started = time.time()
     if args.quick:
@@ -475,9 +508,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         total += n_methods * sum(1 for _ in pr.data(args.seed)) * repeats
     progress = common.Progress(total, "mease")
     results = []
+    ckpt_dir = args.out / "checkpoints"
     for rep in range(repeats):
         for pr in probs:
-            res = run_problem(pr, args.seed + rep, n_rounds, jous_rounds, not args.no_gbm, progress)
+            unit = {
+                "key": pr.key, "samplings": list(pr.samplings), "seed": args.seed + rep,
+                "n_rounds": n_rounds, "jous_rounds": jous_rounds, "gbm": not args.no_gbm,
+                "source": source, "quick": bool(args.quick),
+            }  # fmt: skip
+            res = load_checkpoint(ckpt_dir, unit) if args.resume else None
+            if res is None:
+                res = run_problem(
+                    pr, args.seed + rep, n_rounds, jous_rounds, not args.no_gbm, progress
+                )
+                save_checkpoint(ckpt_dir, unit, res)
+            else:
+                progress.update(len(res["final"]) * res["n_folds"], f"{pr.key} (checkpoint)")
             res["repeat"] = rep
             results.append(res)
     progress.close()

@@ -111,3 +111,36 @@ def test_mease_quick(tmp_path: Path) -> None:
     assert len(rows) == 3 * 5 and {"squared", "log", "exponential", "paper_log"} <= set(rows[0])
     md = (out / "mease.md").read_text()
     assert "command:" in md and "## log loss" in md
+
+
+def test_mease_resume_reuses_finished_problems(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "mease"
+    args = ["--quick", "--no-gbm", "--datasets", "tenorm", "--out", str(out)]
+    assert mease.main(args) == 0
+    first = _csv(out / "mease.csv")
+    ckpts = sorted(p.name for p in (out / "checkpoints").iterdir())
+    assert ckpts == ["tenorm_n120_g0.5-seed0.json", "tenorm_n120_g10-seed0.json"]
+    # a changed setting is not reused: the problem runs again
+    calls: list[str] = []
+    real = mease.run_problem
+
+    def counting(prob, *a, **k):  # type: ignore[no-untyped-def]
+        calls.append(prob.key)
+        return real(prob, *a, **k)
+
+    monkeypatch.setattr(mease, "run_problem", counting)
+    # one checkpoint cut short by a kill: redone; the other reused
+    (out / "checkpoints" / "tenorm_n120_g10-seed0.json").write_text('{"unit": {"key"')
+    assert mease.main([*args, "--resume"]) == 0
+    assert calls == ["tenorm_n120_g10"]
+
+    def strip_seconds(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        return [{k: v for k, v in r.items() if k != "fit_seconds"} for r in rows]
+
+    assert strip_seconds(_csv(out / "mease.csv")) == strip_seconds(first)
+    calls.clear()
+    assert mease.main([*args, "--resume", "--rounds", "10"]) == 0
+    assert calls == ["tenorm_n120_g10", "tenorm_n120_g0.5"]
+    calls.clear()
+    assert mease.main([*args, "--resume", "--rounds", "10"]) == 0
+    assert calls == []
