@@ -29,7 +29,7 @@ from models.calibration import make_calibrator
 from models.decisions import Decisions
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
-from models.progress import report
+from models.progress import fit_part, report
 from models.scorers import BinaryScorer
 
 SPLITS = ("holdout", "kfold")
@@ -187,14 +187,17 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
             )
         folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=self.random_state)
         oof = np.empty(n, dtype=np.float64)
-        for train_idx, test_idx in folds.split(np.zeros(n), y_index):
-            booster = self._make_booster().fit(
-                X[train_idx], y[train_idx], sample_weight=None if sw is None else sw[train_idx]
-            )
+        # progress: k fold fits and the final fit count as one run of (k + 1) M rounds
+        for i, (train_idx, test_idx) in enumerate(folds.split(np.zeros(n), y_index)):
+            with fit_part(i, k + 1):
+                booster = self._make_booster().fit(
+                    X[train_idx], y[train_idx], sample_weight=None if sw is None else sw[train_idx]
+                )
             oof[test_idx] = booster.score_samples(X[test_idx])
+        with fit_part(k, k + 1):
+            self.estimator_ = self._make_booster().fit(X, y, sample_weight=sw)
         report(0, 0, "calibrating")
         self.calibrator_ = make_calibrator(self.method).fit(oof, y_index, sample_weight=sw)
-        self.estimator_ = self._make_booster().fit(X, y, sample_weight=sw)
         self.calibration_info_ = {
             "method": self.method,
             "split": "kfold",

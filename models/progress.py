@@ -30,7 +30,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["ProgressCallback", "current_callback", "progress_callback", "report"]
+__all__ = [
+    "ProgressCallback",
+    "current_callback",
+    "fit_part",
+    "progress_callback",
+    "report",
+]
 
 ProgressCallback = Callable[[str, int, int], None]
 """``callback(phase, done, total)``; may raise ``TrainingCancelled``."""
@@ -79,3 +85,36 @@ def progress_callback(callback: ProgressCallback | None) -> Iterator[None]:
         yield
     finally:
         _CALLBACK.reset(token)
+
+
+@contextmanager
+def fit_part(part: int, parts: int) -> Iterator[None]:
+    """Count the boosting rounds inside the block as fit ``part`` of ``parts`` equal fits.
+
+    Cross-fitting runs the same boosting loop once per fold and once more on all rows.
+    Inside this block a loop's ``report(t, M)`` reaches the installed callback as
+    ``report(part * M + t, parts * M)``, so a caller sees one steady count over every
+    fit instead of ``parts`` restarts at zero. Other phases pass through unchanged.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> with progress_callback(lambda phase, done, total: seen.append((done, total))):
+    ...     with fit_part(2, 3):
+    ...         report(4, 10)
+    >>> seen
+    [(24, 30)]
+    """
+    parent = _CALLBACK.get()
+    if parent is None:
+        yield
+        return
+
+    def scaled(phase: str, done: int, total: int) -> None:
+        if phase == "boosting":
+            parent(phase, part * total + done, parts * total)
+        else:
+            parent(phase, done, total)
+
+    with progress_callback(scaled):
+        yield

@@ -48,7 +48,7 @@ class TrainingParams(_Strict):
         "vote", description="Raw score: `vote` = s(x), Eq. 24; `logistic` = s'(x), Eq. 25."
     )
     calibration: Literal["platt", "isotonic", "none"] = "platt"
-    calibration_split: Literal["holdout", "kfold"] = "holdout"
+    calibration_split: Literal["holdout", "kfold"] = "kfold"
     calibration_fraction: float = Field(1 / 3, gt=0, lt=1)
     n_folds: int = Field(5, ge=2, le=20)
     evaluation_fraction: float = Field(

@@ -42,7 +42,7 @@ class TrainingSpec:
     max_depth: int = 3
     score: str = "vote"
     calibration: str = "platt"
-    calibration_split: str = "holdout"
+    calibration_split: str = "kfold"
     calibration_fraction: float = 1.0 / 3.0
     n_folds: int = 5
     evaluation_fraction: float = 0.2

@@ -36,6 +36,7 @@ from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.multiclass.samme import SAMME
 from models.multiclass.scorers import CalibratedVoteScorer, normalise_rows
+from models.progress import fit_part
 
 __all__ = ["CalibratedMulticlass", "check_calibration_params", "SPLITS"]
 
@@ -179,9 +180,13 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
                 )
             kf = StratifiedKFold(folds, shuffle=True, random_state=self.random_state)
             scores = np.empty((n, k))
-            for train_idx, test_idx in kf.split(np.zeros(n), y_idx):
-                scores[test_idx] = self._fit_booster(X, y, sw, train_idx).score_samples(X[test_idx])
-            self.estimator_ = self._fit_booster(X, y, sw, np.arange(n))
+            # progress: the fold fits and the final fit count as one run of (folds + 1) M rounds
+            for i, (train_idx, test_idx) in enumerate(kf.split(np.zeros(n), y_idx)):
+                with fit_part(i, folds + 1):
+                    booster = self._fit_booster(X, y, sw, train_idx)
+                scores[test_idx] = booster.score_samples(X[test_idx])
+            with fit_part(folds, folds + 1):
+                self.estimator_ = self._fit_booster(X, y, sw, np.arange(n))
             cal_rows = np.arange(n)
             info = {"n_folds": folds, "n_boost": n, "n_calibration": n}
         cal_w = None if sw is None else sw[cal_rows]

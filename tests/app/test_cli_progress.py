@@ -34,7 +34,8 @@ def test_progress_flag_draws_phase_and_rounds_on_stderr(
     assert main([*TRAIN, "--n-estimators", "30", "--progress"]) == 0
     captured = capsys.readouterr()
     assert '"version": 1' in captured.out and "round" not in captured.out
-    assert "boosting" in captured.err and "round 0/30" in captured.err
+    # default kfold calibration: 5 fold fits + the final fit = 6 x 30 rounds
+    assert "boosting" in captured.err and "round 0/180" in captured.err
     assert captured.err.rstrip().endswith("done")
 
 

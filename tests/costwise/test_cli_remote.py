@@ -99,7 +99,8 @@ def test_train_as_a_job_shows_phase_and_rounds(remote: list[str]) -> None:
         "--n-estimators", "30", "--mode", "job", "--progress", "--poll-interval", "0.05", *remote,
     )  # fmt: skip
     assert json.loads(out.stdout)["version"] == 1
-    assert "# job " in out.stderr and "round " in out.stderr and "/30" in out.stderr
+    # default kfold calibration: 5 fold fits + the final fit = 6 x 30 rounds
+    assert "# job " in out.stderr and "round " in out.stderr and "/180" in out.stderr
 
 
 def test_jobs_lists_shows_and_refuses_to_cancel_a_finished_job(

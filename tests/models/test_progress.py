@@ -67,3 +67,35 @@ def test_every_loop_can_be_cancelled(estimator: object, n_classes: int) -> None:
 def test_cancellation_is_a_core_error_not_a_value_error() -> None:
     assert issubclass(TrainingCancelled, CoreError)
     assert not issubclass(TrainingCancelled, ValueError)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_cross_fitting_counts_all_fits_as_one_steady_run(n_classes: int) -> None:
+    from models.calibrated import CalibratedBoosting
+    from models.multiclass.calibrated import CalibratedMulticlass
+
+    X, y = _data(n_classes)
+    seen: list[tuple[str, int, int]] = []
+    if n_classes == 2:
+        clf = CalibratedBoosting(AdaBoost(n_estimators=6), split="kfold", n_folds=4)
+    else:
+        clf = CalibratedMulticlass(SAMME(n_estimators=6), calibration_split="kfold", n_folds=4)
+    with progress_callback(lambda *a: seen.append(a)):
+        clf.fit(X, y)
+    rounds = [(done, total) for phase, done, total in seen if phase == "boosting"]
+    # 4 fold fits + the final fit, 6 rounds each (none stops early on these data)
+    assert rounds == [(t, 30) for t in range(30)]
+
+
+def test_fit_part_passes_other_phases_and_cancellation_through() -> None:
+    from models.progress import fit_part
+
+    seen: list[tuple[str, int, int]] = []
+    with progress_callback(lambda *a: seen.append(a)), fit_part(1, 2):
+        report(3, 10, phase="quantiles")
+        report(3, 10)
+    assert seen == [("quantiles", 3, 10), ("boosting", 13, 20)]
+    with progress_callback(_cancel_at(12)), fit_part(1, 2), pytest.raises(TrainingCancelled):
+        report(2, 10)
+    with fit_part(0, 3):  # no callback installed: nothing to scale, nothing raised
+        report(1, 10)

@@ -29,8 +29,11 @@ def test_train_returns_version_with_heldout_metrics(client: TestClient) -> None:
         assert 0.0 <= v["metrics"][key] <= 1.0, key
     assert v["metrics"]["auc"] > 0.8
     assert v["metrics"]["n_evaluation"] == 60
-    assert v["calibration"]["method"] == "platt" and v["calibration"]["split"] == "holdout"
-    assert v["calibration"]["n_boost"] + v["calibration"]["n_calibration"] == 240
+    # the default (issue 5, section 6): Platt scaling with 5-fold cross-fitting; the
+    # booster is refitted on all 240 training rows, the calibrator saw all of them out of fold
+    assert v["calibration"]["method"] == "platt" and v["calibration"]["split"] == "kfold"
+    assert v["calibration"]["n_folds"] == 5
+    assert v["calibration"]["n_boost"] == v["calibration"]["n_calibration"] == 240
     assert v["data"]["n_rows"] == 300 and v["data"]["classes"] == [0, 1]
     assert len(v["artifact_sha256"]) == 64 and v["artifact_size"] > 0
     assert v["training_seconds"] > 0

@@ -102,7 +102,7 @@ def test_infer_spec_example_with_costs_in_parameters(
     same_as_v1(resp, v1(client, {"instances": ROWS, "costs": {"c_fp": 1, "c_fn": 5}}))
     assert resp["parameters"] == {
         "calibration_method": "platt",
-        "calibration_split": "holdout",
+        "calibration_split": "kfold",
         "decision_rule": "threshold",
         "cost_setting": "costs",
         "cost_matrix": [[0.0, 1.0], [5.0, 0.0]],
