@@ -19,6 +19,14 @@ def _predict(client: TestClient, body: dict[str, Any], name: str = "fraud") -> d
     return r.json()
 
 
+def test_train_with_the_papers_holdout_calibration(client: TestClient) -> None:
+    r = client.post("/v1/models/ho/versions", json=train_body(calibration_split="holdout"))
+    assert r.status_code == 201, r.text
+    cal = r.json()["calibration"]
+    assert cal["split"] == "holdout" and cal["n_boost"] + cal["n_calibration"] == 240
+    assert cal["n_calibration"] == 80  # a stratified third of the 240 training rows
+
+
 def test_train_returns_version_with_heldout_metrics(client: TestClient) -> None:
     r = client.post("/v1/models/fraud/versions", json=train_body(description="card fraud"))
     assert r.status_code == 201, r.text
