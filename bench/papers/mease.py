@@ -412,9 +412,13 @@ def summary_body(results: list[dict[str, Any]], settings: dict[str, Any]) -> str
         "(section 5.1). Trees with at most 8 leaves (depth 3) for P-AdaBoost, JOUS and the "
         "GBM; our LogitBoost fits regression stumps (the library's LogitBoost has no "
         f"trees). P-AdaBoost and the LogitBoosts: m = {nr} rounds (the paper: 800); "
-        f"JOUS-Boost: delta = 10, nu = 1, m = {jr} rounds per q-classifier. In brackets: "
-        f"P-AdaBoost / LogitBoost at m = {jr}, the JOUS ensemble size. "
-        f"Replications: {settings['repeats']} (seed {settings['seed']}); the paper used "
+        f"JOUS-Boost: delta = 10, nu = 1, m = {jr} rounds per q-classifier. "
+        + (
+            f"In brackets: P-AdaBoost / LogitBoost at m = {jr}, the JOUS ensemble size. "
+            if jr < nr
+            else ""
+        )
+        + f"Replications: {settings['repeats']} (seed {settings['seed']}); the paper used "
         "one draw per simulation and 10-fold CV without repeats.",
         "",
         common.md_table(
