@@ -23,7 +23,12 @@ from app.registry.orm import TrainingJob
 from app.registry.validation import check_tags
 from app.services.job_data import pack_training_data
 from app.services.queues import InProcessQueue, JobQueue
-from app.services.training import TrainingData, TrainingSpec, validate_training
+from app.services.training import (
+    TrainingData,
+    TrainingSpec,
+    planned_rounds,
+    validate_training,
+)
 from app.settings import Settings
 
 __all__ = ["JobService", "JobView", "make_queue"]
@@ -130,7 +135,7 @@ class JobService:
             model_name=name,
             request=request,
             max_attempts=self.settings.job_max_attempts,
-            total=spec.n_estimators,
+            total=planned_rounds(spec),
         )
         with self.sessions.begin() as session:
             return job_view(JobRepository(session).add(job, blob, sha))

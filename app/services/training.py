@@ -120,6 +120,46 @@ def _set_supported(estimator: Any, **values: Any) -> None:
         estimator.set_params(**{k: v for k, v in values.items() if k in known})
 
 
+def _common_params(spec: TrainingSpec) -> dict[str, Any]:
+    return {
+        "n_estimators": spec.n_estimators,
+        "weak_learner": spec.weak_learner,
+        "max_depth": spec.max_depth,
+        "score_kind": spec.score,
+        "random_state": spec.random_state,
+    }
+
+
+def _calibration_params(spec: TrainingSpec) -> dict[str, Any]:
+    return {
+        "calibration": spec.calibration,
+        "calibration_split": spec.calibration_split,
+        "calibration_fraction": spec.calibration_fraction,
+        "n_folds": spec.n_folds,
+    }
+
+
+def planned_rounds(spec: TrainingSpec) -> int:
+    """Boosting rounds a training of ``spec`` reports as its ``total`` (its progress count).
+
+    ``n_estimators``, times ``n_folds + 1`` when the calibration is cross-fitted (the fold
+    fits and the final fit count as one run, see :func:`models.progress.fit_part`):
+    for plain binary boosters wrapped in :class:`CalibratedBoosting` and for estimators
+    that take ``calibration_split`` themselves (multiclass). Call after
+    :func:`validate_training` (the algorithm and its parameters are known to be valid).
+    """
+    kfold = spec.calibration != "none" and spec.calibration_split == "kfold"
+    if not kfold:
+        return spec.n_estimators
+    algorithm = get_algorithm(spec.algorithm)
+    estimator = algorithm.build(_common_params(spec), validate_params(algorithm, spec.params))
+    if hasattr(estimator, "to_inference") and "calibration_split" not in estimator.get_params(
+        deep=False
+    ):
+        return spec.n_estimators  # serves itself without cross-fitting (e.g. JOUS)
+    return spec.n_estimators * (spec.n_folds + 1)
+
+
 def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
     """Fit the algorithm (with calibration) and measure it on a stratified evaluation split.
 
@@ -134,21 +174,9 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
         params = validate_params(algorithm, spec.params)
     _check_classes(data.y, algorithm.family)
     train_idx, eval_idx = _evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)
-    common = {
-        "n_estimators": spec.n_estimators,
-        "weak_learner": spec.weak_learner,
-        "max_depth": spec.max_depth,
-        "score_kind": spec.score,
-        "random_state": spec.random_state,
-    }
-    calibration = {
-        "calibration": spec.calibration,
-        "calibration_split": spec.calibration_split,
-        "calibration_fraction": spec.calibration_fraction,
-        "n_folds": spec.n_folds,
-    }
+    calibration = _calibration_params(spec)
     with core_errors("params"):
-        estimator = algorithm.build(common, params)
+        estimator = algorithm.build(_common_params(spec), params)
     X, y = data.X[train_idx], data.y[train_idx]
     report(0, 0, "binning")  # until the first boosting round: binning and set-up
     with core_errors("labels"):

@@ -44,7 +44,7 @@ def test_job_answers_202_then_registers_the_same_model_as_sync(
     job = r.json()
     assert r.headers["location"] == f"/v1/jobs/{job['id']}"
     assert job["model"] == "fraud" and job["status"] in ("queued", "running")
-    assert job["version"] is None and job["total"] == 40
+    assert job["version"] is None and job["total"] == 40 * 6  # kfold: 5 fold fits + the final fit
     done = poll(client, job["id"], finished)
     assert done["status"] == "succeeded", done
     assert done["version"] == 1 and done["version_url"] == "/v1/models/fraud/versions/1"
