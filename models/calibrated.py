@@ -226,6 +226,16 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         """Least-expected-cost decisions under ``costs`` (see :func:`models.decisions.decide`)."""
         return self.to_inference().decide(X, costs, priors=priors)
 
+    def progress_total(self, n_classes: int = 2) -> int:
+        """The boosting-round count a fit reports as ``total`` (:mod:`models.progress`).
+
+        ``M`` rounds of the booster, times ``n_folds + 1`` with cross-fitting (the fold
+        fits and the final fit count as one run).
+        """
+        m = int(self._make_booster().get_params()["n_estimators"])
+        kfold = self.method != "none" and self.split == "kfold"
+        return m * (int(self.n_folds) + 1) if kfold else m
+
     def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
         """The numpy-only inference object that artifacts store and the service serves."""
         self._check_fitted()

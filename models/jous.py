@@ -47,7 +47,7 @@ from models.adaboost import AdaBoost
 from models.ensemble import Ensemble
 from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
-from models.progress import report
+from models.progress import fit_part
 from models.scorers import join_arrays, register_scorer, split_arrays
 
 __all__ = [
@@ -498,7 +498,6 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
         estimators: list[AdaBoost] = []
         sizes: list[tuple[int, int]] = []
         for i in range(1, delta):
-            report(i - 1, delta - 1, phase="quantiles")  # may raise TrainingCancelled
             median = 2 * i == delta
             sample = quantile_sample(
                 X,
@@ -521,7 +520,9 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
             )
             k_pos = int(np.count_nonzero(sample.y))
             try:
-                booster.fit(sample.X, sample.y)
+                # the delta - 1 q-classifiers count as one run of (delta - 1) M rounds
+                with fit_part(i - 1, delta - 1):
+                    booster.fit(sample.X, sample.y)
             except TrainingError as e:
                 raise TrainingError(
                     f"JOUS q-classifier at q={i / delta:g} ({k_pos} positive, "
@@ -572,6 +573,13 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
         """``classes_[1]`` where p_hat > 1/2, i.e. where the median AdaBoost has F > 0."""
         positive = self.predict_proba(X)[:, 1] > 0.5
         return self.classes_[positive.astype(np.intp)]
+
+    def progress_total(self, n_classes: int = 2) -> int:
+        """The boosting-round count a fit reports as ``total``: ``(delta - 1) M``.
+
+        The ``delta - 1`` q-classifiers count as one run (:mod:`models.progress`).
+        """
+        return (int(self.delta) - 1) * int(self.n_estimators)
 
     def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
         """Numpy-only model for artifacts and serving: rule "threshold", no training costs.

@@ -10,9 +10,11 @@ service does so when its training deadline has passed). The callback is stored i
 :class:`contextvars.ContextVar`, so concurrent fits in other threads or tasks never
 see each other's callbacks.
 
-Phases reported by the core: ``"boosting"`` (rounds of a boosting loop) and
-``"quantiles"`` (the per-quantile fits of JOUS-Boost); callers may report their own
-phases (``"binning"``, ``"calibrating"``, ``"evaluating"``, ``"registering"``).
+Phases reported by the core: ``"boosting"`` (rounds of a boosting loop; a fit made of
+several loops, such as cross-fitted calibration, JOUS-Boost's q-classifiers or
+one-vs-rest members, counts them as one run with :func:`fit_part`, and its estimator's
+``progress_total(n_classes)`` gives that run's total in advance) and ``"calibrating"``;
+callers may report their own phases (``"binning"``, ``"evaluating"``, ``"registering"``).
 
 Examples
 --------

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from anyio import to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -135,7 +136,7 @@ class JobService:
             model_name=name,
             request=request,
             max_attempts=self.settings.job_max_attempts,
-            total=planned_rounds(spec),
+            total=planned_rounds(spec, len(np.unique(data.y))),
         )
         with self.sessions.begin() as session:
             return job_view(JobRepository(session).add(job, blob, sha))

@@ -120,6 +120,18 @@ def _set_supported(estimator: Any, **values: Any) -> None:
         estimator.set_params(**{k: v for k, v in values.items() if k in known})
 
 
+def _calibrated(estimator: Any, spec: TrainingSpec) -> CalibratedBoosting:
+    """A plain binary booster wrapped in the request's calibration (not fitted)."""
+    return CalibratedBoosting(
+        estimator,
+        method=spec.calibration,
+        split=spec.calibration_split,
+        calibration_fraction=spec.calibration_fraction,
+        n_folds=spec.n_folds,
+        random_state=spec.random_state,
+    )
+
+
 def _common_params(spec: TrainingSpec) -> dict[str, Any]:
     return {
         "n_estimators": spec.n_estimators,
@@ -139,25 +151,22 @@ def _calibration_params(spec: TrainingSpec) -> dict[str, Any]:
     }
 
 
-def planned_rounds(spec: TrainingSpec) -> int:
+def planned_rounds(spec: TrainingSpec, n_classes: int) -> int:
     """Boosting rounds a training of ``spec`` reports as its ``total`` (its progress count).
 
-    ``n_estimators``, times ``n_folds + 1`` when the calibration is cross-fitted (the fold
-    fits and the final fit count as one run, see :func:`models.progress.fit_part`):
-    for plain binary boosters wrapped in :class:`CalibratedBoosting` and for estimators
-    that take ``calibration_split`` themselves (multiclass). Call after
-    :func:`validate_training` (the algorithm and its parameters are known to be valid).
+    The estimator's own ``progress_total`` (:mod:`models.progress`): ``n_estimators``, times
+    ``n_folds + 1`` with cross-fitted calibration, times ``delta - 1`` for JOUS-Boost's
+    q-classifiers, times the classes for one-vs-rest. Call after :func:`validate_training`
+    (the algorithm and its parameters are known to be valid).
     """
-    kfold = spec.calibration != "none" and spec.calibration_split == "kfold"
-    if not kfold:
-        return spec.n_estimators
     algorithm = get_algorithm(spec.algorithm)
     estimator = algorithm.build(_common_params(spec), validate_params(algorithm, spec.params))
-    if hasattr(estimator, "to_inference") and "calibration_split" not in estimator.get_params(
-        deep=False
-    ):
-        return spec.n_estimators  # serves itself without cross-fitting (e.g. JOUS)
-    return spec.n_estimators * (spec.n_folds + 1)
+    if hasattr(estimator, "to_inference"):
+        _set_supported(estimator, **_calibration_params(spec))
+    else:
+        estimator = _calibrated(estimator, spec)
+    total = getattr(estimator, "progress_total", None)
+    return spec.n_estimators if total is None else int(total(n_classes))
 
 
 def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
@@ -188,14 +197,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
                 getattr(estimator, "calibration_info_", None) or {"method": spec.calibration}
             )
         else:
-            wrapped = CalibratedBoosting(
-                estimator,
-                method=spec.calibration,
-                split=spec.calibration_split,
-                calibration_fraction=spec.calibration_fraction,
-                n_folds=spec.n_folds,
-                random_state=spec.random_state,
-            ).fit(X, y)
+            wrapped = _calibrated(estimator, spec).fit(X, y)
             booster, estimator = wrapped.estimator_, wrapped
             calibration_info = dict(wrapped.calibration_info_)
         inference = estimator.to_inference(data.feature_names)

@@ -118,6 +118,15 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
             booster.set_params(random_state=self.random_state)
         return booster
 
+    def progress_total(self, n_classes: int = 3) -> int:
+        """The boosting-round count a fit reports as ``total`` (:mod:`models.progress`).
+
+        ``M`` rounds, times ``n_folds + 1`` with cross-fitted calibration.
+        """
+        m = int(self._make_booster().get_params()["n_estimators"])
+        kfold = self.calibration != "none" and self.calibration_split == "kfold"
+        return m * (int(self.n_folds) + 1) if kfold else m
+
     def _fit_booster(self, X: Any, y: np.ndarray, sw: np.ndarray | None, idx: np.ndarray) -> Any:
         booster = self._make_booster().fit(X[idx], y[idx], None if sw is None else sw[idx])
         if not np.array_equal(booster.classes_, self.classes_):

@@ -24,6 +24,7 @@ from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.multiclass.calibrated import check_calibration_params
 from models.multiclass.scorers import OneVsRestScorer, normalise_rows
+from models.progress import fit_part
 from models.scorers import BinaryScorer
 
 __all__ = ["OneVsRestAdaBoost"]
@@ -110,6 +111,13 @@ class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
             random_state=self.random_state,
         )  # fmt: skip
 
+    def progress_total(self, n_classes: int) -> int:
+        """The boosting-round count a fit on ``n_classes`` classes reports as ``total``.
+
+        One calibrated member per class, counted as one run (:mod:`models.progress`).
+        """
+        return n_classes * self._member().progress_total()
+
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> OneVsRestAdaBoost:
         """Fit one calibrated binary model per class.
 
@@ -138,7 +146,9 @@ class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
         members = []
         for k, label in enumerate(classes):
             try:
-                members.append(self._member().fit(X, (y_idx == k).astype(np.int64), sample_weight))
+                with fit_part(k, len(classes)):  # one steady count over all members
+                    member = self._member().fit(X, (y_idx == k).astype(np.int64), sample_weight)
+                members.append(member)
             except TrainingError as exc:
                 raise TrainingError(f"one-vs-rest model of class {label!r}: {exc}") from None
         self.estimators_ = members

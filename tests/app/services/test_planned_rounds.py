@@ -1,4 +1,8 @@
-"""A job's ``total`` (set when it is queued) is the round count its training reports."""
+"""A job's ``total`` (set when it is queued) is the round count its training reports.
+
+Every fit made of several boosting loops (cross-fitted calibration, JOUS-Boost's
+q-classifiers, one-vs-rest members) reports them as one steady count.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,15 @@ import pytest
 from sklearn.datasets import make_classification
 
 from app.services.training import TrainingData, TrainingSpec, fit_model, planned_rounds
-from models.algorithms import get_algorithm
+from models.algorithms import algorithms, get_algorithm
 from models.progress import progress_callback
 
+#: AdaCost's first learner has no positive alpha on these data (a TrainingError, tested
+#: elsewhere); every other algorithm of the catalog is covered.
+ALGORITHMS = sorted(set(algorithms()) - {"adacost"})
 
-@pytest.mark.parametrize(
-    "algorithm",
-    ["adaboost", "csb2", "p_adaboost", "jous", "samme", "ovr_adaboost", "angle_adaboost"],
-)
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize(
     ("calibration", "split"), [("platt", "kfold"), ("platt", "holdout"), ("none", "kfold")]
 )
@@ -25,19 +30,20 @@ def test_planned_rounds_is_the_total_the_training_reports(
         n_samples=300, n_features=5, n_informative=3, n_classes=k, random_state=0
     )
     spec = TrainingSpec(
-        algorithm=algorithm, n_estimators=5, calibration=calibration, calibration_split=split
+        algorithm=algorithm, n_estimators=4, calibration=calibration, calibration_split=split
     )
     seen: list[tuple[str, int, int]] = []
     with progress_callback(lambda *a: seen.append(a)):
         fit_model(TrainingData(X=X, y=y, feature_names=[f"f{i}" for i in range(5)]), spec)
-    totals = {total for phase, _, total in seen if phase == "boosting"}
-    assert totals == {planned_rounds(spec)}
-    # cross-fitted calibration (binary wrapped boosters and SAMME / one-vs-rest) counts
-    # its 5 fold fits and the final fit as one run
-    if calibration == "platt" and split == "kfold" and algorithm not in ("jous", "angle_adaboost"):
-        assert planned_rounds(spec) == 6 * 5
-    else:
-        assert planned_rounds(spec) == 5
-    if algorithm not in ("jous", "ovr_adaboost"):  # these restart per quantile / class
-        done = [d for phase, d, _ in seen if phase == "boosting"]
-        assert done == sorted(done)  # one steady count, no restart per fold
+    boosting = [(done, total) for phase, done, total in seen if phase == "boosting"]
+    assert {total for _, total in boosting} == {planned_rounds(spec, k)}
+    done = [d for d, _ in boosting]
+    assert done == sorted(done) and len(set(done)) == len(done)  # steady, no restart
+    per_fit = 6 if calibration == "platt" and split == "kfold" else 1  # 5 folds + final
+    expected = {
+        "jous": 4 * 9,  # delta - 1 = 9 q-classifiers, no calibration of their own
+        "angle_adaboost": 4,  # angle-based probabilities, no calibrator
+        "angle_logitboost": 4,
+        "ovr_adaboost": 3 * 4 * per_fit,  # one calibrated member per class
+    }.get(algorithm, 4 * per_fit)
+    assert planned_rounds(spec, k) == expected
