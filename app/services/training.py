@@ -159,8 +159,9 @@ def planned_rounds(spec: TrainingSpec, n_classes: int) -> int:
     q-classifiers, times the classes for one-vs-rest. Call after :func:`validate_training`
     (the algorithm and its parameters are known to be valid).
     """
-    algorithm = get_algorithm(spec.algorithm)
-    estimator = algorithm.build(_common_params(spec), validate_params(algorithm, spec.params))
+    with core_errors("params"):  # the same translation as fit_model's (no 500 here)
+        algorithm = get_algorithm(spec.algorithm)
+        estimator = algorithm.build(_common_params(spec), validate_params(algorithm, spec.params))
     if hasattr(estimator, "to_inference"):
         _set_supported(estimator, **_calibration_params(spec))
     else:
