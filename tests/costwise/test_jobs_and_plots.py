@@ -17,7 +17,8 @@ from tests.costwise.conftest import ADMIN_KEY, FEATURES, Service
 def test_a_job_is_submitted_polled_with_progress_and_gives_its_version(client: Client) -> None:
     X, y = dataset(400)
     job = client.train("jobbed", X, y, feature_names=FEATURES, n_estimators=40, mode="job")
-    assert isinstance(job, Job) and job.status in ("queued", "running") and job.total == 40
+    # default kfold calibration: 5 fold fits + the final fit, counted as one run
+    assert isinstance(job, Job) and job.status in ("queued", "running") and job.total == 40 * 6
     seen: list[Job] = []
     final = client.wait_for_job(job.id, on_progress=seen.append, poll_interval=0.05, timeout=60)
     assert final.status == "succeeded" and final.phase == "done" and final.progress == 1.0
