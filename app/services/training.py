@@ -142,13 +142,12 @@ def _common_params(spec: TrainingSpec) -> dict[str, Any]:
     }
 
 
+_CALIBRATION_FIELDS = ("calibration", "calibration_split", "calibration_fraction", "n_folds")
+
+
 def _calibration_params(spec: TrainingSpec) -> dict[str, Any]:
-    return {
-        "calibration": spec.calibration,
-        "calibration_split": spec.calibration_split,
-        "calibration_fraction": spec.calibration_fraction,
-        "n_folds": spec.n_folds,
-    }
+    """The calibration settings, passed to estimators that take them (same names)."""
+    return {name: getattr(spec, name) for name in _CALIBRATION_FIELDS}
 
 
 def planned_rounds(spec: TrainingSpec, n_classes: int) -> int:
