@@ -346,9 +346,13 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         return np.stack([1.0 - s, s], axis=1)
 
     def predict(self, X: Any) -> np.ndarray:
-        """``classes_[1]`` where F(x) > 0, else ``classes_[0]`` (sign rule, Eq. 7)."""
+        """``classes_[1]`` where F(x) >= 0, else ``classes_[0]`` (sign rule, Eq. 7).
+
+        A tie ``F(x) = 0`` goes to the positive class, the rule every decision in the
+        package uses (``p >= threshold``; :func:`models.decisions.binary_threshold`).
+        """
         f = self.decision_function(X)
-        return self.classes_[(f > 0).astype(np.intp)]
+        return self.classes_[(f >= 0).astype(np.intp)]
 
     # ---------------------------------------------------------------- staged
     def _staged_sums(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -380,7 +384,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     def staged_predict(self, X: Any) -> Iterator[np.ndarray]:
         """Sign-rule labels (Eq. 7) after each round."""
         for f in self.staged_decision_function(X):
-            yield self.classes_[(f > 0).astype(np.intp)]
+            yield self.classes_[(f >= 0).astype(np.intp)]
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

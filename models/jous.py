@@ -570,8 +570,9 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
         return self.scorer_.proba(X)
 
     def predict(self, X: Any) -> np.ndarray:
-        """``classes_[1]`` where p_hat > 1/2, i.e. where the median AdaBoost has F > 0."""
-        positive = self.predict_proba(X)[:, 1] > 0.5
+        """``classes_[1]`` where p_hat >= 1/2 (the package's tie rule; p_hat is never exactly
+        1/2, an odd multiple of 1 / (2 delta)), i.e. where the median AdaBoost has F > 0."""
+        positive = self.predict_proba(X)[:, 1] >= 0.5
         return self.classes_[positive.astype(np.intp)]
 
     def progress_total(self, n_classes: int = 2) -> int:
