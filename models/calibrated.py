@@ -26,7 +26,7 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from models._base import BaseBoosting
 from models.adaboost import AdaBoost
 from models.calibration import make_calibrator
-from models.decisions import Decisions
+from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.progress import fit_part, report
@@ -133,7 +133,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
                 f"labels must hold exactly two classes, got {len(classes)}: {classes.tolist()[:10]}"
             )
         self.classes_ = classes
-        self.class_priors_ = counts / counts.sum()
+        self.class_priors_ = class_priors(y_index, 2, sample_weight)
         n = len(y)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
 

@@ -32,6 +32,7 @@ __all__ = [
     "Decisions",
     "apply_prior_shift",
     "binary_threshold",
+    "class_priors",
     "decide",
     "row_cost_matrices",
     "validate_cost_matrix",
@@ -397,6 +398,45 @@ def _check_priors(priors: ArrayLike, k: int, name: str) -> np.ndarray:
     if abs(pi.sum() - 1.0) > 1e-6:
         raise InvalidPriors(f"{name}: priors must sum to 1 (within 1e-6), got sum {pi.sum()}")
     return pi
+
+
+def class_priors(
+    y_index: np.ndarray, n_classes: int, sample_weight: ArrayLike | None = None
+) -> np.ndarray:
+    """Training class priors: each class's share of the (weighted) training rows.
+
+    With ``sample_weight`` the shares are weighted, as the calibrator that produces the
+    probabilities is fitted with the same weights; these are the ``train_priors`` that
+    :func:`apply_prior_shift` divides by.
+
+    Raises
+    ------
+    InvalidInput
+        ``sample_weight`` of the wrong length, non-finite or negative, or a class whose
+        rows all have weight 0 (it has no training prior; the message names the class index).
+    """
+    y_index = np.asarray(y_index, dtype=np.intp)
+    if sample_weight is None:
+        totals = np.bincount(y_index, minlength=n_classes).astype(np.float64)
+    else:
+        try:
+            sw = np.asarray(sample_weight, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InvalidInput("sample_weight: expected numbers") from None
+        if sw.shape != y_index.shape:
+            raise InvalidInput(
+                f"sample_weight: expected {y_index.size} weights (one per row), got shape {sw.shape}"
+            )
+        if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+            raise InvalidInput("sample_weight: every weight must be finite and >= 0")
+        totals = np.bincount(y_index, weights=sw, minlength=n_classes)
+    if np.any(totals <= 0):
+        k = int(np.argmax(totals <= 0))
+        raise InvalidInput(
+            f"sample_weight: class index {k} has total weight 0; every class needs a "
+            "positive total weight"
+        )
+    return totals / totals.sum()
 
 
 def apply_prior_shift(

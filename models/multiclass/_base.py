@@ -27,6 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from models._base import EPS_CLIP, check_predict_X, non_finite_stop, step_verdict
+from models.decisions import class_priors
 from models.exceptions import InvalidInput, TrainingError
 from models.multiclass.vote_ensemble import VoteEnsemble
 from models.multiclass.weak import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
@@ -210,7 +211,7 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
         self.estimator_errors_ = np.asarray(errors, dtype=np.float64)
         self.n_estimators_ = len(betas)
         self.termination_reason_ = reason
-        self.class_priors_ = np.bincount(y, minlength=len(self.classes_)) / len(y)
+        self.class_priors_ = class_priors(y, len(self.classes_), sw)
         return self
 
     def _teardown(self) -> None:

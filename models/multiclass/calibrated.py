@@ -31,7 +31,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from models.calibration import make_calibrator
-from models.decisions import Decisions
+from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.multiclass.samme import SAMME
@@ -156,7 +156,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         if len(classes) < 2:
             raise TrainingError(f"at least two classes are needed, got {classes.tolist()}")
         self.classes_ = classes
-        self.class_priors_ = counts / counts.sum()
+        self.class_priors_ = class_priors(y_idx, len(classes), sample_weight)
         n, k = len(y), len(classes)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         method, split = self.calibration, self.calibration_split

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
-from models.decisions import Decisions
+from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.multiclass.calibrated import check_calibration_params
@@ -142,7 +142,7 @@ class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
         if len(classes) < 2:
             raise TrainingError(f"at least two classes are needed, got {classes.tolist()}")
         self.classes_ = classes
-        self.class_priors_ = counts / counts.sum()
+        self.class_priors_ = class_priors(y_idx, len(classes), sample_weight)
         members = []
         for k, label in enumerate(classes):
             try:
