@@ -416,6 +416,7 @@ def class_priors(
         rows all have weight 0 (it has no training prior; the message names the class index).
     """
     y_index = np.asarray(y_index, dtype=np.intp)
+    totals: np.ndarray
     if sample_weight is None:
         totals = np.bincount(y_index, minlength=n_classes).astype(np.float64)
     else:
