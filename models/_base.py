@@ -34,7 +34,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
@@ -138,15 +137,15 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8]; ignored otherwise.
     max_bins : int, default=256
-        Bins per feature for ``"stump"`` (including the NaN bin), in [3, 256].
+        Bins per feature for ``"stump"`` and ``"tree"`` (including the NaN bin), in [3, 256].
     score_kind : {"vote", "logistic"}, default="vote"
         Raw score of :meth:`score_samples` / :meth:`predict_proba`: s(x) (Eq. 24) or
         s'(x) (Eq. 25).
     random_state : int, RandomState or None, default=None
-        Seeds the ``"tree"`` learners (scikit-learn permutes features randomly).
+        Accepted for compatibility: every weak learner is deterministic.
     stump_criterion : {"error", "gini"}, default="error"
-        Split criterion of ``"stump"``: weighted error (section 2.2) or weighted Gini
-        (scikit-learn's ``DecisionTreeClassifier(max_depth=1)``).
+        Split criterion of ``"stump"`` and ``"tree"``: weighted error (section 2.2) or
+        weighted Gini (scikit-learn's ``DecisionTreeClassifier``).
 
     References
     ----------
@@ -253,8 +252,10 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
             return StumpTrainer(X, y, self.max_bins, self.stump_criterion, sw)
         if self.weak_learner == "logistic":
             return LogisticTrainer(X, y)
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        return TreeTrainer(X, y, self.max_depth, np.random.default_rng(seed))
+        criterion = getattr(self, "stump_criterion", "error")  # csboost has no such field
+        return TreeTrainer(
+            X, y, self.max_depth, max_bins=self.max_bins, criterion=criterion, sample_weight=sw
+        )
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BaseBoosting:

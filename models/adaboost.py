@@ -29,19 +29,20 @@ class AdaBoost(BaseBoosting):
         Maximum number of rounds M.
     weak_learner : {"stump", "tree", "logistic"}, default="stump"
         ``"stump"``: weighted decision stump over binned features; ``"tree"``:
-        scikit-learn tree of depth ``max_depth``; ``"logistic"``: univariate logistic
+        histogram tree of depth ``max_depth`` over the same bins; ``"logistic"``: univariate logistic
         regression (the paper's base learner, section 5.1).
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8].
     max_bins : int, default=256
-        Bins per feature of ``"stump"``, including the NaN bin, in [3, 256].
+        Bins per feature of ``"stump"`` and ``"tree"``, including the NaN bin, in [3, 256].
     score_kind : {"vote", "logistic"}, default="vote"
         Raw score: weighted vote fraction s(x) (Eq. 24) or s'(x) = 1/(1+exp(-2F)) (Eq. 25).
     random_state : int, RandomState or None, default=None
-        Seeds ``"tree"`` learners.
+        Accepted for compatibility (every weak learner is deterministic).
     stump_criterion : {"error", "gini"}, default="error"
-        ``"error"`` follows section 2.2 (minimise eps_t); ``"gini"`` reproduces
-        scikit-learn's ``AdaBoostClassifier(DecisionTreeClassifier(max_depth=1))``.
+        Split criterion of ``"stump"`` and ``"tree"``: ``"error"`` follows section 2.2
+        (minimise eps_t); ``"gini"`` reproduces scikit-learn's
+        ``AdaBoostClassifier(DecisionTreeClassifier(max_depth=1))``.
 
     Attributes
     ----------

@@ -152,6 +152,9 @@ class AlgorithmSpec:
     calibrated_probabilities: bool = True
     notes: str = ""
     aliases: tuple[str, ...] = field(default=())
+    # The ``weak_learner`` values this algorithm fits (its paper allows a general weak
+    # learner for all of them unless ``notes`` says otherwise).
+    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic")
 
     def describe(self) -> dict[str, Any]:
         """JSON-able description for ``GET /v1/algorithms``."""
@@ -166,6 +169,7 @@ class AlgorithmSpec:
             "calibrated_probabilities": self.calibrated_probabilities,
             "properties": None if self.properties is None else dict(self.properties),
             "params": [p.describe() for p in self.params],
+            "weak_learners": list(self.weak_learners),
             "notes": self.notes,
         }
 

@@ -329,6 +329,9 @@ class AlgorithmOut(BaseModel):
         "asymmetry-preserving (where the paper gives them).",
     )
     params: list[ParamOut]
+    weak_learners: list[str] = Field(
+        description="The weak_learner values this algorithm trains with (stump, tree, logistic)."
+    )
     notes: str
 
 

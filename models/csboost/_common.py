@@ -205,6 +205,7 @@ def make_spec(
     properties: dict[str, bool] | None,
     notes: str,
     source: str = SOURCE,
+    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic"),
 ) -> AlgorithmSpec:
     """Catalog entry of a cost-sensitive algorithm of this package."""
     return AlgorithmSpec(
@@ -220,4 +221,5 @@ def make_spec(
         params=params,
         properties=properties,
         notes=notes,
+        weak_learners=weak_learners,
     )

@@ -226,6 +226,7 @@ SPEC = make_spec(
         init=False,
     ),
     properties=None,
+    weak_learners=("stump",),  # real-valued leaves: not the discrete tree kernel
     notes="Regression stumps (three cells: left, right, NaN) over the core's histogram bins "
     "instead of the paper's linear a*phi(x)+b; exported as stumps with unit alphas. The raw "
     "score is always s'(x) = 1/(1+exp(-2F)) (the 'score' setting does not apply); served "

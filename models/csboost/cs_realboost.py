@@ -175,6 +175,7 @@ SPEC = make_spec(
         )
     ),
     properties=None,
+    weak_learners=("stump",),  # real-valued leaves: not the discrete tree kernel
     notes="Real-valued stumps (three cells: left, right, NaN) over the core's histogram "
     "bins; exported as stumps with unit alphas. The raw score is always s'(x) = "
     "1/(1+exp(-2F)) (the 'score' setting does not apply) and weak_learner must be 'stump'. "

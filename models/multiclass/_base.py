@@ -56,7 +56,7 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
     n_estimators : int, default=100
         Maximum number of rounds M.
     weak_learner : {"stump", "tree"}, default="stump"
-        Exact multiclass stump over binned features, or a scikit-learn tree of depth
+        Exact multiclass stump over binned features, or a histogram tree of depth
         ``max_depth`` (see :mod:`models.multiclass.weak`).
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8].

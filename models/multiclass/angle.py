@@ -163,12 +163,13 @@ class AngleAdaBoost(_AngleBoosting):
     n_estimators : int, default=100
         Maximum number of rounds M.
     weak_learner : {"stump", "tree"}, default="stump"
-        Exact cost-weighted multiclass stump, or a CART tree of depth ``max_depth`` (the
-        paper's experiments: trees with at most 4 leaves, i.e. ``max_depth=2``).
+        Exact cost-weighted multiclass stump, or a histogram tree of depth ``max_depth``
+        whose splits minimise the same cost (the paper's experiments: trees with at most
+        4 leaves, i.e. ``max_depth=2``).
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8].
     max_bins : int, default=256
-        Bins per feature of ``"stump"``.
+        Bins per feature of ``"stump"`` and ``"tree"``.
     random_state : int, RandomState or None, default=None
         Seeds ``"tree"`` learners.
     cost_matrix : array-like of shape (K, K) or None, default=None
@@ -350,6 +351,7 @@ def _specs() -> list[Any]:
         "decision_rule": rule,
         "params": (cost,),
         "calibrated_probabilities": False,
+        "weak_learners": ("stump", "tree"),
     }
     return [
         AlgorithmSpec(

@@ -47,18 +47,20 @@ class SAMME(MulticlassBoosting):
     n_estimators : int, default=100
         Maximum number of rounds M.
     weak_learner : {"stump", "tree"}, default="stump"
-        Exact multiclass stump over binned features, or ``DecisionTreeClassifier`` of depth
-        ``max_depth`` (``"tree"`` with ``max_depth=1`` is scikit-learn's SAMME weak learner).
+        Exact multiclass stump over binned features, or a multiclass histogram tree of
+        depth ``max_depth`` over the same bins, minimising the weighted error over the K
+        classes, leaves the weighted majority class (``"tree"`` with ``max_depth=1`` and
+        ``stump_criterion="gini"`` is scikit-learn's SAMME weak learner).
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8].
     max_bins : int, default=256
-        Bins per feature of ``"stump"``, in [3, 256].
+        Bins per feature of ``"stump"`` and ``"tree"``, in [3, 256].
     score_kind : {"vote", "logistic"}, default="vote"
         Raw score of :meth:`score_samples` (module docstring).
     random_state : int, RandomState or None, default=None
-        Seeds ``"tree"`` learners.
+        Accepted for compatibility (the weak learners are deterministic).
     stump_criterion : {"error", "gini"}, default="error"
-        Split criterion of ``"stump"``: the weighted error that step 2(a) asks to reduce,
+        Split criterion of ``"stump"`` and ``"tree"``: the weighted error that step 2(a) asks to reduce,
         or weighted Gini (scikit-learn's tree criterion).
 
     Attributes
@@ -182,6 +184,7 @@ def _spec() -> Any:
         decision_rule="argmin_j sum_i p_i C[i][j] over the calibrated class probabilities at "
         "the request's K x K cost matrix (0-1 costs: argmax p)",
         build=_build,
+        weak_learners=("stump", "tree"),
         notes="Trained without costs; one version serves every K x K cost matrix. "
         "calibration none serves the raw SAMME vote fractions (uncalibrated).",
     )

@@ -1,4 +1,4 @@
-"""Multiclass weak learners: stumps over binned features and scikit-learn trees.
+"""Multiclass weak learners: stumps and histogram trees over binned features.
 
 Each round a learner ``Phi: x -> {0..K-1}`` is fitted in one of two ways:
 
@@ -17,13 +17,11 @@ sums of the ``(n, K)`` matrix ``G`` for every feature; cumulative sums over the 
 give every split at once. With ``K = 2`` and the error criterion it reproduces the
 core's :class:`models.weak.StumpTrainer` float for float.
 
-:class:`MulticlassTreeTrainer` fits ``DecisionTreeClassifier(max_depth)`` (exported with
-:func:`models.weak.tree.export_tree`). For ``fit_costs`` it uses the exact reduction of
-a cost matrix to weighted labels: row ``i`` is repeated with label ``k`` and weight
-``max_j cost[i, j] - cost[i, k]`` (rows of weight 0 dropped), whose weighted 0-1 error
-is ``sum_i cost[i, Phi(x_i)]`` plus a constant; the Gini splits are a surrogate, and
-the leaf labels are then set to the exact ``argmin_k`` of the summed costs of the
-training rows in the leaf.
+:class:`MulticlassTreeTrainer` grows a histogram tree of depth ``max_depth`` on the same
+binned features with the compiled kernel of :mod:`models.weak._hist_kernel`: every split
+minimises ``sum_i cost[i, Phi(x_i)]`` over the split's two sides (each side answering its
+cheapest class), the weighted error for ``fit_weighted``; leaves hold the exact
+``argmin_k`` of the summed costs of their training rows (``"gini"``: the heaviest class).
 """
 
 from __future__ import annotations
@@ -32,14 +30,14 @@ from typing import Any, Protocol
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.tree import DecisionTreeClassifier
 
 from models.binning import bin_features
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
 from models.multiclass.vote_ensemble import VoteEnsemble
+from models.weak._hist_kernel import MODE_COST, MODE_GINI
 from models.weak.base import Stump, stumps_ensemble
-from models.weak.tree import TreeArrays, export_tree, trees_ensemble
+from models.weak.tree import TreeArrays, check_depth, grow_binned_tree, trees_ensemble
 
 __all__ = [
     "MULTICLASS_WEAK_LEARNERS",
@@ -195,12 +193,12 @@ class MulticlassStumpTrainer:
 
 
 class MulticlassTreeTrainer:
-    """``DecisionTreeClassifier(max_depth)`` per round (see the module docstring).
+    """Multiclass histogram tree of depth ``max_depth`` (see the module docstring).
 
     Parameters
     ----------
     X : ndarray of shape (n, d)
-        Training matrix (finite or NaN).
+        Training matrix (finite or NaN), binned once (:func:`bin_features`).
     y : ndarray of shape (n,)
         Class indices ``0..K-1``.
     n_classes : int
@@ -208,11 +206,18 @@ class MulticlassTreeTrainer:
     max_depth : int
         Depth limit in [1, 8] (depth 1: multiclass stumps, as scikit-learn's SAMME uses).
     random_state : numpy Generator, optional
-        Source of one tree seed per round.
+        Accepted for compatibility; the histogram tree is deterministic.
+    max_bins : int
+        Codes per feature including the missing bin, in [3, 256].
+    criterion : {"error", "gini"}
+        Criterion of :meth:`fit_weighted` (``fit_costs`` always minimises the cost).
+    sample_weight : ndarray, optional
+        Rows with weight 0 do not define thresholds.
 
     References
     ----------
-    Yang, Guo and Chang (2020), section 5 (CART trees as weak learners); Zhu et al. (2009).
+    Yang, Guo and Chang (2020), Lemmas 1-2 and section 5 (trees as weak learners);
+    Zhu et al. (2009), SAMME step 2(a).
     """
 
     def __init__(
@@ -222,23 +227,21 @@ class MulticlassTreeTrainer:
         n_classes: int,
         max_depth: int = 3,
         random_state: np.random.Generator | None = None,
+        max_bins: int = 256,
+        criterion: str = "error",
+        sample_weight: np.ndarray | None = None,
     ) -> None:
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer):
-            raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
-        if not 1 <= max_depth <= 8:
-            raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
-        self.max_depth = int(max_depth)
+        self.max_depth = check_depth(max_depth)
+        if criterion not in STUMP_CRITERIA:
+            raise InvalidInput(
+                f"stump_criterion must be one of {STUMP_CRITERIA}, got {criterion!r}"
+            )
+        self.criterion = criterion
         self.n_classes = int(n_classes)
         self.n_features = X.shape[1]
         self._X = X
-        self._X32 = np.asarray(X, dtype=np.float32)
-        self._y = np.asarray(y)
-        self._nan = np.isnan(X).any(axis=0)
-        self._rng = random_state if random_state is not None else np.random.default_rng(0)
-
-    def _tree(self) -> DecisionTreeClassifier:
-        seed = int(self._rng.integers(np.iinfo(np.int32).max))
-        return DecisionTreeClassifier(max_depth=self.max_depth, random_state=seed)
+        self.binned = bin_features(X, max_bins, sample_weight)
+        self._onehot = (np.asarray(y)[:, None] == np.arange(self.n_classes)).astype(np.float64)
 
     def _leaves(self, tree: TreeArrays) -> np.ndarray:
         """Local leaf index reached by every training row (float64 path, as served)."""
@@ -246,45 +249,19 @@ class MulticlassTreeTrainer:
         single: Ensemble = trees_ensemble([marked], np.ones(1), self.n_features)
         return single.learner_outputs(self._X)[:, 0].astype(np.intp)
 
-    def _finish(self, tree: TreeArrays, labels: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
-        tree = tree._replace(value=labels.astype(np.float64))
-        return tree, labels[self._leaves(tree)].astype(np.intp)
-
-    def _constant(self, label: int) -> tuple[TreeArrays, np.ndarray]:
-        i32 = np.array([-1], dtype=np.int32)
-        tree = TreeArrays(
-            i32, np.zeros(1), i32, i32, np.zeros(1, np.uint8), np.full(1, label * 1.0)
-        )
-        return tree, np.full(self._X.shape[0], label, dtype=np.intp)
+    def _grow(self, H: np.ndarray, mode: int) -> tuple[TreeArrays, np.ndarray]:
+        tree, value, leaf_of = grow_binned_tree(self.binned, H, self.max_depth, mode)
+        return tree, value[leaf_of].astype(np.intp)
 
     def fit_weighted(self, w: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
-        """Tree fitted to the labels with sample weights ``w``; returns it and ``Phi(x_i)``."""
-        clf = self._tree().fit(self._X32, self._y, sample_weight=w)
-        frac = clf.tree_.value[:, 0, :]
-        labels = np.asarray(clf.classes_)[np.argmax(frac, axis=1)]
-        return self._finish(export_tree(clf, self._nan), labels)
+        """Tree minimising the weighted error (or Gini) of the labels; returns it and Phi."""
+        if self.criterion == "error":
+            return self._grow(w[:, None] * (1.0 - self._onehot), MODE_COST)
+        return self._grow(w[:, None] * self._onehot, MODE_GINI)
 
     def fit_costs(self, cost: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
-        """Tree for ``argmin sum_i cost[i, Phi(x_i)]`` by the weighted-label reduction."""
-        expanded = cost.max(axis=1, keepdims=True) - cost
-        rows, ks = np.nonzero(expanded > 0)
-        if rows.size == 0 or np.all(ks == ks[0]):  # nothing to split on: one leaf
-            return self._constant(int(np.argmin(cost.sum(axis=0))))
-        clf = self._tree().fit(self._X32[rows], ks, sample_weight=expanded[rows, ks])
-        tree = export_tree(clf, self._nan)
-        leaf = self._leaves(tree)
-        n_nodes = tree.value.size
-        sums = np.stack(
-            [
-                np.bincount(leaf, weights=cost[:, k], minlength=n_nodes)
-                for k in range(self.n_classes)
-            ],
-            axis=1,
-        )
-        fallback = np.asarray(clf.classes_)[np.argmax(clf.tree_.value[:, 0, :], axis=1)]
-        seen = np.bincount(leaf, minlength=n_nodes) > 0
-        labels = np.where(seen, np.argmin(sums, axis=1), fallback)
-        return self._finish(tree, labels)
+        """Tree minimising ``sum_i cost[i, Phi(x_i)]``, split by split; leaves the argmin."""
+        return self._grow(np.asarray(cost, dtype=np.float64), MODE_COST)
 
     def assemble(self, learners: list[object], betas: np.ndarray) -> VoteEnsemble:
         """Pack the kept trees into a :class:`VoteEnsemble` of kind ``"trees"``."""
@@ -308,7 +285,9 @@ def make_trainer(
     if weak_learner == "stump":
         return MulticlassStumpTrainer(X, y, n_classes, max_bins, criterion, sample_weight)
     if weak_learner == "tree":
-        return MulticlassTreeTrainer(X, y, n_classes, max_depth, np.random.default_rng(seed))
+        return MulticlassTreeTrainer(
+            X, y, n_classes, max_depth, None, max_bins, criterion, sample_weight
+        )
     raise InvalidInput(
         f"weak_learner must be one of {MULTICLASS_WEAK_LEARNERS} for multiclass boosting, got "
         f"{weak_learner!r} (the univariate logistic learner is binary only)"

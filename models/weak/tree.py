@@ -1,18 +1,30 @@
-"""Depth-limited decision trees fitted by scikit-learn and exported to node arrays."""
+"""Depth-limited histogram trees (compiled kernel) exported to ``"trees"`` node arrays.
+
+:class:`TreeTrainer` grows one tree per boosting round on the pre-binned features of
+:mod:`models.binning` with :mod:`models.weak._hist_kernel` (it replaced a scikit-learn
+``DecisionTreeClassifier`` refitted every round, about 100 times slower).
+"""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier
 
+from models.binning import BinnedFeatures, bin_features
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
 
-__all__ = ["TreeArrays", "TreeTrainer", "export_tree"]
+__all__ = [
+    "TREE_CRITERIA",
+    "TreeArrays",
+    "TreeTrainer",
+    "check_depth",
+    "grow_binned_tree",
+    "trees_ensemble",
+]
 
-_BIG = float(np.finfo(np.float64).max)
+TREE_CRITERIA = ("error", "gini")
 
 
 class TreeArrays(NamedTuple):
@@ -24,41 +36,6 @@ class TreeArrays(NamedTuple):
     right: np.ndarray
     missing_left: np.ndarray
     value: np.ndarray
-
-
-def export_tree(clf: DecisionTreeClassifier, nan_features: np.ndarray) -> TreeArrays:
-    """Export a fitted binary ``DecisionTreeClassifier`` (classes -1, +1) to node arrays.
-
-    Parameters
-    ----------
-    clf : DecisionTreeClassifier
-        Fitted on labels {-1, +1}.
-    nan_features : ndarray of bool, shape (n_features,)
-        Which features had a NaN in the training rows. For a split on a feature without
-        NaN, a NaN at prediction time goes to the child holding more training weight
-        (ties: left); otherwise to the side scikit-learn learned (``missing_go_to_left``).
-
-    Returns
-    -------
-    TreeArrays
-        Leaves output +1 where the weighted fraction of class +1 exceeds 1/2, else -1
-        (scikit-learn's argmax, ties to the first class).
-    """
-    t = clf.tree_
-    leaf = t.children_left == -1
-    feature = np.where(leaf, -1, t.feature).astype(np.int32)
-    thr = np.where(leaf, 0.0, t.threshold)
-    thr = np.where(np.isposinf(thr), _BIG, thr)  # "all non-missing values go left"
-    left = t.children_left.astype(np.int32)
-    right = t.children_right.astype(np.int32)
-    wn = t.weighted_n_node_samples
-    heavier_left = wn[np.where(leaf, 0, left)] >= wn[np.where(leaf, 0, right)]
-    learned = np.asarray(t.missing_go_to_left, dtype=bool)
-    seen = nan_features[np.where(leaf, 0, feature)]
-    missing_left = np.where(leaf, 0, np.where(seen, learned, heavier_left)).astype(np.uint8)
-    frac = t.value[:, 0, :]  # classes_ == [-1, 1]: the loop always passes both labels
-    value = np.where(frac[:, 1] > frac[:, 0], 1.0, -1.0)
-    return TreeArrays(feature, thr.astype(np.float64), left, right, missing_left, value)
 
 
 def trees_ensemble(trees: list[TreeArrays], alphas: np.ndarray, n_features: int) -> Ensemble:
@@ -73,24 +50,71 @@ def trees_ensemble(trees: list[TreeArrays], alphas: np.ndarray, n_features: int)
     return Ensemble("trees", np.asarray(alphas, dtype=np.float64), arrays, int(n_features))
 
 
+def check_depth(max_depth: object) -> int:
+    """``max_depth`` as an int in [1, 8], else :class:`InvalidInput` naming the field."""
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer):
+        raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
+    if not 1 <= max_depth <= 8:
+        raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
+    return int(max_depth)
+
+
+def grow_binned_tree(
+    binned: BinnedFeatures, H: np.ndarray, max_depth: int, mode: int
+) -> tuple[TreeArrays, np.ndarray, np.ndarray]:
+    """Grow one histogram tree (:func:`models.weak._hist_kernel.grow_tree`) and export it.
+
+    Returns the node arrays (``value`` holds the leaf's class *index* as float64), the
+    class index of every leaf node (int, -1 elsewhere) and every training row's leaf.
+    Thresholds are the binning's raw-value cut points, so ``x <= threshold`` goes left
+    exactly when the row's bin code does (see :mod:`models.binning`).
+    """
+    from models.weak._hist_kernel import PARALLEL_OK, grow_tree
+
+    feat, kbin, left, right, mleft, value, leaf_of = grow_tree(
+        binned.codes, np.ascontiguousarray(H, dtype=np.float64), binned.n_thresholds,
+        binned.max_bins, int(max_depth), int(mode), PARALLEL_OK,
+    )
+    leaf = feat == -1
+    thr = np.where(leaf, 0.0, binned.thresholds[np.where(leaf, 0, feat), kbin])
+    tree = TreeArrays(
+        feat, thr.astype(np.float64), left, right, mleft, value.astype(np.float64)
+    )
+    return tree, value, leaf_of
+
+
 class TreeTrainer:
-    """Fits ``DecisionTreeClassifier(max_depth)`` with sample weights, once per round.
+    """Histogram tree of depth ``max_depth`` minimising the weighted error, once per round.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-        Training matrix (finite or NaN; scikit-learn >= 1.3 trees handle NaN).
+        Training matrix (finite or NaN), binned once here (:func:`bin_features`).
     y : ndarray of shape (n_samples,)
         Labels in {-1, +1}.
     max_depth : int, default=3
         Depth limit in [1, 8].
-    random_state : numpy Generator
-        Source of one tree seed per round (scikit-learn permutes features randomly).
+    random_state : numpy Generator, optional
+        Accepted for compatibility; the histogram tree is deterministic.
+    max_bins : int, default=256
+        Codes per feature including the missing bin (see :mod:`models.binning`).
+    criterion : {"error", "gini"}, default="error"
+        ``"error"``: every split minimises the weighted misclassification error (section
+        2.2), equal errors broken by the weighted Gini index; ``"gini"``: weighted Gini.
+    sample_weight : ndarray, optional
+        Initial weights; rows with weight 0 do not define bin thresholds.
+
+    Notes
+    -----
+    Leaves output the weighted majority class, +1 or -1 (ties: -1), the discrete
+    AdaBoost learner. NaN follows the direction learned per split (see
+    :mod:`models.weak._hist_kernel`). The training outputs come from the rows' leaves
+    as tracked during growth, and equal what the exported trees predict bit for bit.
 
     References
     ----------
     Nikolaou et al., "Cost-sensitive boosting algorithms: do we really need them?",
-    Machine Learning 104 (2016), section 2.2 (weak learner fitted to the weights D^t).
+    Machine Learning 104 (2016), section 2.2 (weak learner minimising eps_t).
     """
 
     def __init__(
@@ -99,27 +123,34 @@ class TreeTrainer:
         y: np.ndarray,
         max_depth: int = 3,
         random_state: np.random.Generator | None = None,
+        max_bins: int = 256,
+        criterion: str = "error",
+        sample_weight: np.ndarray | None = None,
     ) -> None:
-        if isinstance(max_depth, bool) or not isinstance(max_depth, int | np.integer):
-            raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
-        if not 1 <= max_depth <= 8:
-            raise InvalidInput(f"max_depth must be an integer in [1, 8], got {max_depth!r}")
-        self.max_depth = int(max_depth)
-        self._X = X
-        self._X32 = np.asarray(X, dtype=np.float32)
-        self._y = y
-        self._nan = np.isnan(X).any(axis=0)
-        self._rng = random_state if random_state is not None else np.random.default_rng(0)
-        self.n_features = X.shape[1]
+        from models.weak._hist_kernel import MODE_COST, MODE_GINI
+
+        self.max_depth = check_depth(max_depth)
+        if criterion not in TREE_CRITERIA:
+            raise InvalidInput(f"tree criterion must be one of {TREE_CRITERIA}, got {criterion!r}")
+        self.criterion = criterion
+        self._mode = MODE_COST if criterion == "error" else MODE_GINI
+        self.binned: BinnedFeatures = bin_features(X, max_bins, sample_weight)
+        self.n_features = int(np.asarray(X).shape[1])
+        pos = np.asarray(y) > 0
+        # MODE_COST: column k = cost of answering class k (-1, +1); MODE_GINI: class weight.
+        self._pos_col = 0 if criterion == "error" else 1
+        self._pos = pos
+        self._H = np.zeros((pos.size, 2))
 
     def fit_round(self, w: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
-        """Fit one tree to weights ``w``; return its node arrays and training outputs."""
-        seed = int(self._rng.integers(np.iinfo(np.int32).max))
-        clf = DecisionTreeClassifier(max_depth=self.max_depth, random_state=seed)
-        clf.fit(self._X32, self._y, sample_weight=w)
-        tree = export_tree(clf, self._nan)
-        single = trees_ensemble([tree], np.ones(1), self.n_features)
-        return tree, single.learner_outputs(self._X)[:, 0]
+        """Grow one tree for weights ``w``; return its node arrays and training outputs."""
+        H = self._H
+        H[:, self._pos_col] = np.where(self._pos, w, 0.0)
+        H[:, 1 - self._pos_col] = np.where(self._pos, 0.0, w)
+        tree, value, leaf_of = grow_binned_tree(self.binned, H, self.max_depth, self._mode)
+        out = np.where(value > 0, 1.0, -1.0)  # class index 1 is +1
+        tree = tree._replace(value=out)
+        return tree, out[leaf_of]
 
     def assemble(self, learners: list[object], alphas: np.ndarray) -> Ensemble:
         """Pack the kept trees into a ``"trees"`` :class:`Ensemble`."""

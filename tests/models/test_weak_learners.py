@@ -90,17 +90,20 @@ def test_stump_criterion_validated() -> None:
         StumpTrainer(X, y, criterion="entropy")
 
 
-@pytest.mark.parametrize("depth", [1, 3, 8])
-def test_tree_export_matches_sklearn(depth: int) -> None:
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_gini_tree_matches_sklearn(depth: int) -> None:
+    # At most 255 distinct values per feature: the binning's thresholds are exact, so the
+    # histogram tree with the Gini criterion grows scikit-learn's tree. (Deeper, nodes of
+    # a few rows have exactly tied splits, which scikit-learn breaks by a random feature
+    # order and the histogram tree by the lowest feature index.)
     rng = np.random.default_rng(depth)
-    X = np.round(rng.normal(size=(400, 5)), 2)  # float32-friendly grid
+    X = np.round(rng.normal(size=(400, 5)), 1)  # float32-friendly grid, < 255 values
     y = np.where(X[:, 0] * X[:, 1] + X[:, 2] > 0, 1.0, -1.0)
     X[rng.random(X.shape) < 0.1] = np.nan
     w = rng.random(y.size)
-    trainer = TreeTrainer(X, y, max_depth=depth, random_state=np.random.default_rng(0))
+    trainer = TreeTrainer(X, y, max_depth=depth, criterion="gini")
     tree, h = trainer.fit_round(w)
-    seed = int(np.random.default_rng(0).integers(np.iinfo(np.int32).max))
-    ref = DecisionTreeClassifier(max_depth=depth, random_state=seed)
+    ref = DecisionTreeClassifier(max_depth=depth, random_state=0)
     ref.fit(X.astype(np.float32), y, sample_weight=w)
     np.testing.assert_array_equal(h, ref.predict(X))
     Xt = rng.normal(size=(500, 5))  # off-grid: no test value sits on a threshold
