@@ -891,7 +891,7 @@ def main(argv: list[str] | None = None) -> int:
                     f.result()
     results = [json.loads((units_dir / f"{u.key}.json").read_text()) for u in units]
     rows = [r for res in results for r in res["rows"]]
-    notes = {}
+    notes: dict[str, str] = {}
     for res in results:
         cw = res["costwise"]
         v = cw.get("version") or {}
