@@ -95,7 +95,7 @@ class Timeouts:
     """
 
     statement: float = 2.0
-    lock: float = 2.0
+    lock: float = 1.0
     connect: float = 2.0
     sqlite_busy: float = SQLITE_BUSY_TIMEOUT_MS / 1000
     grace: float = 0.5
@@ -185,29 +185,31 @@ class Watchdog:
     def __init__(self, tick: float = 0.05) -> None:
         self.tick = tick
         self._lock = threading.Lock()
-        self._armed: dict[int, tuple[int, float]] = {}  # token -> (fd, deadline)
+        self._armed: dict[int, tuple[int, float, list[bool]]] = {}  # token -> fd, deadline
         self._next = 0
         self._thread: threading.Thread | None = None
         self.fired = 0
 
     @contextmanager
-    def guard(self, dbapi_connection: Any, seconds: float) -> Iterator[None]:
+    def guard(self, dbapi_connection: Any, seconds: float) -> Iterator[list[bool]]:
+        """Watch the block; the yielded list holds True once the watchdog fired for it."""
+        fired: list[bool] = []
         try:
             fd = int(dbapi_connection.fileno())
         except Exception:  # closed or not a socket: nothing to watch
-            yield
+            yield fired
             return
         with self._lock:
             self._next += 1
             token = self._next
-            self._armed[token] = (fd, time.monotonic() + seconds)
+            self._armed[token] = (fd, time.monotonic() + seconds, fired)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="costwise-db-watchdog", daemon=True
                 )
                 self._thread.start()
         try:
-            yield
+            yield fired
         finally:
             with self._lock:
                 self._armed.pop(token, None)
@@ -217,10 +219,11 @@ class Watchdog:
             time.sleep(self.tick)
             now = time.monotonic()
             with self._lock:  # held while shutting down: a guarded fd is never reused
-                for token, (fd, deadline) in list(self._armed.items()):
+                for token, (fd, deadline, fired) in list(self._armed.items()):
                     if now >= deadline:
                         del self._armed[token]
                         self.fired += 1
+                        fired.append(True)
                         _shutdown(fd)
 
 
@@ -299,24 +302,36 @@ def _guard_dialect(
     dialect = engine.dialect
     errors = (dialect.loaded_dbapi.OperationalError, dialect.loaded_dbapi.InterfaceError)
     seconds = timeouts.deadline
+    stalled = threading.local()  # when this thread's last pre-ping was cut by the watchdog
 
-    def guarded(method: Callable[..., Any], conn_of: Callable[..., Any]) -> Callable[..., Any]:
+    def guarded(
+        method: Callable[..., Any], conn_of: Callable[..., Any], *, statement: bool
+    ) -> Callable[..., Any]:
         @functools.wraps(method)
         def call(*args: Any, **kw: Any) -> Any:
-            try:
-                with watchdog.guard(conn_of(*args), seconds):
+            with watchdog.guard(conn_of(*args), seconds) as fired:
+                try:
                     result = method(*args, **kw)
-            except errors:
-                if health is not None:
-                    health.failed()
-                raise
-            if health is not None:
-                health.ok()
+                except errors:
+                    if fired and not statement:
+                        stalled.at = time.monotonic()
+                    if health is not None:
+                        health.failed()
+                    raise
+            if health is not None and statement:  # a ping or a rollback may succeed while
+                health.ok()  # statements wait on a lock: only statements prove health
             return result
 
         return call
 
     def connect(*args: Any, **kw: Any) -> Any:
+        if time.monotonic() - getattr(stalled, "at", float("-inf")) < 0.2:
+            # the pool reconnects at once when its pre-ping fails; after a ping the
+            # watchdog had to cut, do not spend a connect timeout on top of it
+            stalled.at = float("-inf")
+            raise dialect.loaded_dbapi.OperationalError(
+                "the database did not answer a ping within its deadline (stalled)"
+            )
         try:
             return original_connect(*args, **kw)
         except errors:
@@ -325,11 +340,11 @@ def _guard_dialect(
             raise
 
     for name in ("do_execute", "do_execute_no_params", "do_executemany"):
-        setattr(
-            dialect, name, guarded(getattr(dialect, name), lambda cursor, *_: cursor.connection)
-        )
+        method = getattr(dialect, name)
+        setattr(dialect, name, guarded(method, lambda cur, *_: cur.connection, statement=True))
     for name in ("do_commit", "do_rollback", "do_ping"):
-        setattr(dialect, name, guarded(getattr(dialect, name), lambda conn, *_: conn))
+        method = getattr(dialect, name)
+        setattr(dialect, name, guarded(method, lambda conn, *_: conn, statement=False))
     original_connect = dialect.connect
     dialect.connect = connect  # type: ignore[method-assign]
 
