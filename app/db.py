@@ -274,10 +274,14 @@ def make_engine(
             seconds = POSTGRES_CONNECT_TIMEOUT_S if timeouts is None else timeouts.connect
             connect_args["connect_timeout"] = max(1, round(seconds))
         if timeouts is not None:
-            connect_args["options"] = (
+            options = (
                 f"-c statement_timeout={int(timeouts.statement * 1000)} "
                 f"-c lock_timeout={int(timeouts.lock * 1000)}"
             )
+            existing = sa_url.query.get("options")  # the URL's own options are kept
+            if isinstance(existing, str) and existing:
+                options = f"{existing} {options}"
+            connect_args["options"] = options
             # a dead peer (not only a stalled one) is noticed by the kernel as well
             connect_args.update(keepalives=1, keepalives_idle=10, keepalives_interval=5)
             connect_args.update(keepalives_count=3)
@@ -388,6 +392,10 @@ def database_errors() -> Iterator[None]:
         yield
     except (exc.OperationalError, exc.InterfaceError) as error:
         raise Unavailable(_describe(error)) from error
+    except exc.TimeoutError as error:  # the pool's wait for a free connection
+        raise Unavailable(
+            "no database connection became free in time (all busy or stalled); retry"
+        ) from error
 
 
 def _describe(error: exc.DBAPIError) -> str:
