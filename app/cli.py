@@ -62,16 +62,23 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         if args.migrate is not None
         else (_sqlite_path(settings.database_url) is not None)
     )
-    _prepare_database(settings, migrate)
-    from app.db import ensure_schema_at_head, make_engine
+    from app.api.main import timeouts_of
+    from app.db import database_errors, ensure_schema_at_head, make_engine, make_session_factory
+    from app.errors import Unavailable
+    from app.services.keys import check_auth_configuration
 
-    engine = make_engine(settings.database_url)
+    engine = make_engine(settings.database_url, timeouts=timeouts_of(settings))
     try:
+        _prepare_database(settings, migrate)
         ensure_schema_at_head(engine)  # refuse to start with a clear message, before uvicorn
-        from app.db import make_session_factory
-        from app.services.keys import check_auth_configuration
-
-        check_auth_configuration(settings, make_session_factory(engine))  # e.g. prod, no auth
+        with database_errors():
+            check_auth_configuration(settings, make_session_factory(engine))  # prod, no auth
+    except Unavailable as error:  # unreachable: start anyway, ready once it answers
+        print(
+            f"costwise: starting without the database ({error.detail}); /health/ready "
+            "answers 503 until it answers and the start-up checks pass",
+            file=sys.stderr,
+        )
     finally:
         engine.dispose()
     uvicorn.run(

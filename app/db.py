@@ -16,14 +16,32 @@ concurrent writers queue on ``busy_timeout`` instead of failing. Read-only work 
 resolving a version on the prediction path) should use
 ``make_session_factory(engine, readonly=True)``: its transactions use a deferred
 ``BEGIN``, which in WAL mode never blocks and is never blocked by writers.
+
+Stalls (PostgreSQL)
+-------------------
+An engine made with :class:`Timeouts` bounds every database call: the server cancels a
+statement after ``statement_timeout`` or a lock wait after ``lock_timeout``; opening a
+connection gives up after ``connect_timeout``, waiting for a pooled one after the same
+time. A server that stops answering altogether (a network path that stalls: the socket
+stays open but nothing comes back) is bounded on the client: a :class:`Watchdog` thread
+shuts down the socket of any call (execute, commit, rollback, ping) still running a grace
+period after the statement timeout, so the call fails (the connection is discarded)
+instead of waiting for TCP. A :class:`DatabaseHealth` records whether the last calls
+failed that way; callers use it to fail fast (or serve from memory) while the database
+is down, letting one call through every ``probe_interval`` to notice its return.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterator
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +57,9 @@ from sqlalchemy.pool import StaticPool
 from app.errors import SchemaOutOfDate, Unavailable
 
 __all__ = [
+    "DatabaseHealth",
+    "Timeouts",
+    "Watchdog",
     "alembic_config",
     "database_errors",
     "downgrade",
@@ -65,37 +86,280 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+@dataclass(frozen=True)
+class Timeouts:
+    """Bounds of every database call of a serving engine, in seconds.
+
+    ``grace`` is how long after ``statement`` the client gives up on a server that
+    does not even answer the cancellation (see :class:`Watchdog`).
+    """
+
+    statement: float = 2.0
+    lock: float = 1.0
+    connect: float = 2.0
+    sqlite_busy: float = SQLITE_BUSY_TIMEOUT_MS / 1000
+    grace: float = 0.5
+
+    @property
+    def deadline(self) -> float:
+        """Longest any one call may take before the client closes its connection."""
+        return self.statement + self.grace
+
+
+class DatabaseHealth:
+    """Whether the database answered lately: fail fast while it does not.
+
+    :meth:`failed` is called when a call could not reach the database or was cut by a
+    timeout, :meth:`ok` when one succeeded. While down, :meth:`allow` lets one call
+    through every ``probe_interval`` seconds (a probe) and refuses the others, so that
+    requests get their 503 (or their answer from memory) at once instead of each
+    waiting for a timeout, and the first successful probe ends the outage.
+    """
+
+    def __init__(
+        self, *, probe_interval: float = 0.5, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.probe_interval = probe_interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._down_since: float | None = None  # wall-clock time (time.time())
+        self._last_probe = float("-inf")
+        self.failures = 0
+
+    @property
+    def down_since(self) -> float | None:
+        """Epoch seconds of the first failure of the current outage (None: up)."""
+        return self._down_since
+
+    def allow(self) -> bool:
+        """True when a database call may be made now (always while up)."""
+        if self._down_since is None:
+            return True
+        with self._lock:
+            now = self._clock()
+            if now - self._last_probe >= self.probe_interval:
+                self._last_probe = now
+                return True
+            return False
+
+    def check(self) -> None:
+        """Raise :class:`Unavailable` at once when the database is down (see :meth:`allow`)."""
+        if not self.allow():
+            raise Unavailable(self.describe())
+
+    def describe(self) -> str:
+        since = self._down_since
+        when = "" if since is None else " since " + _iso(since)
+        return f"the database is not answering{when}; the request was not attempted, retry later"
+
+    def failed(self) -> None:
+        with self._lock:
+            self.failures += 1
+            if self._down_since is None:
+                self._down_since = time.time()
+                self._last_probe = self._clock()
+                logger.warning("database calls are failing or timing out: failing fast")
+
+    def ok(self) -> None:
+        if self._down_since is not None:
+            with self._lock:
+                if self._down_since is not None:
+                    logger.warning("database answering again after %s", _iso(self._down_since))
+                    self._down_since = None
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+class Watchdog:
+    """Shuts down the socket of a database call that outlived its deadline.
+
+    A statement timeout is enforced by the server; when the server (or the network
+    path to it) stops answering, nothing would ever wake the waiting thread up. Calls
+    register their connection's socket with a deadline (:meth:`guard`); one daemon
+    thread shuts the socket down when the deadline passes, which makes the driver
+    raise at once (the pool then discards the connection).
+    """
+
+    def __init__(self, tick: float = 0.05) -> None:
+        self.tick = tick
+        self._lock = threading.Lock()
+        self._armed: dict[int, tuple[int, float, list[bool]]] = {}  # token -> fd, deadline
+        self._next = 0
+        self._thread: threading.Thread | None = None
+        self.fired = 0
+
+    @contextmanager
+    def guard(self, dbapi_connection: Any, seconds: float) -> Iterator[list[bool]]:
+        """Watch the block; the yielded list holds True once the watchdog fired for it."""
+        fired: list[bool] = []
+        try:
+            fd = int(dbapi_connection.fileno())
+        except Exception:  # closed or not a socket: nothing to watch
+            yield fired
+            return
+        with self._lock:
+            self._next += 1
+            token = self._next
+            self._armed[token] = (fd, time.monotonic() + seconds, fired)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="costwise-db-watchdog", daemon=True
+                )
+                self._thread.start()
+        try:
+            yield fired
+        finally:
+            with self._lock:
+                self._armed.pop(token, None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.tick)
+            now = time.monotonic()
+            with self._lock:  # held while shutting down: a guarded fd is never reused
+                for token, (fd, deadline, fired) in list(self._armed.items()):
+                    if now >= deadline:
+                        del self._armed[token]
+                        self.fired += 1
+                        fired.append(True)
+                        _shutdown(fd)
+
+
+def _shutdown(fd: int) -> None:
+    try:
+        sock = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+        logger.warning("database call outlived its deadline: connection shut down")
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+def make_engine(
+    url: str,
+    *,
+    timeouts: Timeouts | None = None,
+    health: DatabaseHealth | None = None,
+    **kwargs: Any,
+) -> Engine:
     """Create an engine for ``url`` (SQLite file/memory or PostgreSQL through psycopg 3).
 
-    SQLite connections get ``foreign_keys=ON``, ``journal_mode=WAL``, a 5 s
-    ``busy_timeout``, may be shared across threads, and begin their transactions
-    with ``BEGIN IMMEDIATE`` (see the module docstring). PostgreSQL engines use
-    ``pool_pre_ping`` and a connect timeout. Extra ``kwargs`` go to
-    :func:`sqlalchemy.create_engine`.
+    SQLite connections get ``foreign_keys=ON``, ``journal_mode=WAL``, a
+    ``busy_timeout`` (5 s, or ``timeouts.sqlite_busy``), may be shared across threads,
+    and begin their transactions with ``BEGIN IMMEDIATE`` (see the module docstring).
+    PostgreSQL engines use ``pool_pre_ping`` and a connect timeout; with ``timeouts``
+    (a serving engine) also statement and lock timeouts, a pool wait bound and the
+    client-side :class:`Watchdog`, and ``health`` records failures (see the module
+    docstring). Without ``timeouts`` (migrations, CLI) statements are not bounded.
+    Extra ``kwargs`` go to :func:`sqlalchemy.create_engine`.
     """
     sa_url = make_url(normalize_url(url))
     if sa_url.get_backend_name() == "sqlite":
-        connect_args = {"check_same_thread": False, **kwargs.pop("connect_args", {})}
+        sqlite_args = {"check_same_thread": False, **kwargs.pop("connect_args", {})}
         if sa_url.database in (None, "", ":memory:"):
             kwargs.setdefault("poolclass", StaticPool)
-        engine = create_engine(sa_url, connect_args=connect_args, **kwargs)
-        _install_sqlite_hooks(engine)
+        engine = create_engine(sa_url, connect_args=sqlite_args, **kwargs)
+        busy = SQLITE_BUSY_TIMEOUT_MS if timeouts is None else int(timeouts.sqlite_busy * 1000)
+        _install_sqlite_hooks(engine, busy)
         return engine
-    if sa_url.get_backend_name() == "postgresql" and "connect_timeout" not in sa_url.query:
-        connect_args = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT_S}
+    if sa_url.get_backend_name() == "postgresql":
+        connect_args: dict[str, Any] = {}
+        if "connect_timeout" not in sa_url.query:
+            seconds = POSTGRES_CONNECT_TIMEOUT_S if timeouts is None else timeouts.connect
+            connect_args["connect_timeout"] = max(1, round(seconds))
+        if timeouts is not None:
+            options = (
+                f"-c statement_timeout={int(timeouts.statement * 1000)} "
+                f"-c lock_timeout={int(timeouts.lock * 1000)}"
+            )
+            existing = sa_url.query.get("options")  # the URL's own options are kept
+            if isinstance(existing, str) and existing:
+                options = f"{existing} {options}"
+            connect_args["options"] = options
+            # a dead peer (not only a stalled one) is noticed by the kernel as well
+            connect_args.update(keepalives=1, keepalives_idle=10, keepalives_interval=5)
+            connect_args.update(keepalives_count=3)
+            kwargs.setdefault("pool_timeout", timeouts.connect)
         kwargs["connect_args"] = {**connect_args, **kwargs.get("connect_args", {})}
     kwargs.setdefault("pool_pre_ping", True)
-    return create_engine(sa_url, **kwargs)
+    engine = create_engine(sa_url, **kwargs)
+    if timeouts is not None and sa_url.get_backend_name() == "postgresql":
+        _guard_dialect(engine, Watchdog(), timeouts, health)
+    return engine
 
 
-def _install_sqlite_hooks(engine: Engine) -> None:
+def _guard_dialect(
+    engine: Engine, watchdog: Watchdog, timeouts: Timeouts, health: DatabaseHealth | None
+) -> None:
+    """Wrap the dialect's calls that wait on the server with the watchdog and ``health``.
+
+    These are the dialect methods through which SQLAlchemy reaches the driver: every
+    statement (``do_execute*``), commit, rollback (also the pool's reset on return) and
+    the pool's pre-ping. Opening a connection is bounded by ``connect_timeout``.
+    """
+    dialect = engine.dialect
+    errors = (dialect.loaded_dbapi.OperationalError, dialect.loaded_dbapi.InterfaceError)
+    seconds = timeouts.deadline
+    stalled = threading.local()  # when this thread's last pre-ping was cut by the watchdog
+
+    def guarded(
+        method: Callable[..., Any], conn_of: Callable[..., Any], *, statement: bool
+    ) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def call(*args: Any, **kw: Any) -> Any:
+            with watchdog.guard(conn_of(*args), seconds) as fired:
+                try:
+                    result = method(*args, **kw)
+                except errors:
+                    if fired and not statement:
+                        stalled.at = time.monotonic()
+                    if health is not None:
+                        health.failed()
+                    raise
+            if health is not None and statement:  # a ping or a rollback may succeed while
+                health.ok()  # statements wait on a lock: only statements prove health
+            return result
+
+        return call
+
+    def connect(*args: Any, **kw: Any) -> Any:
+        if time.monotonic() - getattr(stalled, "at", float("-inf")) < 0.2:
+            # the pool reconnects at once when its pre-ping fails; after a ping the
+            # watchdog had to cut, do not spend a connect timeout on top of it
+            stalled.at = float("-inf")
+            raise dialect.loaded_dbapi.OperationalError(
+                "the database did not answer a ping within its deadline (stalled)"
+            )
+        try:
+            return original_connect(*args, **kw)
+        except errors:
+            if health is not None:
+                health.failed()
+            raise
+
+    for name in ("do_execute", "do_execute_no_params", "do_executemany"):
+        method = getattr(dialect, name)
+        setattr(dialect, name, guarded(method, lambda cur, *_: cur.connection, statement=True))
+    for name in ("do_commit", "do_rollback", "do_ping"):
+        method = getattr(dialect, name)
+        setattr(dialect, name, guarded(method, lambda conn, *_: conn, statement=False))
+    original_connect = dialect.connect
+    dialect.connect = connect  # type: ignore[method-assign]
+
+
+def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA foreign_keys=ON")
         finally:
@@ -128,6 +392,10 @@ def database_errors() -> Iterator[None]:
         yield
     except (exc.OperationalError, exc.InterfaceError) as error:
         raise Unavailable(_describe(error)) from error
+    except exc.TimeoutError as error:  # the pool's wait for a free connection
+        raise Unavailable(
+            "no database connection became free in time (all busy or stalled); retry"
+        ) from error
 
 
 def _describe(error: exc.DBAPIError) -> str:

@@ -26,6 +26,53 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL of the registry: SQLite file (default) or PostgreSQL "
         "(postgresql://user@host:5432/db, driven by psycopg 3).",
     )
+    db_timeout: float = Field(
+        2.0,
+        gt=0,
+        le=300,
+        description="Longest a database statement may take, in seconds (PostgreSQL "
+        "statement_timeout, and a client-side deadline that closes a connection whose "
+        "server stopped answering, e.g. behind a stalled network path). A request whose "
+        "database work hits it gets 503 UNAVAILABLE.",
+    )
+    db_lock_timeout: float = Field(
+        1.0,
+        gt=0,
+        le=300,
+        description="Longest a PostgreSQL statement waits for a lock, in seconds "
+        "(lock_timeout); e.g. a table locked by a migration or a manual session.",
+    )
+    db_connect_timeout: float = Field(
+        2.0,
+        ge=1,
+        le=300,
+        description="Longest a new database connection may take to open, in seconds "
+        "(PostgreSQL connect_timeout, whole seconds at least 1), and longest a request "
+        "waits for a free pooled connection.",
+    )
+    sqlite_busy_timeout: float = Field(
+        5.0,
+        ge=0,
+        le=300,
+        description="How long a SQLite writer waits for the write lock, in seconds "
+        "(PRAGMA busy_timeout).",
+    )
+    registry_stale_seconds: float = Field(
+        300.0,
+        ge=0,
+        description="Serve through registry outages: while the database is down or "
+        "stalled, a model whose version (by alias, latest or number) was resolved at most "
+        "this many seconds ago keeps being served from memory, with provenance saying the "
+        "resolution is stale and since when. 0 disables (every predict then needs the "
+        "database). Writes always fail fast with 503.",
+    )
+    redis_timeout: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        description="Longest a Redis command of the job queue (enqueue, readiness ping) "
+        "may take, in seconds; a job submit then gets 503 UNAVAILABLE.",
+    )
     host: str = Field("127.0.0.1", description="Interface `costwise serve` binds to.")
     port: int = Field(8000, ge=1, le=65535, description="Port `costwise serve` listens on.")
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes.")

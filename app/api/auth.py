@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.errors import error_response
 from app.api.responses import FastJSONResponse
 from app.api.schemas import ErrorResponse
+from app.db import DatabaseHealth
 from app.errors import Unauthorized
 from app.services.auth import ANONYMOUS_ADMIN, Authenticator, Principal
 from app.settings import Settings
@@ -126,7 +127,12 @@ AUTHORIZE = Depends(authorize)
 AUTHORIZE_OPEN = Depends(authorize_open)
 
 
-def install_auth(app: FastAPI, settings: Settings, sessions: sessionmaker[Session]) -> None:
+def install_auth(
+    app: FastAPI,
+    settings: Settings,
+    sessions: sessionmaker[Session],
+    health: DatabaseHealth | None = None,
+) -> None:
     """Attach the :class:`Authenticator` and the 401 handler (adds ``WWW-Authenticate``)."""
     bootstrap = settings.bootstrap_admin_key
     app.state.auth = Authenticator(
@@ -134,6 +140,8 @@ def install_auth(app: FastAPI, settings: Settings, sessions: sessionmaker[Sessio
         enabled=settings.auth == "on",
         ttl_seconds=settings.key_cache_seconds,
         bootstrap_key=None if bootstrap is None else bootstrap.get_secret_value(),
+        stale_seconds=settings.registry_stale_seconds,
+        health=health,
     )
     app.state.metrics_public = settings.metrics_public
 

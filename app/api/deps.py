@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Path, Request
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.middleware import Metrics
+from app.db import DatabaseHealth
 from app.services.catalog import Catalog
 from app.services.jobs import JobService
 from app.services.plots import Plots
@@ -30,12 +32,31 @@ class Services:
     metrics: Metrics
     jobs: JobService
     plots: Plots
+    health: DatabaseHealth
+    startup: Any  # app.api.main.StartupChecks (not imported: main imports this module)
+    stopping: threading.Event  # set on SIGTERM: synchronous trainings stop at their next round
 
 
 async def get_services(request: Request) -> Services:
     """Async on purpose: a sync dependency would cost a thread-pool hop per request."""
     services: Services = request.app.state.services
     return services
+
+
+async def database_gate(request: Request) -> None:
+    """Fail fast (503 UNAVAILABLE) while the database is known to be down or stalled.
+
+    Routes that need the database run in worker threads bounded by the database
+    timeouts; while :class:`app.db.DatabaseHealth` says it is down they are not even
+    attempted (one request per probe interval still is, to notice its return).
+    Predictions are not gated here: they may be answered from memory (see
+    :mod:`app.services.predictor`).
+    """
+    services: Services = request.app.state.services
+    services.health.check()
+
+
+DATABASE_GATE = Depends(database_gate)
 
 
 ServicesDep = Annotated[Services, Depends(get_services)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import signal
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -12,7 +14,7 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
-from app.api.deps import Services
+from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import (
@@ -26,10 +28,19 @@ from app.api.routes import (
     predict,
     training,
 )
-from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
+from app.api.schemas import ErrorResponse, EvaluateRequest, PredictRequest, TrainingRequest
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
-from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
+from app.db import (
+    DatabaseHealth,
+    Timeouts,
+    database_errors,
+    ensure_schema_at_head,
+    make_engine,
+    make_session_factory,
+    upgrade_to_head,
+)
+from app.errors import Unavailable
 from app.services.catalog import Catalog
 from app.services.jobs import JobService, make_queue
 from app.services.keys import check_auth_configuration
@@ -74,6 +85,9 @@ def _document_manual_bodies(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+GATE_RESPONSES: dict[int | str, dict[str, Any]] = {
+    503: {"model": ErrorResponse, "description": "The database is down or stalled."}
+}
 GC_THRESHOLDS = (50_000, 20, 20)
 
 
@@ -93,22 +107,117 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+def timeouts_of(settings: Settings) -> Timeouts:
+    """The database bounds of a serving engine, from the settings."""
+    return Timeouts(
+        statement=settings.db_timeout,
+        lock=settings.db_lock_timeout,
+        connect=settings.db_connect_timeout,
+        sqlite_busy=settings.sqlite_busy_timeout,
+    )
+
+
+class StartupChecks:
+    """The start-up checks that need the database, run again until it answers.
+
+    A process may start while the database is away: ``/health/live`` answers, and
+    ``/health/ready`` stays 503 (naming the database) until these checks have passed.
+    A database that answers but fails them (schema not at head, unsafe auth
+    configuration) still refuses the start, as before.
+    """
+
+    def __init__(self, settings: Settings, engine: Any, sessions: Any) -> None:
+        self.settings = settings
+        self.engine = engine
+        self.sessions = sessions
+        self.passed = False
+        self.error: str | None = None  # why the last deferred attempt failed
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        """Run the checks; raise what they raise (Unavailable: the database is away)."""
+        with self._lock:
+            if self.passed:
+                return
+            if self.settings.auto_migrate:
+                upgrade_to_head(self.settings.database_url)
+            ensure_schema_at_head(self.engine)
+            with database_errors():
+                check_auth_configuration(self.settings, self.sessions)
+            self.passed = True
+            self.error = None
+
+    def retry(self) -> bool:
+        """Run the checks again after a deferred start; True once they passed."""
+        try:
+            self.run()
+        except Unavailable as error:
+            self.error = error.detail
+        except Exception as error:  # schema or configuration: logged, ready stays 503
+            self.error = str(error)
+            log.error("start-up check failed now that the database answers: %s", error)
+        return self.passed
+
+
+def _retry_checks(checks: StartupChecks, stopping: threading.Event) -> None:
+    while not stopping.wait(1.0):
+        if checks.retry():
+            log.warning("database answering: start-up checks passed, ready")
+            return
+
+
+def _stop_trainings_on_signal(stopping: threading.Event) -> Any:
+    """On SIGTERM/SIGINT, set ``stopping`` at once (then let the server's handler run).
+
+    uvicorn waits for running requests before it shuts the app down; a synchronous
+    training could hold it for up to COSTWISE_MAX_TRAINING_SECONDS. With ``stopping``
+    set, such a training stops at its next boosting round and answers 503 (nothing
+    registered), so the process exits within seconds. Returns a function restoring the
+    previous handlers (no-op outside the main thread, e.g. under a test client).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous: dict[int, Any] = {}
+
+    def handler(sig: int, frame: Any) -> None:
+        stopping.set()
+        before = previous.get(sig)
+        if callable(before):
+            before(sig, frame)
+        elif sig == signal.SIGINT:
+            raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous[sig] = signal.signal(sig, handler)
+
+    def restore() -> None:
+        for sig, before in previous.items():
+            if signal.getsignal(sig) is handler:
+                signal.signal(sig, before)
+
+    return restore
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the FastAPI application for ``settings`` (default: from the environment).
 
     Refuses to start (raises :class:`app.errors.SchemaOutOfDate`) when the database
     schema is not at the migrations' head, unless ``auto_migrate`` is on, and (raises
     :class:`app.errors.Misconfigured`) when ``COSTWISE_ENV=prod`` without authentication
-    configured (see :func:`app.services.keys.check_auth_configuration`).
+    configured (see :func:`app.services.keys.check_auth_configuration`). When the
+    database cannot be reached at all, the app starts anyway and runs these checks
+    again in the background until it answers (see :class:`StartupChecks`).
     """
     settings = settings or get_settings()
-    if settings.auto_migrate:
-        upgrade_to_head(settings.database_url)
-    engine = make_engine(settings.database_url)
-    ensure_schema_at_head(engine)
+    db_health = DatabaseHealth()
+    engine = make_engine(settings.database_url, timeouts=timeouts_of(settings), health=db_health)
     sessions = make_session_factory(engine)
+    checks = StartupChecks(settings, engine, sessions)
     try:
-        check_auth_configuration(settings, sessions)  # e.g. prod without auth: refuse to start
+        checks.run()
+    except Unavailable as error:
+        checks.error = error.detail
+        log.warning("starting without the database (%s); ready once it answers", error.detail)
     except Exception:
         engine.dispose()
         raise
@@ -125,24 +234,37 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             cache_size=settings.model_cache_size,
             max_rows=settings.max_predict_rows,
             max_features=settings.max_features,
+            stale_seconds=settings.registry_stale_seconds,
+            health=db_health,
         ),
         metrics=metrics,
         jobs=JobService(sessions, settings, queue),
         plots=Plots(read_sessions),
+        health=db_health,
+        startup=checks,
+        stopping=threading.Event(),
     )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         tune_garbage_collector()
+        services.stopping.clear()
+        restore = _stop_trainings_on_signal(services.stopping)
+        if not checks.passed:
+            threading.Thread(
+                target=_retry_checks, args=(checks, services.stopping), daemon=True
+            ).start()
         queue.start()
         yield
+        services.stopping.set()
+        restore()
         await queue.close()  # in-process jobs still running are stopped and left queued
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.services = services
     install_error_handlers(app)
-    install_auth(app, settings, sessions)
+    install_auth(app, settings, sessions, db_health)
     # With authentication off, no dependency is attached at all: solving the security
     # dependencies costs ~0.3 ms per request even when they would let everyone in.
     auth_on = settings.auth == "on"
@@ -162,10 +284,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         algorithms.router,
         keys.router,
     ):
+        # routes that need the database fail fast while it is down (predictions may be
+        # answered from memory: not gated); after authentication (401 before 503)
+        gated = router not in (predict.router, algorithms.router)
         app.include_router(
             router,
-            dependencies=[AUTHORIZE] if auth_on else [],
-            responses=AUTH_RESPONSES if auth_on else None,
+            dependencies=([AUTHORIZE] if auth_on else []) + ([DATABASE_GATE] if gated else []),
+            responses={**(AUTH_RESPONSES if auth_on else {}), **(GATE_RESPONSES if gated else {})},
         )
     _document_manual_bodies(app)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

@@ -222,6 +222,13 @@ class AppliedCostsOut(BaseModel):
     priors: list[float] | None = Field(description="Deployment priors applied, if any.")
 
 
+class ResolutionOut(BaseModel):
+    stale: bool = Field(description="Always true: the version was resolved from memory.")
+    resolved_at: str = Field(
+        description="When the version was last resolved from the registry (UTC, ISO 8601)."
+    )
+
+
 class Provenance(BaseModel):
     """Where a response came from (every predict and evaluate response carries it)."""
 
@@ -242,6 +249,12 @@ class Provenance(BaseModel):
     applied_costs: AppliedCostsOut = Field(description="The costs and priors applied.")
     training_costs: list[list[float]] | None = Field(
         description="The cost matrix the model was trained with, if it was."
+    )
+    resolution: ResolutionOut | None = Field(
+        None,
+        description="Null normally. While the registry database is down or stalled, a "
+        "version resolved recently (COSTWISE_REGISTRY_STALE_SECONDS) is served from "
+        "memory: then `{stale: true, resolved_at}` says so and since when.",
     )
 
 

@@ -67,21 +67,47 @@ class RedisQueue:
         self.settings = settings
         self._redis: ArqRedis | None = None
 
+    async def _pool(self) -> ArqRedis:
+        if self._redis is None:
+            self._redis = await create_pool(
+                redis_settings(self.settings, retries=0),
+                job_serializer=_dumps,
+                job_deserializer=_loads,
+                default_queue_name=self.settings.queue_name,
+            )
+        return self._redis
+
     async def enqueue(self, job_id: str) -> None:
+        """Enqueue, within COSTWISE_REDIS_TIMEOUT (a frozen Redis: 503, never a hang)."""
         try:
-            if self._redis is None:
-                self._redis = await create_pool(
-                    redis_settings(self.settings, retries=0),
-                    job_serializer=_dumps,
-                    job_deserializer=_loads,
-                    default_queue_name=self.settings.queue_name,
-                )
-            await enqueue_job(self._redis, self.settings.queue_name, job_id)
-        except (OSError, RedisError) as exc:
+            async with asyncio.timeout(self.settings.redis_timeout):
+                await enqueue_job(await self._pool(), self.settings.queue_name, job_id)
+        except (OSError, RedisError, TimeoutError) as exc:
+            await self._reset()
             raise Unavailable(
                 f"the job queue (Redis, setting COSTWISE_REDIS_URL) is unreachable "
                 f"({type(exc).__name__}); the job was not created, retry later"
             ) from exc
+
+    async def ready(self) -> bool:
+        """Redis answers a PING within COSTWISE_REDIS_TIMEOUT."""
+        try:
+            async with asyncio.timeout(self.settings.redis_timeout):
+                await (await self._pool()).ping()
+            return True
+        except (OSError, RedisError, TimeoutError):
+            await self._reset()
+            return False
+
+    async def _reset(self) -> None:
+        """Drop the pool after a failure (a timed-out command leaves it in doubt)."""
+        redis, self._redis = self._redis, None
+        if redis is not None:
+            try:
+                async with asyncio.timeout(self.settings.redis_timeout):
+                    await redis.aclose()
+            except Exception:  # closing a dead connection: nothing more to do
+                log.debug("closing the Redis pool failed", exc_info=True)
 
     def start(self) -> None:
         """Nothing runs here: workers are separate processes."""

@@ -12,6 +12,12 @@ the next request looks it up again in a worker thread. Hence a key revoked on an
 process or replica stops working within that time; a revocation made through this
 process's API is applied at once (:meth:`Authenticator.forget`). The cache holds
 digests and principals only, never a plaintext key.
+
+While the database is down or stalled (the look-up fails with 503, at once while
+:class:`app.db.DatabaseHealth` says it is down), a key verified at most
+``stale_seconds`` ago is still accepted (the registry's outage setting
+COSTWISE_REGISTRY_STALE_SECONDS), so that predictions served from memory are not
+refused for want of a key check; unknown keys are refused as before.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from app.errors import Forbidden, ServiceError, Unauthorized
+from app.db import DatabaseHealth
+from app.errors import Forbidden, ServiceError, Unauthorized, Unavailable
 from app.registry.keys import ApiKeys, hash_key, looks_like_key
 
 log = logging.getLogger(__name__)
@@ -70,6 +77,8 @@ class Authenticator:
         ttl_seconds: float = 5.0,
         bootstrap_key: str | None = None,
         clock: Callable[[], float] = time.monotonic,
+        stale_seconds: float = 0.0,
+        health: DatabaseHealth | None = None,
     ) -> None:
         self.sessions = sessions
         self.enabled = enabled
@@ -77,6 +86,8 @@ class Authenticator:
         self.clock = clock
         self._bootstrap = None if bootstrap_key is None else hash_key(bootstrap_key)
         self._cache: dict[str, tuple[Principal | None, float]] = {}
+        self.stale_seconds = stale_seconds
+        self.health = health
 
     async def authenticate(self, key: str | None) -> Principal:
         """The caller presenting ``key``; raises Unauthorized (missing, unknown, revoked)."""
@@ -93,7 +104,19 @@ class Authenticator:
         if hit is not None and hit[1] > self.clock():
             principal = hit[0]
         else:
-            principal = await run_in_threadpool(self.lookup, digest)
+            try:
+                if self.health is not None:
+                    self.health.check()
+                principal = await run_in_threadpool(self.lookup, digest)
+            except Unavailable:
+                # through an outage: a key verified recently (expired entry) still counts
+                if (
+                    hit is None
+                    or hit[0] is None
+                    or self.clock() - (hit[1] - self.ttl) > self.stale_seconds
+                ):
+                    raise
+                principal = hit[0]
         if principal is None:
             raise Unauthorized(BAD_KEY, field="authorization")
         return principal

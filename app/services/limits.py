@@ -16,11 +16,12 @@ receiving every report: the deadline's callback chains to it, and a
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from app.errors import TrainingTimeLimit
+from app.errors import TrainingTimeLimit, Unavailable
 from models.exceptions import TrainingCancelled
 from models.progress import current_callback, progress_callback, report
 
@@ -30,23 +31,33 @@ Checkpoint = Callable[[str], None]
 
 
 @contextmanager
-def training_deadline(seconds: float | None, setting: str = LIMIT_SETTING) -> Iterator[Checkpoint]:
+def training_deadline(
+    seconds: float | None,
+    setting: str = LIMIT_SETTING,
+    *,
+    stop: threading.Event | None = None,
+) -> Iterator[Checkpoint]:
     """Stop the training run inside the block once ``seconds`` have passed (None: no limit).
 
     Yields a ``checkpoint(phase)`` function for the caller's own phases (e.g. before
-    registering). Raises :class:`TrainingTimeLimit` naming the limit and its value.
+    registering). Raises :class:`TrainingTimeLimit` naming the limit and its value, or
+    :class:`app.errors.Unavailable` when ``stop`` is set (the server is shutting down:
+    the training stops at its next round, nothing registered).
     """
-    if seconds is None:
+    if seconds is None and stop is None:
         yield lambda phase: report(0, 0, phase)
         return
     outer = current_callback()
     started = time.monotonic()
-    deadline = started + seconds
+    deadline = float("inf") if seconds is None else started + seconds
     where: dict[str, str | int] = {"phase": "starting", "done": 0, "total": 0}
-    timed_out = False
+    timed_out = stopped = False
 
     def callback(phase: str, done: int, total: int) -> None:
-        nonlocal timed_out
+        nonlocal timed_out, stopped
+        if stop is not None and stop.is_set():
+            stopped = True
+            raise TrainingCancelled("the server is shutting down")
         if time.monotonic() > deadline:
             timed_out = True
             where.update(phase=phase, done=done, total=total)
@@ -58,6 +69,11 @@ def training_deadline(seconds: float | None, setting: str = LIMIT_SETTING) -> It
         with progress_callback(callback):
             yield lambda phase: callback(phase, 0, 0)
     except TrainingCancelled:
+        if stopped:
+            raise Unavailable(
+                "the server is shutting down: the training was stopped and nothing was "
+                "registered; send it again (to another replica, or once this one is back)"
+            ) from None
         if not timed_out:
             raise
         elapsed = time.monotonic() - started

@@ -22,6 +22,7 @@ class Resolved:
     alias: str | None
     sha256: str
     version_id: int
+    stale_since: float | None = None  # epoch seconds: served from memory, database down
 
 
 @dataclass(frozen=True)

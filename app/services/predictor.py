@@ -4,21 +4,30 @@ The hot path resolves the version in one short read (so an alias moved on any re
 takes effect on the next request) and reuses loaded models from an in-memory LRU
 cache keyed by the artifact's sha256. A blob is verified against its digest before it
 is ever used, and a model that fails verification is never cached.
+
+Serving through registry outages: every successful resolution is remembered (name,
+version / alias -> version) with its time. When the database is down or stalled (the
+look-up raises :class:`app.errors.Unavailable`, at once while
+:class:`app.db.DatabaseHealth` says it is down), a resolution at most
+``stale_seconds`` old whose model is still loaded is used instead, marked stale
+(:attr:`Resolved.stale_since`); otherwise the 503 stands. ``stale_seconds=0`` disables it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
-from app.errors import InvalidArgument
+from app.db import DatabaseHealth, database_errors
+from app.errors import InvalidArgument, Unavailable
 from app.registry.repository import Registry, find_ref
 from app.services._core import core_errors
 from app.services.costs import CostSetting, cost_setting
@@ -50,6 +59,8 @@ class Predictor:
         cache_size: int = 64,
         max_rows: int = 100_000,
         max_features: int = 10_000,
+        stale_seconds: float = 0.0,
+        health: DatabaseHealth | None = None,
     ) -> None:
         self._sessions = sessions
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
@@ -58,15 +69,54 @@ class Predictor:
         self._lock = threading.Lock()
         self.max_rows = max_rows
         self.max_features = max_features
+        self.stale_seconds = stale_seconds
+        self._health = health
+        # (name, version, alias) asked -> (answer, epoch seconds it was resolved)
+        self._recent: OrderedDict[tuple[str, int | None, str | None], tuple[Resolved, float]]
+        self._recent = OrderedDict()
+        self._recent_size = 16 * cache_size
 
     # ------------------------------------------------------------- resolution
     def resolve(self, name: str, version: int | None = None, alias: str | None = None) -> Resolved:
+        """The version to serve; from memory (stale) only while the database is down."""
+        try:
+            if self._health is not None:
+                self._health.check()
+            resolved = self._resolve(name, version, alias)
+        except Unavailable:
+            stale = self._stale(name, version, alias)
+            if stale is None:
+                raise
+            return stale
+        if self.stale_seconds > 0:
+            with self._lock:
+                key = (name, version, alias)
+                self._recent[key] = (resolved, time.time())
+                self._recent.move_to_end(key)
+                while len(self._recent) > self._recent_size:
+                    self._recent.popitem(last=False)
+        return resolved
+
+    def _resolve(self, name: str, version: int | None, alias: str | None) -> Resolved:
         with database_errors(), self._engine.connect() as conn:
             ref = find_ref(conn, name, version, alias)
         if ref is None:  # let the repository say what exists instead
             with database_errors(), self._sessions() as s:
                 ref = Registry(s).resolve_ref(name, version=version, alias=alias)
         return Resolved(name, ref.version, ref.alias, ref.sha256, ref.id)
+
+    def _stale(self, name: str, version: int | None, alias: str | None) -> Resolved | None:
+        """A recent resolution whose model is loaded, marked stale; None if there is none."""
+        if self.stale_seconds <= 0:
+            return None
+        with self._lock:
+            found = self._recent.get((name, version, alias))
+            if found is None:
+                return None
+            resolved, at = found
+            if time.time() - at > self.stale_seconds or resolved.sha256 not in self._cache:
+                return None
+        return replace(resolved, stale_since=at)
 
     def load(self, resolved: Resolved) -> InferenceModel:
         return self.entry(resolved).model
@@ -159,7 +209,15 @@ class Predictor:
     def _provenance(r: Resolved, m: Loaded, setting: CostSetting, c: CostRequest) -> Provenance:
         trained = None if m.model.training_costs is None else m.model.training_costs.tolist()
         return Provenance.of(
-            r.model, r.version, r.alias, m.calibration, m.model.rule, setting, c.priors, trained
+            r.model,
+            r.version,
+            r.alias,
+            m.calibration,
+            m.model.rule,
+            setting,
+            c.priors,
+            trained,
+            stale_since=r.stale_since,
         )
 
     # -------------------------------------------------------------- use cases

@@ -7,6 +7,7 @@ query and a few microseconds.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,9 @@ class Provenance:
     row_costs: dict[str, Any] | None  # per-row costs: {"n_rows", "min", "max"} entry-wise
     priors: list[float] | None  # deployment priors applied, if any
     training_costs: list[list[float]] | None
+    # epoch seconds of the last resolution from the database, when the version was
+    # resolved from memory because the database is down (None: resolved just now)
+    stale_since: float | None = None
 
     @classmethod
     def of(
@@ -49,6 +53,8 @@ class Provenance:
         setting: CostSetting,
         priors: Sequence[float] | None,
         training_costs: list[list[float]] | None,
+        *,
+        stale_since: float | None = None,
     ) -> Provenance:
         applied = setting.describe()
         return cls(
@@ -62,13 +68,22 @@ class Provenance:
             applied["row_costs"],
             None if priors is None else [float(p) for p in priors],
             training_costs,
+            stale_since,
         )
 
     def applied_costs(self) -> dict[str, Any]:
         return {"cost_matrix": self.cost_matrix, "row_costs": self.row_costs, "priors": self.priors}
 
+    def resolution(self) -> dict[str, Any] | None:
+        """``{"stale": true, "resolved_at": ISO time}`` when served from memory, else None."""
+        if self.stale_since is None:
+            return None
+        at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.stale_since))
+        return {"stale": True, "resolved_at": at}
+
     def fields(self) -> dict[str, Any]:
-        """The provenance fields of a /v1 predict or evaluate response."""
+        """The provenance fields of a /v1 predict or evaluate response (``resolution`` is
+        null unless the version was resolved from memory during a database outage)."""
         return {
             "model": self.model,
             "version": self.version,
@@ -78,6 +93,7 @@ class Provenance:
             "decision_rule": self.decision_rule,
             "applied_costs": self.applied_costs(),
             "training_costs": self.training_costs,
+            "resolution": self.resolution(),
         }
 
     def parameters(self) -> dict[str, Any]:
@@ -92,5 +108,6 @@ class Provenance:
             "row_costs": self.row_costs,
             "priors": self.priors,
             "training_costs": self.training_costs,
+            "resolution_stale_since": (self.resolution() or {}).get("resolved_at"),
         }
         return {k: v for k, v in out.items() if v is not None}

@@ -39,6 +39,9 @@ class JobQueue(Protocol):
     async def close(self) -> None:
         """Stop: running in-process jobs are interrupted and left queued."""
 
+    async def ready(self) -> bool:
+        """Whether the queue can take a job now (bounded in time)."""
+
 
 def sweep_period(settings: Settings) -> float:
     """How often to look for abandoned jobs: half the heartbeat timeout, 0.2..10 s."""
@@ -77,6 +80,9 @@ class InProcessQueue:
 
     async def enqueue(self, job_id: str) -> None:
         self.submit(job_id)
+
+    async def ready(self) -> bool:
+        return True  # threads of this process
 
     def start(self) -> None:
         """Start the pool and the sweeper (again after :meth:`close`: an app's lifespan

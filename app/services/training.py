@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -238,6 +239,7 @@ def train_and_register(
     max_seconds: float | None = None,
     limit_setting: str = LIMIT_SETTING,
     within: Callable[[Session, int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> VersionView:
     """Train, then register version + artifact in one transaction (nothing on failure).
 
@@ -245,12 +247,14 @@ def train_and_register(
     :class:`app.errors.TrainingTimeLimit` naming ``limit_setting`` (see
     :mod:`app.services.limits`). ``within(session, version)`` runs inside the
     registering transaction (a training job records its outcome there, so that the
-    version and the job's success are committed together or not at all).
+    version and the job's success are committed together or not at all). When ``stop``
+    is set (server shutdown) the training stops at its next round and raises
+    :class:`app.errors.Unavailable`; nothing is registered.
     """
     if tags is not None:
         check_tags(tags)  # before spending time on training
     started = time.perf_counter()
-    with training_deadline(max_seconds, limit_setting) as checkpoint:
+    with training_deadline(max_seconds, limit_setting, stop=stop) as checkpoint:
         fit = fit_model(data, spec)
         checkpoint("registering")
     model = fit.inference

@@ -61,8 +61,13 @@ def start_server(
     workers: int = 1,
     env: Mapping[str, str] | None = None,
     timeout: float = 60.0,
+    cwd: Path | None = None,
 ) -> Server:
-    """Start uvicorn on a free loopback port and wait until ``/health/live`` answers."""
+    """Start uvicorn on a free loopback port and wait until ``/health/live`` answers.
+
+    ``cwd`` (default: this checkout) is where ``app`` is imported from: another source
+    tree (e.g. an older commit extracted with ``git archive``) serves its own code.
+    """
     port = free_port()
     environment = {
         **os.environ,
@@ -88,7 +93,7 @@ def start_server(
     ]
     log_file = log_path.open("wb")
     process = subprocess.Popen(
-        command, cwd=ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
+        command, cwd=cwd or ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
     )
     server = Server(process, f"http://127.0.0.1:{port}", log_path)
     deadline = time.monotonic() + timeout

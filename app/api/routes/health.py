@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import Services, ServicesDep
 from app.api.responses import FastJSONResponse
@@ -19,7 +21,9 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/health/live", response_model=HealthResponse, summary="The process is up")
-def live() -> HealthResponse:
+async def live() -> HealthResponse:
+    """Answered on the event loop, touching nothing: milliseconds even while the
+    database or Redis is stalled."""
     return HealthResponse(status="ok")
 
 
@@ -27,18 +31,34 @@ def live() -> HealthResponse:
     "/health/ready",
     response_model=HealthResponse,
     responses={503: {"model": HealthResponse}},
-    summary="The database answers and its schema is at the migrations' head",
+    summary="The database answers (schema at head, start-up checks passed), and Redis "
+    "when it is the job queue",
 )
-def ready(services: ServicesDep) -> Response:
-    ok, checks = readiness(services)
+async def ready(services: ServicesDep) -> Response:
+    ok, checks = await readiness(services)
     body = {"status": "ok" if ok else "unavailable", "checks": checks}
     return FastJSONResponse(body, status_code=200 if ok else 503)
 
 
-def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
-    """Whether the database answers and its schema is at head, and the checks made."""
+async def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
+    """Whether the database (and Redis, when it is the queue) answers, and the checks made.
+
+    ``checks["database"]`` is ``ok`` or ``unreachable`` (``checks["database_down_since"]``
+    while calls are failing); with COSTWISE_QUEUE=redis ``checks["redis"]`` likewise.
+    Each check is bounded by its timeout (COSTWISE_DB_TIMEOUT, COSTWISE_REDIS_TIMEOUT) and
+    runs off the event loop.
+    """
+    ok, checks = await run_in_threadpool(_database, services)
+    if services.settings.queue == "redis":
+        queue_ok = await services.jobs.queue.ready()
+        checks["redis"] = "ok" if queue_ok else "unreachable"
+        ok = ok and queue_ok
+    checks["cached_models"] = services.predictor.cached
+    return ok, checks
+
+
+def _database(services: Services) -> tuple[bool, dict[str, Any]]:
     checks: dict[str, Any] = {}
-    ok = True
     try:
         with services.engine.connect() as conn:
             conn.execute(text("SELECT 1"))
@@ -46,10 +66,16 @@ def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
         current, head = schema_revision(services.engine)
         checks["schema"] = {"current": current, "head": head}
         ok = current == head
-    except SQLAlchemyError:
+        if ok and not services.startup.passed:  # started while the database was away
+            ok = services.startup.retry()
+            if not ok:
+                checks["startup"] = services.startup.error
+    except (SQLAlchemyError, ServiceError):
         checks["database"] = "unreachable"
         ok = False
-    checks["cached_models"] = services.predictor.cached
+    since = services.health.down_since
+    if since is not None:
+        checks["database_down_since"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))
     return ok, checks
 
 
@@ -62,6 +88,7 @@ def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
 def metrics(services: ServicesDep) -> Response:
     services.metrics.cached_models.set(services.predictor.cached)
     try:
+        services.health.check()  # database down: do not wait for it
         for status, n in services.jobs.counts().items():
             services.metrics.jobs.labels(status).set(n)
     except ServiceError:  # database down: serve the process's own metrics anyway

@@ -22,7 +22,6 @@ from app.api.schemas import (
 from app.services.predictor import CostRequest, Prediction, Rows
 
 R = TypeVar("R", bound=PredictRequest)
-INLINE_ROWS = 256
 
 router = APIRouter(
     prefix="/v1",
@@ -103,10 +102,10 @@ async def predict(name: ModelName, request: Request, services: ServicesDep) -> A
     call = partial(
         services.predictor.predict, name, rows, _costs(req), version=req.version, alias=req.alias
     )
-    n = len(req.instances if req.instances is not None else req.records or [])
-    # Small requests run inline (a thread hop costs more than the work); big ones in
-    # the thread pool so that they do not hold the event loop.
-    p = call() if n <= INLINE_ROWS else await run_in_threadpool(call)
+    # Always in the thread pool, even a 1-row request: resolving the version reads the
+    # database, and a stalled database must never hold the event loop (a thread hop
+    # costs ~0.1 ms).
+    p = await run_in_threadpool(call)
     services.metrics.rows.labels(name).inc(len(p.decisions.labels_index))
     return FastJSONResponse(_render(p))
 

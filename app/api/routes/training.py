@@ -181,6 +181,7 @@ async def create_version(
             description=description,
             tags=tags,
             max_seconds=s.max_training_seconds,
+            stop=services.stopping,  # SIGTERM: stop at the next round, register nothing
         )
     )
     return VersionOut(**vars(view))

@@ -35,7 +35,6 @@ from app.api.v2.tensors import OUTPUTS, decode, encode, label_datatype
 from app.errors import InvalidArgument, NotFound
 from app.services.model_info import ModelInfo, describe_model, model_ready
 
-INLINE_ROWS = 256
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": V2ErrorResponse} for s in (400, 404, 413, 415, 503)
 }
@@ -60,8 +59,8 @@ async def live() -> dict[str, bool]:
     responses={503: {"model": ServerReadyResponse}},
     summary="V2 server ready: database reachable, schema at head",
 )
-def ready(services: ServicesDep) -> FastJSONResponse:
-    ok, _ = readiness(services)
+async def ready(services: ServicesDep) -> FastJSONResponse:
+    ok, _ = await readiness(services)
     return FastJSONResponse({"ready": ok}, status_code=200 if ok else 503)
 
 
@@ -165,7 +164,7 @@ async def _infer(
         alias=decoded.alias,
     )
     n = len(decoded.rows.matrix) if decoded.rows.matrix is not None else 0
-    p = call() if n <= INLINE_ROWS else await run_in_threadpool(call)
+    p = await run_in_threadpool(call)  # never on the event loop: resolving reads the database
     outputs = encode(p, decoded.outputs)
     services.metrics.rows.labels(name).inc(n)
     body = {

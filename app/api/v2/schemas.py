@@ -82,6 +82,7 @@ class InferenceResponse(BaseModel):
     parameters: Parameters = Field(
         description="Provenance: alias, calibration_method, calibration_split, "
         "decision_rule, cost_setting, cost_matrix or row_costs, priors, training_costs, "
+        "resolution_stale_since (only when served from memory during a registry outage), "
         "classes (the column order of `probabilities`)."
     )
     outputs: list[ResponseOutput]
