@@ -24,7 +24,8 @@ How (one search, a bounded number of fits):
    whose estimated time would not fit before the training deadline
    (:func:`models.progress.time_left`, set by the service from
    ``COSTWISE_MAX_TRAINING_SECONDS``) or ``time_budget``.
-3. The (weak learner, rounds) pair of least loss wins (ties: the smaller capacity).
+3. The (weak learner, rounds) pair of least loss wins (ties: the smaller capacity); the
+   loss is the validation curve smoothed over neighbouring checkpoints (:func:`smoothed`).
    Small data (at most ``max_search_rows`` rows): the calibration map is the one
    fitted on the winning checkpoint's out-of-fold scores -- the search *is* the
    cross-fitting -- and one final booster is fitted on all rows. Large data: the search
@@ -73,6 +74,7 @@ __all__ = [
     "AutoCalibratedBoosting",
     "AutoCalibratedMulticlass",
     "checkpoints",
+    "smoothed",
 ]
 
 DEFAULT_GRID: tuple[tuple[str, int, int], ...] = (
@@ -108,6 +110,22 @@ def checkpoints(max_rounds: int) -> np.ndarray:
     step = max(1, m // 40)
     lin = np.arange(step, m + 1, step)
     return np.unique(np.concatenate([geo, lin, [m]])).astype(int)
+
+
+def smoothed(losses: np.ndarray) -> np.ndarray:
+    """Centred 3-point moving average of a validation curve (2 points at the ends).
+
+    The rounds are chosen at the minimum of the smoothed curve: on small data the
+    out-of-fold loss at one checkpoint can dip by chance (e.g. 2 rounds of stumps give a
+    four-valued score that happens to calibrate well on these folds), and a lone dip is
+    not a capacity to trust.
+    """
+    v = np.asarray(losses, dtype=np.float64)
+    if v.size < 3:
+        return v.copy()
+    padded = np.concatenate([[np.nan], v, [np.nan]])
+    windows = np.stack([padded[:-2], padded[1:-1], padded[2:]])
+    return np.nanmean(windows, axis=0)
 
 
 def _unit_cost(weak_learner: str, depth: int) -> float:
@@ -296,7 +314,8 @@ class _AutoCapacity:
                     for c in range(len(cps))
                 ]
             )
-            c_best = int(np.argmin(losses))
+            smooth = smoothed(losses)
+            c_best = int(np.argmin(smooth))
             curves.append(
                 {
                     "weak_learner": wl,
@@ -304,16 +323,16 @@ class _AutoCapacity:
                     "rounds": cps.tolist(),
                     "loss": [round(float(v), 6) for v in losses],
                     "best_rounds": int(cps[c_best]),
-                    "best_loss": round(float(losses[c_best]), 6),
+                    "best_loss": round(float(smooth[c_best]), 6),
                     "fold_rounds": [int(mod.n_estimators_) for mod in models],
                 }
             )
             spent = time.monotonic() - t0
             seconds_per_unit = spent / (search_units[g] * _unit_cost(wl, depth))
-            if best is None or losses[c_best] < best[0]:
-                best = (float(losses[c_best]), g, int(cps[c_best]))
+            if best is None or smooth[c_best] < best[0]:
+                best = (float(smooth[c_best]), g, int(cps[c_best]))
                 best_scores = oof[c_best]
-            elif losses[c_best] > best[0] * (1.0 + STOP_MARGIN):
+            elif smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
                 stopped = "no_improvement"  # clearly worse: more capacity overfits
                 break
         assert best is not None and best_scores is not None

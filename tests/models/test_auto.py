@@ -13,6 +13,7 @@ from models.auto import (
     AutoCalibratedBoosting,
     AutoCalibratedMulticlass,
     checkpoints,
+    smoothed,
 )
 from models.calibrated import CalibratedBoosting
 from models.exceptions import InvalidInput
@@ -42,6 +43,13 @@ def test_checkpoints_cover_every_scale_once() -> None:
     assert checkpoints(1).tolist() == [1]
 
 
+def test_the_curve_is_smoothed_so_that_a_lone_dip_does_not_choose() -> None:
+    curve = np.array([0.14, 0.09, 0.145, 0.13, 0.12, 0.11, 0.112, 0.115])
+    s = smoothed(curve)
+    assert int(np.argmin(s)) == 6 and s[0] == pytest.approx(0.115)
+    assert smoothed(np.array([0.3, 0.2])).tolist() == [0.3, 0.2]
+
+
 def test_interactions_choose_trees_and_additive_data_choose_stumps() -> None:
     X, y = _xor()
     deep = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y).capacity_
@@ -62,7 +70,9 @@ def test_the_choice_is_recorded_with_its_validation_curves() -> None:
         if (c["weak_learner"], c["max_depth"]) == (cap["weak_learner"], cap["max_depth"])
     )  # fmt: skip
     assert chosen["best_rounds"] == cap["n_estimators"] == model.estimator_.n_estimators_
-    assert min(chosen["loss"]) == chosen["best_loss"] == cap["validation_loss"]
+    smooth = smoothed(np.asarray(chosen["loss"]))
+    assert chosen["best_loss"] == cap["validation_loss"] == round(float(smooth.min()), 6)
+    assert chosen["rounds"][int(np.argmin(smooth))] == cap["n_estimators"]
     assert min(c["best_loss"] for c in cap["curves"]) == cap["validation_loss"]
     for c in cap["curves"]:
         assert (
