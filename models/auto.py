@@ -29,7 +29,8 @@ How (one search, a bounded number of fits):
    Small data (at most ``max_search_rows`` rows): the calibration map is the one
    fitted on the winning checkpoint's out-of-fold scores -- the search *is* the
    cross-fitting -- and one final booster is fitted on all rows. Large data: the search
-   ran on a stratified subsample of ``max_search_rows`` rows, and the winner is
+   ran on a stratified subsample of ``max_search_rows`` rows with ``min(n_folds, 3)``
+   folds, and the winner is
    cross-fitted on all rows with ``min(n_folds, 3)`` folds (ample for a two-parameter
    Platt map at that size).
 
@@ -265,7 +266,9 @@ class _AutoCapacity:
             rows = np.arange(n)
         Xs, ys, yis = X[rows], y[rows], y_index[rows]
         sws = None if sw is None else sw[rows]
-        folds = fold_indices(yis, k, self.random_state, classes)
+        # large data: fewer search folds (each still holds max_search_rows / 3 rows)
+        k_search = min(k, 3) if subsample else k
+        folds = fold_indices(yis, k_search, self.random_state, classes)
 
         curves: list[dict[str, Any]] = []
         best: tuple[float, int, int] | None = None  # (loss, grid index, rounds)
@@ -282,13 +285,15 @@ class _AutoCapacity:
             if budget is not None and est_cost is not None:
                 elapsed = time.monotonic() - started
                 # the final fit costs about one more fold fit at full size
-                final_cost = est_cost / k * max(1.0, n / len(rows)) * (1 if not subsample else 2)
+                final_cost = est_cost / k_search * max(1.0, n / len(rows)) * (2 if subsample else 1)
                 if elapsed + est_cost + final_cost > 0.8 * budget:
                     stopped = "time_limit"
                     break
             t0 = time.monotonic()
             cps = checkpoints(m_max)
-            with fit_parts(k, sizes=[m_max] * k, offset=offset, total=total) as part:
+            sizes = [search_units[g] // k_search] * k_search
+            sizes[-1] += search_units[g] - sum(sizes)  # k folds' units over k_search fits
+            with fit_parts(k_search, sizes=sizes, offset=offset, total=total) as part:
                 tasks = [
                     part(i, partial(self._fit_fold, (wl, depth, m_max), Xs, ys, sws, tr))
                     for i, (tr, _) in enumerate(folds)
@@ -375,7 +380,7 @@ class _AutoCapacity:
             "metric": self.metric,
             "validation_loss": round(best[0], 6),
             "search_rows": int(len(rows)),
-            "search_folds": k,
+            "search_folds": k_search,
             "stopped": stopped,
             "search_seconds": round(time.monotonic() - started, 3),
             "curves": curves,

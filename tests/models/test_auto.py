@@ -95,8 +95,13 @@ def test_the_chosen_model_beats_a_fixed_default_on_held_out_interactions() -> No
 
 def test_large_data_search_on_a_subsample_then_cross_fit_all_rows() -> None:
     X, y = _additive(1200)
-    model = AutoCalibratedBoosting(GRID[:1], max_search_rows=400, random_state=0).fit(X, y)
-    assert model.capacity_["search_rows"] == 400
+    model = AutoCalibratedBoosting(GRID[:1], max_search_rows=400, random_state=0)
+    seen: list[tuple[str, int, int]] = []
+    with progress_callback(lambda *a: seen.append(a)):
+        model.fit(X, y)
+    totals = {t for phase, _, t in seen if phase == "boosting"}
+    assert totals == {model.progress_total()}  # 3 search folds count as the planned 5
+    assert model.capacity_["search_rows"] == 400 and model.capacity_["search_folds"] == 3
     assert model.calibration_info_["n_folds"] == 3 and model.calibration_info_["n_boost"] == 1200
 
 
