@@ -30,6 +30,7 @@ __all__ = [
 
 # Modules holding SPEC / SPECS; imported lazily by :func:`algorithms`.
 SPEC_MODULES: tuple[str, ...] = (
+    "models.auto",
     "models.adaboost",
     "models.padaboost",
     "models.jous",
@@ -141,7 +142,7 @@ class AlgorithmSpec:
 
     name: str
     title: str
-    family: str  # "binary" | "multiclass"
+    family: str  # "binary" | "multiclass" | "any" (two or more classes)
     source: str
     equations: str
     trains_with_costs: bool

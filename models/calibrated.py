@@ -21,18 +21,18 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from models._base import BaseBoosting
 from models.adaboost import AdaBoost
 from models.calibration import make_calibrator
+from models.crossfit import SPLITS, check_split_params, cross_fit
 from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
-from models.progress import fit_part, report
+from models.progress import report
 from models.scorers import BinaryScorer
 
-SPLITS = ("holdout", "kfold")
+__all__ = ["SPLITS", "CalibratedAdaMEC", "CalibratedBoosting"]
 
 
 class CalibratedBoosting(ClassifierMixin, BaseEstimator):
@@ -62,6 +62,10 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         Number of folds with ``split="kfold"``.
     random_state : int or None
         Seed of the split (and of the booster when it has no seed of its own).
+    n_jobs : int or None
+        Threads fitting the folds and the final booster concurrently with
+        ``split="kfold"`` (:mod:`models.crossfit`); None or -1: every CPU, 1: one after
+        another. The fitted model is the same whatever the value.
 
     Attributes
     ----------
@@ -85,6 +89,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         calibration_fraction: float = 1.0 / 3.0,
         n_folds: int = 5,
         random_state: int | None = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.estimator = estimator
         self.method = method
@@ -92,6 +97,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         self.calibration_fraction = calibration_fraction
         self.n_folds = n_folds
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fitting
     def _make_booster(self) -> BaseBoosting:
@@ -102,14 +108,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         make_calibrator(self.method)  # raises InvalidInput for unknown methods
-        if self.split not in SPLITS:
-            raise InvalidInput(f"split must be one of {list(SPLITS)}, got {self.split!r}")
-        if not 0.0 < float(self.calibration_fraction) < 1.0:
-            raise InvalidInput(
-                f"calibration_fraction must be in (0, 1), got {self.calibration_fraction!r}"
-            )
-        if int(self.n_folds) < 2:
-            raise InvalidInput(f"n_folds must be >= 2, got {self.n_folds!r}")
+        check_split_params(self.split, self.calibration_fraction, self.n_folds)
 
     def fit(self, X: Any, y: Any, sample_weight: np.ndarray | None = None) -> CalibratedBoosting:
         """Fit the booster and the calibrator on disjoint rows.
@@ -150,61 +149,25 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
             }
             return self
 
-        if self.split == "holdout":
-            need = int(np.ceil(1.0 / min(self.calibration_fraction, 1 - self.calibration_fraction)))
-            if counts.min() < max(2, need):
-                raise TrainingError(
-                    f"class {classes[counts.argmin()]!r} has {counts.min()} rows; a stratified "
-                    f"calibration split of {self.calibration_fraction:.3g} needs at least "
-                    f"{max(2, need)} rows of each class"
-                )
-            splitter = StratifiedShuffleSplit(
-                n_splits=1, test_size=self.calibration_fraction, random_state=self.random_state
-            )
-            boost_idx, cal_idx = next(splitter.split(np.zeros(n), y_index))
-            self.estimator_ = self._make_booster().fit(
-                X[boost_idx], y[boost_idx], sample_weight=None if sw is None else sw[boost_idx]
-            )
-            report(0, 0, "calibrating")
-            scores = self.estimator_.score_samples(X[cal_idx])
-            self.calibrator_ = make_calibrator(self.method).fit(
-                scores, y_index[cal_idx], sample_weight=None if sw is None else sw[cal_idx]
-            )
-            self.calibration_info_ = {
-                "method": self.method,
-                "split": "holdout",
-                "calibration_fraction": float(self.calibration_fraction),
-                "n_boost": int(len(boost_idx)),
-                "n_calibration": int(len(cal_idx)),
-            }
-            return self
-
-        k = int(self.n_folds)
-        if counts.min() < k:
-            raise TrainingError(
-                f"class {classes[counts.argmin()]!r} has {counts.min()} rows; "
-                f"{k}-fold cross-fitting needs at least {k} rows of each class"
-            )
-        folds = StratifiedKFold(n_splits=k, shuffle=True, random_state=self.random_state)
-        oof = np.empty(n, dtype=np.float64)
-        # progress: k fold fits and the final fit count as one run of (k + 1) M rounds
-        for i, (train_idx, test_idx) in enumerate(folds.split(np.zeros(n), y_index)):
-            with fit_part(i, k + 1):
-                booster = self._make_booster().fit(
-                    X[train_idx], y[train_idx], sample_weight=None if sw is None else sw[train_idx]
-                )
-            oof[test_idx] = booster.score_samples(X[test_idx])
-        with fit_part(k, k + 1):
-            self.estimator_ = self._make_booster().fit(X, y, sample_weight=sw)
+        cf = cross_fit(
+            self._make_booster,
+            X,
+            y,
+            y_index,
+            classes,
+            sw,
+            split=self.split,
+            calibration_fraction=self.calibration_fraction,
+            n_folds=int(self.n_folds),
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        )
+        self.estimator_ = cf.estimator
         report(0, 0, "calibrating")
-        self.calibrator_ = make_calibrator(self.method).fit(oof, y_index, sample_weight=sw)
-        self.calibration_info_ = {
-            "method": self.method,
-            "split": "kfold",
-            "n_folds": k,
-            "n_boost": n,
-            "n_calibration": n,
-        }
+        self.calibrator_ = make_calibrator(self.method).fit(
+            cf.scores, y_index[cf.rows], sample_weight=None if sw is None else sw[cf.rows]
+        )
+        self.calibration_info_ = {"method": self.method, **cf.info}
         return self
 
     # --------------------------------------------------------------- prediction

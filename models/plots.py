@@ -14,6 +14,8 @@ service can store and serve it as is. The formulas live in :mod:`models.metrics`
 * :func:`cost_curve` -- mean cost per row of the cost-optimal decisions against the cost
   ratio ``c_fn / c_fp`` (``c_fp = 1``) on a log grid, with the trivial classifiers.
 * :func:`whatif` -- threshold, confusion matrix and cost of one binary cost setting.
+* :func:`capacity_plot` -- the validation curves of the automatic capacity search
+  (:mod:`models.auto`): out-of-fold calibrated loss against rounds, per weak learner.
 
 :func:`uncalibrated_proba` gives the scores a model had *before* calibration and
 :func:`stratified_sample` picks the capped held-out sample that the service stores.
@@ -63,6 +65,7 @@ from models.scorers import BinaryScorer
 __all__ = [
     "COST_CURVE_RATIOS",
     "brier_curve_plot",
+    "capacity_plot",
     "cost_curve",
     "reliability_diagram",
     "reliability_plot",
@@ -442,3 +445,40 @@ def stratified_sample(y: ArrayLike, cap: int, seed: int = 0) -> np.ndarray:
         for k, q in enumerate(quota)
     ]
     return np.sort(np.concatenate(picked))
+
+
+def capacity_plot(capacity: dict[str, Any]) -> dict[str, Any]:
+    """Plot data of an automatic capacity search (``capacity_`` of :mod:`models.auto`).
+
+    One curve per weak learner tried: the out-of-fold loss of the calibrated
+    probabilities (``metric``) at each checkpoint round count, and the chosen point.
+    Unlike the other plots it is not computed on the held-out evaluation rows but on
+    the training rows' cross-fitting folds, which chose the model.
+    """
+    curves = []
+    for c in capacity.get("curves", []):
+        label = "stumps" if c["weak_learner"] == "stump" else f"depth-{c['max_depth']} trees"
+        if c["weak_learner"] == "logistic":
+            label = "logistic"
+        curves.append(
+            {
+                "label": label,
+                "weak_learner": c["weak_learner"],
+                "max_depth": c["max_depth"],
+                "rounds": list(c["rounds"]),
+                "loss": list(c["loss"]),
+                "best_rounds": c["best_rounds"],
+                "best_loss": c["best_loss"],
+            }
+        )
+    return {
+        "metric": capacity.get("metric", "log_loss"),
+        "chosen": {
+            k: capacity.get(k)
+            for k in ("weak_learner", "max_depth", "n_estimators", "validation_loss")
+        },
+        "stopped": capacity.get("stopped"),
+        "search_rows": capacity.get("search_rows"),
+        "search_folds": capacity.get("search_folds"),
+        "curves": curves,
+    }

@@ -12,7 +12,8 @@ see each other's callbacks.
 
 Phases reported by the core: ``"boosting"`` (rounds of a boosting loop; a fit made of
 several loops, such as cross-fitted calibration, JOUS-Boost's q-classifiers or
-one-vs-rest members, counts them as one run with :func:`fit_part`, and its estimator's
+one-vs-rest members, counts them as one run with :func:`fit_part`, or with
+:func:`fit_parts` when the loops run concurrently on several threads, and its estimator's
 ``progress_total(n_classes)`` gives that run's total in advance) and ``"calibrating"``;
 callers may report their own phases (``"binning"``, ``"evaluating"``, ``"registering"``).
 
@@ -28,22 +29,29 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TypeVar
 
 __all__ = [
     "ProgressCallback",
     "current_callback",
     "fit_part",
+    "fit_parts",
     "progress_callback",
     "report",
+    "time_left",
+    "training_deadline_at",
 ]
 
 ProgressCallback = Callable[[str, int, int], None]
 """``callback(phase, done, total)``; may raise ``TrainingCancelled``."""
 
 _CALLBACK: ContextVar[ProgressCallback | None] = ContextVar("costwise_progress", default=None)
+_DEADLINE: ContextVar[float | None] = ContextVar("costwise_deadline", default=None)
 
 
 def report(done: int, total: int, phase: str = "boosting") -> None:
@@ -120,3 +128,100 @@ def fit_part(part: int, parts: int) -> Iterator[None]:
 
     with progress_callback(scaled):
         yield
+
+
+T = TypeVar("T")
+
+
+@contextmanager
+def fit_parts(
+    parts: int,
+    *,
+    sizes: Sequence[int] | None = None,
+    offset: int = 0,
+    total: int | None = None,
+) -> Iterator[Callable[[int, Callable[[], T]], Callable[[], T]]]:
+    """Count concurrent fits as one steady run; yields ``part(i, fn)`` wrapping fit ``i``.
+
+    Fits that run at the same time on several threads cannot each be given a fixed
+    slice of the count (the count would jump back and forth between slices). Inside the
+    block, ``part(i, fn)`` returns a function running ``fn`` whose boosting reports
+    ``report(t, M)`` are summed over the parts and reach the installed callback
+    (serialised by a lock) as one count that only grows:
+
+    * without ``sizes``: ``report(rounds started over all parts before this one,
+      parts * M)``: every report is one more than the previous, and fits run one after
+      another give the same count as :func:`fit_part` (a finished part counts ``M``);
+    * with ``sizes`` (units per part) and ``total``: part ``i`` contributes
+      ``t * sizes[i] // M`` units, reported as ``report(offset + sum, total)``, for a run
+      whose parts have different round counts (the automatic capacity search).
+
+    Other phases pass through unchanged. The returned function must be run in a copy of
+    this context (:func:`models.crossfit.run_parallel` does so).
+
+    Examples
+    --------
+    >>> seen = []
+    >>> with progress_callback(lambda phase, done, total: seen.append((done, total))):
+    ...     with fit_parts(2) as part:
+    ...         part(0, lambda: report(3, 10))()
+    ...         part(1, lambda: report(4, 10))()
+    >>> seen
+    [(3, 20), (7, 20)]
+    """
+    parent = _CALLBACK.get()
+    if sizes is not None and (len(sizes) != parts or total is None):
+        raise ValueError("fit_parts: sizes needs one size per part and a total")
+    done = [0] * parts
+    full = [0] * parts  # a part's units once it finished (its loop stops before t = M)
+    lock = threading.Lock()
+
+    def part(i: int, fn: Callable[[], T]) -> Callable[[], T]:
+        if parent is None:
+            return fn
+
+        def scaled(phase: str, t: int, m: int) -> None:
+            if phase != "boosting":
+                with lock:
+                    parent(phase, t, m)
+                return
+            with lock:
+                if sizes is None:  # rounds started so far over every part, this one last
+                    done[i], full[i] = t + 1, m
+                    parent(phase, sum(done) - 1, parts * m)
+                else:
+                    done[i] = (t * int(sizes[i])) // max(m, 1)
+                    full[i] = int(sizes[i])
+                    parent(phase, offset + sum(done), int(total))  # type: ignore[arg-type]
+
+        def run() -> T:
+            with progress_callback(scaled):
+                out = fn()
+            with lock:
+                done[i] = full[i]  # counted as complete by the next report of another part
+            return out
+
+        return run
+
+    yield part
+
+
+@contextmanager
+def training_deadline_at(deadline: float | None) -> Iterator[None]:
+    """Tell the fits inside the block when the caller will stop them (``time.monotonic()``).
+
+    The caller still enforces its limit through the progress callback; estimators that
+    plan optional work (the automatic capacity search of :mod:`models.auto`) read
+    :func:`time_left` to skip what would not finish in time. None: no deadline.
+    """
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def time_left() -> float | None:
+    """Seconds until the deadline installed by :func:`training_deadline_at` (None: none)."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()

@@ -30,20 +30,36 @@ class ErrorResponse(BaseModel):
 class TrainingParams(_Strict):
     """How to train: AdaBoost + calibration (the calibrated AdaMEC model)."""
 
-    algorithm: str = Field(
-        "adaboost",
+    algorithm: str | None = Field(
+        None,
         max_length=64,
-        description="Boosting algorithm (see `GET /v1/algorithms`). `adaboost`: discrete "
-        "AdaBoost trained without costs; costs are applied at predict time (AdaMEC rule).",
+        description="Boosting algorithm (see `GET /v1/algorithms`). Left out: `auto` "
+        "(calibrated AdaBoost, SAMME for more than two classes, that chooses its weak learner "
+        "and number of rounds by cross-fitted calibrated log loss), or `adaboost` when "
+        "`n_estimators`, `weak_learner` or `max_depth` is given (as before `auto` existed). "
+        "`adaboost`: discrete AdaBoost trained without costs; costs are applied at predict "
+        "time (AdaMEC rule).",
     )
     params: dict[str, Any] = Field(
         default_factory=dict,
         description="Algorithm-specific parameters (e.g. training costs `c_fp`, `c_fn`) as "
         "listed by `GET /v1/algorithms`.",
     )
-    n_estimators: int = Field(100, ge=1, description="Boosting rounds M (upper bound).")
-    weak_learner: Literal["stump", "tree", "logistic"] = "stump"
-    max_depth: int = Field(3, ge=1, le=8, description="Tree depth when weak_learner=tree.")
+    n_estimators: int | None = Field(
+        None,
+        ge=1,
+        description="Boosting rounds M (upper bound); default 100. Not with `auto`, which "
+        "chooses them.",
+    )
+    weak_learner: Literal["stump", "tree", "logistic"] | None = Field(
+        None, description="Weak learner; default `stump`. Not with `auto`, which chooses it."
+    )
+    max_depth: int | None = Field(
+        None,
+        ge=1,
+        le=8,
+        description="Tree depth when weak_learner=tree; default 3. Not with `auto`.",
+    )
     score: Literal["vote", "logistic"] = Field(
         "vote", description="Raw score: `vote` = s(x), Eq. 24; `logistic` = s'(x), Eq. 25."
     )
@@ -327,7 +343,7 @@ class ParamOut(BaseModel):
 class AlgorithmOut(BaseModel):
     name: str
     title: str
-    family: str = Field(description="binary or multiclass")
+    family: str = Field(description="binary, multiclass or any (two or more classes)")
     source: str = Field(description="Paper(s) the implementation follows.")
     equations: str
     trains_with_costs: bool

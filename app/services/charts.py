@@ -13,6 +13,7 @@ TITLES: dict[str, str] = {
     "reliability": "Reliability diagram before and after calibration",
     "roc": "ROC curve",
     "cost_curve": "Cost curve: mean cost per row against c_fn / c_fp",
+    "capacity": "Automatic capacity: out-of-fold calibrated loss against rounds",
 }
 
 
@@ -81,11 +82,38 @@ def _cost(d: dict[str, Any]) -> str:
     )
 
 
+def _capacity(d: dict[str, Any]) -> str:
+    curves = d["curves"]
+    chosen = d["chosen"]
+    metric = "log loss" if d["metric"] == "log_loss" else "Brier score"
+    series = [Series(c["label"], c["rounds"], c["loss"]) for c in curves]
+    series.append(
+        Series(
+            f"chosen: {chosen['n_estimators']} rounds",
+            [chosen["n_estimators"]],
+            [chosen["validation_loss"]],
+            color=GREY,
+            markers=True,
+        )
+    )
+    values = [v for c in curves for v in c["loss"]]
+    lo, hi = min(values, default=0.0), max(values, default=1.0)
+    pad = 0.05 * (hi - lo or 1.0)
+    x_hi = max((max(c["rounds"]) for c in curves), default=10)
+    return line_chart(
+        f"Automatic capacity ({metric} of the calibrated out-of-fold probabilities)",
+        Axis("boosting rounds (log scale)", 1.0, float(max(x_hi, 10)), log=True),
+        Axis(f"out-of-fold {metric}", max(0.0, lo - pad), hi + pad),
+        series,
+    )
+
+
 _RENDER: dict[str, Callable[[dict[str, Any]], str]] = {
     "brier_curve": _brier,
     "reliability": _reliability,
     "roc": _roc,
     "cost_curve": _cost,
+    "capacity": _capacity,
 }
 
 

@@ -7,7 +7,9 @@ fit) that starts after the deadline, and turns it into
 cooperative: a round that has started finishes first, so a training stops at most one
 round (plus calibration and evaluation, checked once more before registering) after
 the limit. Nothing is registered: the version and its artifact are only written after
-training succeeded.
+training succeeded. The deadline is also published to the core
+(:func:`models.progress.time_left`), so that optional work such as the automatic
+capacity search skips what would not finish in time instead of failing the training.
 
 A callback installed by the caller (e.g. a training job's progress reporter) keeps
 receiving every report: the deadline's callback chains to it, and a
@@ -23,7 +25,7 @@ from contextlib import contextmanager
 
 from app.errors import TrainingTimeLimit, Unavailable
 from models.exceptions import TrainingCancelled
-from models.progress import current_callback, progress_callback, report
+from models.progress import current_callback, progress_callback, report, training_deadline_at
 
 LIMIT_SETTING = "COSTWISE_MAX_TRAINING_SECONDS"
 
@@ -66,7 +68,7 @@ def training_deadline(
             outer(phase, done, total)
 
     try:
-        with progress_callback(callback):
+        with progress_callback(callback), training_deadline_at(deadline):
             yield lambda phase: callback(phase, 0, 0)
     except TrainingCancelled:
         if stopped:

@@ -12,6 +12,8 @@ every held-out row) and ``heldout``: a stratified sample of at most
 curves over other ranges are computed on request. Multiclass models get the
 reliability of the top label and one-vs-rest ROC curves (costs there are matrices, not
 one ratio). Models with the ``fixed`` rule (no probabilities to decide with) get none.
+A model whose capacity was chosen automatically (:mod:`models.auto`) also gets
+``capacity``: the validation curves of its search (computed on the training folds).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from app.services.evaluation import class_indices
 from models.inference import InferenceModel
 from models.plots import (
     brier_curve_plot,
+    capacity_plot,
     cost_curve,
     reliability_plot,
     roc_curve,
@@ -76,10 +79,23 @@ def _multiclass(
     }
 
 
-def plot_rows(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> list[PlotRow]:
-    """The plot rows of a model on its held-out rows ``X``, ``y`` (none without rows)."""
+def plot_rows(
+    model: InferenceModel,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    capacity: dict[str, Any] | None = None,
+) -> list[PlotRow]:
+    """The plot rows of a model on its held-out rows ``X``, ``y`` (none without rows).
+
+    ``capacity``: the automatic capacity search's record (its plot needs no held-out rows).
+    """
+    extra = []
+    if capacity is not None:
+        data = capacity_plot(capacity)
+        extra.append(PlotRow("capacity", data, render_svg("capacity", data)))
     if not len(y) or model.rule == "fixed":
-        return []
+        return extra
     y_index = class_indices(model, y)
     proba = model.decision_proba(X)
     raw = uncalibrated_proba(model, X)
@@ -101,5 +117,6 @@ def plot_rows(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> list[PlotR
             "p": proba[sample, 1].tolist(),
         }
         rows.append(PlotRow(HELDOUT, held, None))
+    rows.extend(extra)
     log.debug("plots of %d held-out rows: %s", len(y), [r.kind for r in rows])
     return rows

@@ -130,6 +130,13 @@ class Plots:
             if kind not in kinds:
                 listed = ", ".join(k for k in PLOT_KINDS if k in kinds)
                 n_classes = len((v.data or {}).get("classes") or [])
+                if kind == "capacity":
+                    raise NotFound(
+                        f"{_label(name, v)} has no capacity plot: it was trained with algorithm "
+                        f"{v.algorithm!r} and a given capacity; the capacity plot shows the "
+                        "search of algorithm 'auto' (the default); its plots: " + listed,
+                        field="kind",
+                    )
                 raise NotFound(
                     f"{_label(name, v)} has no {kind} plot: it has {n_classes} classes, and "
                     f"{kind} needs two; its plots: {listed}",

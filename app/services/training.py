@@ -32,15 +32,30 @@ from models.progress import report
 log = logging.getLogger(__name__)
 
 
+AUTO = "auto"
+"""The default algorithm: calibrated AdaBoost/SAMME choosing its own capacity (models.auto)."""
+
+_CAPACITY_FIELDS = ("n_estimators", "weak_learner", "max_depth")
+_CAPACITY_DEFAULTS: dict[str, Any] = {"n_estimators": 100, "weak_learner": "stump", "max_depth": 3}
+
+
 @dataclass(frozen=True)
 class TrainingSpec:
-    """Training parameters (see :class:`app.api.schemas.TrainingParams` for their meaning)."""
+    """Training parameters (see :class:`app.api.schemas.TrainingParams` for their meaning).
 
-    algorithm: str = "adaboost"
+    Without ``algorithm`` the default is :data:`AUTO` (automatic capacity), unless one of
+    ``n_estimators``, ``weak_learner``, ``max_depth`` is given: then ``adaboost``, so that
+    a request naming them means what it meant before ``auto`` existed. For every
+    algorithm but ``auto`` the missing ones take their former defaults (100 rounds of
+    stumps, depth 3); with ``auto`` they stay None (chosen at training, recorded under
+    ``fitted.capacity``).
+    """
+
+    algorithm: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    n_estimators: int = 100
-    weak_learner: str = "stump"
-    max_depth: int = 3
+    n_estimators: int | None = None
+    weak_learner: str | None = None
+    max_depth: int | None = None
     score: str = "vote"
     calibration: str = "platt"
     calibration_split: str = "kfold"
@@ -48,6 +63,48 @@ class TrainingSpec:
     n_folds: int = 5
     evaluation_fraction: float = 0.2
     random_state: int | None = 0
+
+    def __post_init__(self) -> None:
+        given = [name for name in _CAPACITY_FIELDS if getattr(self, name) is not None]
+        if self.algorithm is None:
+            object.__setattr__(self, "algorithm", "adaboost" if given else AUTO)
+        if self.algorithm != AUTO:
+            for name in _CAPACITY_FIELDS:
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, _CAPACITY_DEFAULTS[name])
+
+    @property
+    def algorithm_name(self) -> str:
+        """The algorithm (always set after construction)."""
+        return str(self.algorithm)
+
+
+def _check_auto(spec: TrainingSpec) -> None:
+    """``auto`` chooses the capacity and needs cross-fitted calibrated probabilities."""
+    if spec.algorithm != AUTO:
+        return
+    for name in _CAPACITY_FIELDS:
+        if getattr(spec, name) is not None:
+            raise InvalidArgument(
+                f"{name}: algorithm 'auto' chooses the weak learner, depth and rounds itself "
+                f"(recorded on the version); leave {name} out, or name an algorithm such as "
+                "'adaboost' to set it",
+                field=name,
+            )
+    if spec.calibration == "none":
+        raise InvalidArgument(
+            "calibration: algorithm 'auto' chooses its capacity on calibrated probabilities; "
+            "expected 'platt' or 'isotonic' (or name an algorithm such as 'adaboost' for "
+            "uncalibrated scores)",
+            field="calibration",
+        )
+    if spec.calibration_split != "kfold":
+        raise InvalidArgument(
+            "calibration_split: algorithm 'auto' reuses the k-fold cross-fitting folds for "
+            "its search; expected 'kfold' (or name an algorithm such as 'adaboost' for a "
+            "hold-out split)",
+            field="calibration_split",
+        )
 
 
 @dataclass(frozen=True)
@@ -100,7 +157,7 @@ class FittedModel:
     plots: list[PlotRow] = field(default_factory=list)  # held-out plot rows (plot_data)
 
 
-def _check_classes(y: np.ndarray, family: str) -> None:
+def _check_classes(y: np.ndarray, family: str) -> None:  # family "any": 2 or more
     classes = np.unique(y)
     if family == "binary" and len(classes) != 2:
         raise InvalidArgument(
@@ -160,14 +217,14 @@ def planned_rounds(spec: TrainingSpec, n_classes: int) -> int:
     (the algorithm and its parameters are known to be valid).
     """
     with core_errors("params"):  # the same translation as fit_model's (no 500 here)
-        algorithm = get_algorithm(spec.algorithm)
+        algorithm = get_algorithm(spec.algorithm_name)
         estimator = algorithm.build(_common_params(spec), validate_params(algorithm, spec.params))
     if hasattr(estimator, "to_inference"):
         _set_supported(estimator, **_calibration_params(spec))
     else:
         estimator = _calibrated(estimator, spec)
     total = getattr(estimator, "progress_total", None)
-    return spec.n_estimators if total is None else int(total(n_classes))
+    return int(spec.n_estimators or 0) if total is None else int(total(n_classes))
 
 
 def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
@@ -179,9 +236,10 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
     settings as parameters where they have them.
     """
     with core_errors("algorithm"):
-        algorithm = get_algorithm(spec.algorithm)
+        algorithm = get_algorithm(spec.algorithm_name)
     with core_errors("params"):
         params = validate_params(algorithm, spec.params)
+    _check_auto(spec)
     _check_classes(data.y, algorithm.family)
     train_idx, eval_idx = _evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)
     calibration = _calibration_params(spec)
@@ -204,12 +262,15 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
         inference = estimator.to_inference(data.feature_names)
         report(0, 0, "evaluating")
         metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
-        plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx])
-    fitted = {
+        capacity = getattr(estimator, "capacity_", None)
+        plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx], capacity=capacity)
+    fitted: dict[str, Any] = {
         k: (v.item() if isinstance(v, np.generic) else v)
         for k in ("n_estimators_", "termination_reason_")
         if isinstance(v := getattr(booster, k, None), int | str | np.integer)
     }
+    if capacity is not None:  # what the automatic capacity chose, and its validation curves
+        fitted["capacity_"] = capacity
     costs = inference.training_costs
     decision = {
         "rule": inference.rule,
@@ -259,7 +320,7 @@ def train_and_register(
         checkpoint("registering")
     model = fit.inference
     params = {**asdict(spec), "fitted": fit.fitted, "decision": fit.decision}
-    blob, sha = dump_model(model, metadata={"algorithm": spec.algorithm, "params": params})
+    blob, sha = dump_model(model, metadata={"algorithm": spec.algorithm_name, "params": params})
     classes = list(model.classes)
     info = {
         "n_rows": int(len(data.y)),
@@ -281,7 +342,7 @@ def train_and_register(
             m.tags = dict(tags)
         v = reg.add_version(
             m,
-            algorithm=spec.algorithm,
+            algorithm=spec.algorithm_name,
             params=params,
             calibration=fit.calibration,
             data=info,
@@ -305,8 +366,9 @@ def validate_training(data: TrainingData, spec: TrainingSpec) -> None:
     created for input that would fail at once.
     """
     with core_errors("algorithm"):
-        algorithm = get_algorithm(spec.algorithm)
+        algorithm = get_algorithm(spec.algorithm_name)
     with core_errors("params"):
         validate_params(algorithm, spec.params)
+    _check_auto(spec)
     _check_classes(data.y, algorithm.family)
     _evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)

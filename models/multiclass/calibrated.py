@@ -28,30 +28,22 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from models.calibration import make_calibrator
+from models.crossfit import SPLITS, check_split_params, cross_fit
 from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.multiclass.samme import SAMME
 from models.multiclass.scorers import CalibratedVoteScorer, normalise_rows
-from models.progress import fit_part
 
 __all__ = ["CalibratedMulticlass", "check_calibration_params", "SPLITS"]
-
-SPLITS = ("holdout", "kfold")
 
 
 def check_calibration_params(method: str, split: str, fraction: float, n_folds: int) -> None:
     """Validate calibration settings (messages name the parameter)."""
     make_calibrator(method)  # raises InvalidInput for unknown methods
-    if split not in SPLITS:
-        raise InvalidInput(f"calibration_split must be one of {list(SPLITS)}, got {split!r}")
-    if not 0.0 < float(fraction) < 1.0:
-        raise InvalidInput(f"calibration_fraction must be in (0, 1), got {fraction!r}")
-    if isinstance(n_folds, bool) or int(n_folds) != n_folds or int(n_folds) < 2:
-        raise InvalidInput(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    check_split_params(split, fraction, n_folds, split_name="calibration_split")
 
 
 class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
@@ -73,6 +65,9 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         Folds with ``"kfold"``.
     random_state : int or None
         Seed of the split (and of the booster when it has none).
+    n_jobs : int or None
+        Threads fitting the folds and the final booster concurrently with ``"kfold"``
+        (:mod:`models.crossfit`); None or -1: every CPU. Same model whatever the value.
 
     Attributes
     ----------
@@ -104,6 +99,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         calibration_fraction: float = 1.0 / 3.0,
         n_folds: int = 5,
         random_state: int | None = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.estimator = estimator
         self.calibration = calibration
@@ -111,6 +107,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         self.calibration_fraction = calibration_fraction
         self.n_folds = n_folds
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def _make_booster(self) -> Any:
         booster = SAMME() if self.estimator is None else clone(self.estimator)
@@ -127,11 +124,9 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         kfold = self.calibration != "none" and self.calibration_split == "kfold"
         return m * (int(self.n_folds) + 1) if kfold else m
 
-    def _fit_booster(self, X: Any, y: np.ndarray, sw: np.ndarray | None, idx: np.ndarray) -> Any:
-        booster = self._make_booster().fit(X[idx], y[idx], None if sw is None else sw[idx])
+    def _check_booster(self, booster: Any) -> None:
         if not np.array_equal(booster.classes_, self.classes_):
             raise TrainingError("a boosting split lost a class; use more rows per class")
-        return booster
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> CalibratedMulticlass:
         """Fit the booster and one calibrator per class on disjoint rows.
@@ -161,43 +156,27 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         method, split = self.calibration, self.calibration_split
         if method == "none":
-            self.estimator_ = self._fit_booster(X, y, sw, np.arange(n))
+            self.estimator_ = self._make_booster().fit(X, y, sw)
             self.calibrators_ = [make_calibrator("none") for _ in range(k)]
             self.calibration_info_ = {"method": "none", "split": "none", "n_boost": n,
                                       "n_calibration": 0}  # fmt: skip
             return self._done()
-        if split == "holdout":
-            f = float(self.calibration_fraction)
-            need = max(2, int(np.ceil(1.0 / min(f, 1.0 - f))))
-            if counts.min() < need:
-                raise TrainingError(
-                    f"class {classes[counts.argmin()]!r} has {counts.min()} rows; a stratified "
-                    f"calibration split of {f:.3g} needs at least {need} rows of each class"
-                )
-            splitter = StratifiedShuffleSplit(1, test_size=f, random_state=self.random_state)
-            boost_idx, cal_idx = next(splitter.split(np.zeros(n), y_idx))
-            self.estimator_ = self._fit_booster(X, y, sw, boost_idx)
-            scores, cal_rows = self.estimator_.score_samples(X[cal_idx]), cal_idx
-            info: dict[str, Any] = {"calibration_fraction": f, "n_boost": len(boost_idx),
-                                    "n_calibration": len(cal_idx)}  # fmt: skip
-        else:
-            folds = int(self.n_folds)
-            if counts.min() < folds:
-                raise TrainingError(
-                    f"class {classes[counts.argmin()]!r} has {counts.min()} rows; "
-                    f"{folds}-fold cross-fitting needs at least {folds} rows of each class"
-                )
-            kf = StratifiedKFold(folds, shuffle=True, random_state=self.random_state)
-            scores = np.empty((n, k))
-            # progress: the fold fits and the final fit count as one run of (folds + 1) M rounds
-            for i, (train_idx, test_idx) in enumerate(kf.split(np.zeros(n), y_idx)):
-                with fit_part(i, folds + 1):
-                    booster = self._fit_booster(X, y, sw, train_idx)
-                scores[test_idx] = booster.score_samples(X[test_idx])
-            with fit_part(folds, folds + 1):
-                self.estimator_ = self._fit_booster(X, y, sw, np.arange(n))
-            cal_rows = np.arange(n)
-            info = {"n_folds": folds, "n_boost": n, "n_calibration": n}
+        cf = cross_fit(
+            self._make_booster,
+            X,
+            y,
+            y_idx,
+            classes,
+            sw,
+            split=split,
+            calibration_fraction=self.calibration_fraction,
+            n_folds=int(self.n_folds),
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+            check=self._check_booster,
+        )
+        self.estimator_, scores, cal_rows = cf.estimator, cf.scores, cf.rows
+        info = {k: v for k, v in cf.info.items() if k != "split"}
         cal_w = None if sw is None else sw[cal_rows]
         self.calibrators_ = [
             make_calibrator(method).fit(scores[:, j], (y_idx[cal_rows] == j).astype(np.int8), cal_w)

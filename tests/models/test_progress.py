@@ -69,22 +69,30 @@ def test_cancellation_is_a_core_error_not_a_value_error() -> None:
     assert not issubclass(TrainingCancelled, ValueError)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_cross_fitting_counts_all_fits_as_one_steady_run(n_classes: int) -> None:
+def test_cross_fitting_counts_all_fits_as_one_steady_run(n_classes: int, n_jobs: int) -> None:
     from models.calibrated import CalibratedBoosting
     from models.multiclass.calibrated import CalibratedMulticlass
 
     X, y = _data(n_classes)
     seen: list[tuple[str, int, int]] = []
     if n_classes == 2:
-        clf = CalibratedBoosting(AdaBoost(n_estimators=6), split="kfold", n_folds=4)
+        clf = CalibratedBoosting(AdaBoost(n_estimators=6), split="kfold", n_folds=4, n_jobs=n_jobs)
     else:
-        clf = CalibratedMulticlass(SAMME(n_estimators=6), calibration_split="kfold", n_folds=4)
+        clf = CalibratedMulticlass(
+            SAMME(n_estimators=6), calibration_split="kfold", n_folds=4, n_jobs=n_jobs
+        )
     with progress_callback(lambda *a: seen.append(a)):
         clf.fit(X, y)
     rounds = [(done, total) for phase, done, total in seen if phase == "boosting"]
     # 4 fold fits + the final fit, 6 rounds each (none stops early on these data)
-    assert rounds == [(t, 30) for t in range(30)]
+    if n_jobs == 1:
+        assert rounds == [(t, 30) for t in range(30)]
+    else:  # concurrent fits: one count that never goes back, one report per round
+        done = [d for d, _ in rounds]
+        assert len(rounds) == 30 and {t for _, t in rounds} == {30}
+        assert done == list(range(30))
 
 
 def test_fit_part_passes_other_phases_and_cancellation_through() -> None:

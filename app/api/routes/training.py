@@ -160,7 +160,7 @@ async def create_version(
         return validation_errors(list(exc.errors()))
     except _Invalid as exc:
         return validation_errors(exc.errors)
-    if spec.n_estimators > s.max_rounds:
+    if spec.n_estimators is not None and spec.n_estimators > s.max_rounds:
         raise InvalidArgument(
             f"n_estimators: {spec.n_estimators} is over the limit of "
             f"{s.max_rounds} (setting COSTWISE_MAX_ROUNDS)",

@@ -14,8 +14,9 @@ from models.algorithms import algorithms, get_algorithm
 from models.progress import progress_callback
 
 #: AdaCost's first learner has no positive alpha on these data (a TrainingError, tested
-#: elsewhere); every other algorithm of the catalog is covered.
-ALGORITHMS = sorted(set(algorithms()) - {"adacost"})
+#: elsewhere); ``auto`` chooses its own rounds (tested below); every other algorithm of the
+#: catalog is covered.
+ALGORITHMS = sorted(set(algorithms()) - {"adacost", "auto"})
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
@@ -47,3 +48,22 @@ def test_planned_rounds_is_the_total_the_training_reports(
         "ovr_adaboost": 3 * 4 * per_fit,  # one calibrated member per class
     }.get(algorithm, 4 * per_fit)
     assert planned_rounds(spec, k) == expected
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_planned_rounds_of_the_automatic_capacity_is_the_total_it_reports(n_classes: int) -> None:
+    X, y = make_classification(
+        n_samples=300, n_features=5, n_informative=3, n_classes=n_classes, random_state=0
+    )
+    spec = TrainingSpec()  # the default: algorithm auto
+    assert spec.algorithm == "auto"
+    seen: list[tuple[str, int, int]] = []
+    with progress_callback(lambda *a: seen.append(a)):
+        fit = fit_model(TrainingData(X=X, y=y), spec)
+    boosting = [(done, total) for phase, done, total in seen if phase == "boosting"]
+    # 5 folds x (400 + 200 + 100) rounds of the grid, and 6 x 400 for the final stage
+    assert planned_rounds(spec, n_classes) == 5 * 700 + 6 * 400
+    assert {total for _, total in boosting} == {planned_rounds(spec, n_classes)}
+    done = [d for d, _ in boosting]
+    assert done == sorted(done) and done[-1] >= 5 * 700  # reached the final stage
+    assert 1 <= fit.fitted["n_estimators"] <= fit.fitted["capacity"]["n_estimators"]

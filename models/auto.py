@@ -1,0 +1,772 @@
+"""Calibrated AdaBoost that chooses its own capacity: weak learner depth and rounds.
+
+Calibrated AdaMEC (Nikolaou et al. 2016) as in :mod:`models.calibrated` -- plain
+AdaBoost (SAMME for more than two classes), its scores calibrated on rows the booster
+never saw, decisions by the cost-shifted threshold at request time -- with the two
+numbers a user would otherwise have to tune chosen from the data:
+
+* the **weak learner** from a small grid ordered by capacity, from the additive end
+  (decision stumps, many rounds: nearly linear or additive data) to deeper trees (data
+  with interactions): :data:`DEFAULT_GRID`;
+* the **number of rounds** by early stopping on the out-of-fold loss (log loss by
+  default, or Brier score) of the *calibrated* probabilities.
+
+How (one search, a bounded number of fits):
+
+1. The cross-fitting folds of the calibration (:mod:`models.crossfit`, stratified,
+   ``n_folds``) are fitted once per grid entry with its maximum rounds, concurrently.
+   Staged scores of each fold model on its held-out fold give the out-of-fold scores of
+   *every* round count for the price of one fit; at each checkpoint the calibration
+   map is fitted on them and the calibrated loss computed (the validation curve).
+2. Grid entries are tried in order; the search stops at the first entry whose loss is
+   clearly worse than the best (:data:`STOP_MARGIN`: more capacity than the data
+   supports), and skips entries
+   whose estimated time would not fit before the training deadline
+   (:func:`models.progress.time_left`, set by the service from
+   ``COSTWISE_MAX_TRAINING_SECONDS``) or ``time_budget``.
+3. The (weak learner, rounds) pair of least loss wins (ties: the smaller capacity); the
+   loss is the validation curve smoothed over neighbouring checkpoints (:func:`smoothed`).
+   Small data (at most ``max_search_rows`` rows): the calibration map is the one
+   fitted on the winning checkpoint's out-of-fold scores -- the search *is* the
+   cross-fitting -- and one final booster is fitted on all rows. Large data: the search
+   ran on a stratified subsample of ``max_search_rows`` rows with ``min(n_folds, 3)``
+   folds, and the winner is
+   cross-fitted on all rows with ``min(n_folds, 3)`` folds (ample for a two-parameter
+   Platt map at that size).
+
+The fitted model is a :class:`~models.calibrated.CalibratedBoosting` (or
+:class:`~models.multiclass.calibrated.CalibratedMulticlass`) in every respect that
+serving sees: same inference object, artifacts and decision rule. ``capacity_`` records
+the choice and the validation curve.
+
+References
+----------
+N. Nikolaou, N. Edakunni, M. Kull, P. Flach, G. Brown. "Cost-sensitive boosting
+algorithms: Do we really need them?" Machine Learning 104 (2016): calibrated AdaMEC,
+section 4 and Theorem 1. J. Zhu, H. Zou, S. Rosset, T. Hastie (2009): SAMME.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedShuffleSplit
+
+from models.adaboost import AdaBoost
+from models.calibrated import CalibratedBoosting
+from models.calibration import make_calibrator
+from models.crossfit import cross_fit, fold_indices, run_parallel
+from models.decisions import Decisions
+from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.inference import InferenceModel
+from models.multiclass.calibrated import CalibratedMulticlass
+from models.multiclass.samme import SAMME
+from models.multiclass.scorers import normalise_rows
+from models.progress import fit_parts, report, time_left
+
+__all__ = [
+    "DEFAULT_GRID",
+    "AutoCalibrated",
+    "AutoCalibratedBoosting",
+    "AutoCalibratedMulticlass",
+    "checkpoints",
+    "smoothed",
+]
+
+DEFAULT_GRID: tuple[tuple[str, int, int], ...] = (
+    ("stump", 1, 400),
+    ("tree", 3, 200),
+    ("tree", 6, 100),
+)
+"""(weak_learner, max_depth, maximum rounds), by increasing capacity.
+
+Stumps with many rounds are the additive end (a generalised additive model); depth 3
+captures pairwise-to-three-way interactions; depth 6 strong interactions. The round caps
+shrink as depth grows so that every entry costs about the same: a histogram tree round
+costs roughly one stump round per level.
+"""
+
+METRICS = ("log_loss", "brier")
+STOP_MARGIN = 0.01
+"""The search stops at an entry whose best loss is more than 1% above the best so far
+(clearly worse: more capacity overfits). An entry about as good as the best does not
+stop it: greedy trees can miss interactions at one depth and find them at the next (a
+depth-2 tree cannot start an XOR split that a depth-4 tree completes)."""
+SEARCH_METHODS = ("platt", "isotonic")
+
+
+def checkpoints(max_rounds: int) -> np.ndarray:
+    """Round counts at which the validation curve is evaluated (1 .. max_rounds).
+
+    Geometric near the start (where the loss changes fast) and every ``max_rounds / 40``
+    rounds after, so about 50 points whatever ``max_rounds``.
+    """
+    m = int(max_rounds)
+    geo = np.unique(np.round(np.geomspace(1, m, 25)).astype(int))
+    step = max(1, m // 40)
+    lin = np.arange(step, m + 1, step)
+    return np.unique(np.concatenate([geo, lin, [m]])).astype(int)
+
+
+def smoothed(losses: np.ndarray) -> np.ndarray:
+    """Centred 3-point moving average of a validation curve (2 points at the ends).
+
+    The rounds are chosen at the minimum of the smoothed curve: on small data the
+    out-of-fold loss at one checkpoint can dip by chance (e.g. 2 rounds of stumps give a
+    four-valued score that happens to calibrate well on these folds), and a lone dip is
+    not a capacity to trust.
+    """
+    v = np.asarray(losses, dtype=np.float64)
+    if v.size < 3:
+        return v.copy()
+    padded = np.concatenate([[np.nan], v, [np.nan]])
+    windows = np.stack([padded[:-2], padded[1:-1], padded[2:]])
+    return np.nanmean(windows, axis=0)
+
+
+def _unit_cost(weak_learner: str, depth: int) -> float:
+    """Relative cost of one round (stump = 1); a histogram tree costs about one per level."""
+    return float(depth) if weak_learner == "tree" else 1.0
+
+
+def _loss(metric: str, p: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> float:
+    """Mean (weighted) log loss or Brier score of class probabilities ``p`` (n, K)."""
+    n = len(y_index)
+    p_true = p[np.arange(n), y_index]
+    if metric == "log_loss":
+        per_row = -np.log(np.clip(p_true, 1e-15, 1.0))
+    else:
+        onehot = np.zeros_like(p)
+        onehot[np.arange(n), y_index] = 1.0
+        per_row = ((p - onehot) ** 2).sum(axis=1)
+        if p.shape[1] == 2:
+            per_row = per_row / 2.0  # the binary Brier score (p1 - y)^2
+    return float(np.average(per_row, weights=w))
+
+
+class _AutoCapacity:
+    """The capacity search shared by the binary and the multiclass estimator."""
+
+    grid: Any
+    n_folds: int
+    max_search_rows: int
+    metric: str
+    time_budget: float | None
+    random_state: int | None
+    n_jobs: int | None
+    score_kind: str
+
+    # ---- what differs between the families (implemented by the subclasses)
+    def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
+        raise NotImplementedError
+
+    def _staged(self, model: Any, X: Any, cps: np.ndarray) -> np.ndarray:
+        """Scores after each checkpoint's rounds: (len(cps), n) or (len(cps), n, K)."""
+        raise NotImplementedError
+
+    def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+        raise NotImplementedError
+
+    def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _calibration_method(self) -> str:
+        raise NotImplementedError
+
+    # ---- shared
+    def _fit_fold(
+        self,
+        entry: tuple[str, int, int],
+        X: Any,
+        y: np.ndarray,
+        sw: np.ndarray | None,
+        rows: np.ndarray,
+    ) -> Any:
+        booster = self._booster(*entry)
+        return booster.fit(X[rows], y[rows], sample_weight=None if sw is None else sw[rows])
+
+    def _grid(self) -> list[tuple[str, int, int]]:
+        grid = [(str(w), int(d), int(m)) for w, d, m in self.grid]
+        if not grid:
+            raise InvalidInput("grid must hold at least one (weak_learner, max_depth, rounds)")
+        for w, d, m in grid:
+            if m < 1 or not 1 <= d <= 8:
+                raise InvalidInput(f"grid entry {(w, d, m)!r}: rounds >= 1, depth in [1, 8]")
+        return grid
+
+    def _check_auto_params(self) -> None:
+        if self.metric not in METRICS:
+            raise InvalidInput(f"metric must be one of {list(METRICS)}, got {self.metric!r}")
+        if self._calibration_method() not in SEARCH_METHODS:
+            raise InvalidInput(
+                f"calibration must be one of {list(SEARCH_METHODS)} with automatic capacity "
+                f"(the rounds are chosen on calibrated probabilities), got "
+                f"{self._calibration_method()!r}"
+            )
+        k = self.n_folds
+        if isinstance(k, bool) or int(k) != k or int(k) < 2:
+            raise InvalidInput(f"n_folds must be an integer >= 2, got {k!r}")
+        if int(self.max_search_rows) < 100:
+            raise InvalidInput(f"max_search_rows must be >= 100, got {self.max_search_rows!r}")
+        self._grid()
+
+    def _units(self) -> tuple[list[int], int]:
+        """Progress units: per grid entry (its fold fits) and the final stage."""
+        grid = self._grid()
+        k = int(self.n_folds)
+        search = [k * m for _, _, m in grid]
+        final = (k + 1) * max(m for _, _, m in grid)
+        return search, final
+
+    def progress_total(self, n_classes: int = 2) -> int:
+        """The count a fit reports as ``total`` (:mod:`models.progress`), fixed in advance.
+
+        Each grid entry's fold fits count ``n_folds x rounds``; the final stage
+        ``(n_folds + 1) x`` the largest round cap. Entries the search skips are counted
+        as done at once, so the total is the same whatever the data.
+        """
+        search, final = self._units()
+        return sum(search) + final
+
+    def _budget(self) -> float | None:
+        left = time_left()
+        if self.time_budget is not None:
+            left = float(self.time_budget) if left is None else min(left, float(self.time_budget))
+        return left
+
+    def _search_fit(
+        self, X: Any, y: np.ndarray, y_index: np.ndarray, sw: np.ndarray | None
+    ) -> None:
+        started = time.monotonic()
+        grid = self._grid()
+        k = int(self.n_folds)
+        search_units, final_units = self._units()
+        total = sum(search_units) + final_units
+        n = len(y)
+        classes = self.classes_  # type: ignore[attr-defined]
+        budget = self._budget()
+
+        # rows of the search: all, or a stratified subsample for large data
+        subsample = n > int(self.max_search_rows)
+        if subsample:
+            split = StratifiedShuffleSplit(
+                n_splits=1, train_size=int(self.max_search_rows), random_state=self.random_state
+            )
+            rows, _ = next(split.split(np.zeros(n), y_index))
+            rows = np.sort(rows)
+        else:
+            rows = np.arange(n)
+        Xs, ys, yis = X[rows], y[rows], y_index[rows]
+        sws = None if sw is None else sw[rows]
+        # large data: fewer search folds (each still holds max_search_rows / 3 rows)
+        k_search = min(k, 3) if subsample else k
+        folds = fold_indices(yis, k_search, self.random_state, classes)
+
+        curves: list[dict[str, Any]] = []
+        best: tuple[float, int, int] | None = None  # (loss, grid index, rounds)
+        best_scores: np.ndarray | None = None
+        stopped = "grid_done"
+        offset = 0
+        seconds_per_unit: float | None = None
+        for g, (wl, depth, m_max) in enumerate(grid):
+            est_cost = (
+                None
+                if seconds_per_unit is None
+                else seconds_per_unit * search_units[g] * _unit_cost(wl, depth)
+            )
+            if budget is not None and est_cost is not None:
+                elapsed = time.monotonic() - started
+                # the final fit costs about one more fold fit at full size
+                final_cost = est_cost / k_search * max(1.0, n / len(rows)) * (2 if subsample else 1)
+                if elapsed + est_cost + final_cost > 0.8 * budget:
+                    stopped = "time_limit"
+                    break
+            t0 = time.monotonic()
+            cps = checkpoints(m_max)
+            sizes = [search_units[g] // k_search] * k_search
+            sizes[-1] += search_units[g] - sum(sizes)  # k folds' units over k_search fits
+            with fit_parts(k_search, sizes=sizes, offset=offset, total=total) as part:
+                tasks = [
+                    part(i, partial(self._fit_fold, (wl, depth, m_max), Xs, ys, sws, tr))
+                    for i, (tr, _) in enumerate(folds)
+                ]
+                models = run_parallel(tasks, self.n_jobs)
+            offset += search_units[g]
+            oof: np.ndarray | None = None
+            for model, (_, te) in zip(models, folds, strict=True):
+                s = self._staged(model, Xs[te], cps)
+                if oof is None:
+                    oof = np.empty((len(cps), len(ys), *s.shape[2:]), dtype=np.float64)
+                oof[:, te] = s
+            assert oof is not None
+            report(0, 0, "selecting")
+            losses = np.array(
+                [
+                    _loss(
+                        self.metric,
+                        self._probabilities(self._calibrate(oof[c], yis, sws), oof[c]),
+                        yis,
+                        sws,
+                    )
+                    for c in range(len(cps))
+                ]
+            )
+            smooth = smoothed(losses)
+            c_best = int(np.argmin(smooth))
+            curves.append(
+                {
+                    "weak_learner": wl,
+                    "max_depth": depth,
+                    "rounds": cps.tolist(),
+                    "loss": [round(float(v), 6) for v in losses],
+                    "best_rounds": int(cps[c_best]),
+                    "best_loss": round(float(smooth[c_best]), 6),
+                    "fold_rounds": [int(mod.n_estimators_) for mod in models],
+                }
+            )
+            spent = time.monotonic() - t0
+            seconds_per_unit = spent / (search_units[g] * _unit_cost(wl, depth))
+            if best is None or smooth[c_best] < best[0]:
+                best = (float(smooth[c_best]), g, int(cps[c_best]))
+                best_scores = oof[c_best]
+            elif smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
+                stopped = "no_improvement"  # clearly worse: more capacity overfits
+                break
+        assert best is not None and best_scores is not None
+        if offset < sum(search_units):
+            report(sum(search_units), total)  # skipped entries count as done
+        _, g_best, rounds = best
+        wl, depth, _ = grid[g_best]
+
+        # final stage: one booster on all rows (scores already cross-fitted), or cross-fit
+        with fit_parts(1, sizes=[final_units], offset=sum(search_units), total=total) as part:
+            if not subsample:
+                booster = run_parallel(
+                    [part(0, lambda: self._booster(wl, depth, rounds).fit(X, y, sample_weight=sw))],
+                    1,
+                )[0]
+                report(0, 0, "calibrating")
+                calibrated = self._calibrate(best_scores, y_index, sw)
+                info: dict[str, Any] = {"split": "kfold", "n_folds": k, "n_boost": n,
+                                        "n_calibration": n}  # fmt: skip
+            else:
+                k_final = min(k, 3)
+
+                def final() -> Any:
+                    return cross_fit(
+                        lambda: self._booster(wl, depth, rounds),
+                        X, y, y_index, classes, sw,
+                        split="kfold", n_folds=k_final, random_state=self.random_state,
+                        n_jobs=self.n_jobs,
+                    )  # fmt: skip
+
+                cf = run_parallel([part(0, final)], 1)[0]
+                booster = cf.estimator
+                report(0, 0, "calibrating")
+                calibrated = self._calibrate(cf.scores, y_index, sw)
+                info = dict(cf.info)
+        self.capacity_ = {
+            "weak_learner": wl,
+            "max_depth": depth if wl == "tree" else 1,
+            "n_estimators": rounds,
+            "metric": self.metric,
+            "validation_loss": round(best[0], 6),
+            "search_rows": int(len(rows)),
+            "search_folds": k_search,
+            "stopped": stopped,
+            "search_seconds": round(time.monotonic() - started, 3),
+            "curves": curves,
+        }
+        self._install(booster, calibrated, {**info, "capacity": "auto"})
+
+
+class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
+    """Calibrated AdaMEC (binary) with the weak learner and rounds chosen from the data.
+
+    See the module docstring for the search. Serves like
+    :class:`~models.calibrated.CalibratedBoosting` (which it extends).
+
+    Parameters
+    ----------
+    grid : sequence of (weak_learner, max_depth, max_rounds)
+        Candidates by increasing capacity; default :data:`DEFAULT_GRID`.
+    method : {"platt", "isotonic"}, default="platt"
+        Calibration map (also the one the search's losses are computed with).
+    n_folds : int, default=5
+        Cross-fitting folds of the search (and of the calibration for small data).
+    metric : {"log_loss", "brier"}, default="log_loss"
+        Out-of-fold loss of the calibrated probabilities that chooses.
+    max_search_rows : int, default=20000
+        Above this many rows the search runs on a stratified subsample of this size.
+    time_budget : float or None
+        Seconds the search may plan for (None: only the progress deadline, if any).
+    score_kind : {"vote", "logistic"}, default="vote"
+        Raw score that is calibrated (Eq. 24 or 25 of Nikolaou et al.).
+    random_state : int or None, default=None
+        Seeds the folds, the subsample and the tree learners.
+    n_jobs : int or None
+        Threads for the concurrent fits (None: every CPU).
+
+    Attributes
+    ----------
+    capacity_ : dict
+        ``weak_learner``, ``max_depth``, ``n_estimators`` chosen, ``metric``,
+        ``validation_loss``, ``stopped`` (``"grid_done"``, ``"no_improvement"`` or
+        ``"time_limit"``) and ``curves`` (per grid entry tried: the loss at each
+        checkpoint round count).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> X, y = make_classification(600, 6, random_state=0)
+    >>> model = AutoCalibratedBoosting(grid=[("stump", 1, 50)], random_state=0).fit(X, y)
+    >>> model.capacity_["weak_learner"], 1 <= model.capacity_["n_estimators"] <= 50
+    ('stump', True)
+    """
+
+    def __init__(
+        self,
+        grid: Any = DEFAULT_GRID,
+        method: str = "platt",
+        n_folds: int = 5,
+        metric: str = "log_loss",
+        max_search_rows: int = 20000,
+        time_budget: float | None = None,
+        score_kind: str = "vote",
+        random_state: int | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.grid = grid
+        self.method = method
+        self.n_folds = n_folds
+        self.metric = metric
+        self.max_search_rows = max_search_rows
+        self.time_budget = time_budget
+        self.score_kind = score_kind
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # the CalibratedBoosting parameters this estimator fixes
+    estimator = None
+    split = "kfold"
+    calibration_fraction = 1.0 / 3.0
+
+    def _calibration_method(self) -> str:
+        return str(self.method)
+
+    def _booster(self, weak_learner: str, depth: int, rounds: int) -> AdaBoost:
+        return AdaBoost(
+            n_estimators=rounds,
+            weak_learner=weak_learner,
+            max_depth=depth,
+            score_kind=self.score_kind,
+            random_state=self.random_state,
+        )
+
+    def _staged(self, model: Any, X: Any, cps: np.ndarray) -> np.ndarray:
+        ens = model.ensemble_
+        h = ens.learner_outputs(X)
+        a = ens.alphas
+        cols = np.minimum(cps, len(a)) - 1
+        if self.score_kind == "vote":
+            v = np.cumsum((h > 0) * a, axis=1)[:, cols] / np.cumsum(a)[cols]
+            s = np.clip(v, 0.0, 1.0)
+        else:
+            s = expit(2.0 * np.cumsum(h * a, axis=1)[:, cols])
+        return np.ascontiguousarray(s.T)
+
+    def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+        return make_calibrator(self.method).fit(scores, y_index, sample_weight=w)
+
+    def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
+        p1 = calibrated.predict(scores)
+        return np.column_stack([1.0 - p1, p1])
+
+    def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
+        self.estimator_ = booster
+        self.calibrator_ = calibrated
+        self.calibration_info_ = {"method": self.method, **info}
+
+    def progress_total(self, n_classes: int = 2) -> int:
+        return _AutoCapacity.progress_total(self, n_classes)
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AutoCalibratedBoosting:
+        """Search the capacity and fit the calibrated booster (module docstring).
+
+        Raises
+        ------
+        InvalidInput
+            Invalid settings or malformed data.
+        TrainingError
+            Not exactly two classes, or a class with fewer rows than folds.
+        """
+        self._check_auto_params()
+        if self.score_kind not in ("vote", "logistic"):
+            raise InvalidInput(f"score_kind must be 'vote' or 'logistic', got {self.score_kind!r}")
+        X = np.asarray(X, dtype=np.float64) if not hasattr(X, "dtype") else X
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(X):
+            raise InvalidInput(
+                f"y must be 1-D with one label per row of X ({len(X)} rows), got shape {y.shape}"
+            )
+        classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
+        if len(classes) != 2:
+            raise TrainingError(
+                f"labels must hold exactly two classes, got {len(classes)}: {classes.tolist()[:10]}"
+            )
+        self.classes_ = classes
+        self.class_priors_ = counts / counts.sum()
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        self._search_fit(X, y, y_index, sw)
+        return self
+
+
+class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
+    """SAMME with per-class calibration and the weak learner and rounds chosen from the data.
+
+    The multiclass counterpart of :class:`AutoCalibratedBoosting` (same search, same
+    parameters except ``calibration`` for the map); serves like
+    :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are the vote
+    fractions of SAMME.
+    """
+
+    def __init__(
+        self,
+        grid: Any = DEFAULT_GRID,
+        calibration: str = "platt",
+        n_folds: int = 5,
+        metric: str = "log_loss",
+        max_search_rows: int = 20000,
+        time_budget: float | None = None,
+        random_state: int | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.grid = grid
+        self.calibration = calibration
+        self.n_folds = n_folds
+        self.metric = metric
+        self.max_search_rows = max_search_rows
+        self.time_budget = time_budget
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    estimator = None
+    calibration_split = "kfold"
+    calibration_fraction = 1.0 / 3.0
+    score_kind = "vote"
+
+    def _calibration_method(self) -> str:
+        return str(self.calibration)
+
+    def _booster(self, weak_learner: str, depth: int, rounds: int) -> SAMME:
+        return SAMME(
+            n_estimators=rounds,
+            weak_learner=weak_learner,
+            max_depth=depth,
+            score_kind="vote",
+            random_state=self.random_state,
+        )
+
+    def _staged(self, model: Any, X: Any, cps: np.ndarray) -> np.ndarray:
+        ens = model.ensemble_
+        h = ens.learner_classes(np.asarray(X, dtype=np.float64))
+        b = ens.betas
+        cols = np.minimum(cps, len(b)) - 1
+        total = np.cumsum(b)[cols]
+        out = np.empty((len(cps), h.shape[0], ens.n_classes))
+        for j in range(ens.n_classes):
+            v = np.cumsum((h == j) * b, axis=1)[:, cols] / total
+            out[:, :, j] = np.clip(v, 0.0, 1.0).T
+        return out
+
+    def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+        return [
+            make_calibrator(self.calibration).fit(scores[:, j], (y_index == j).astype(np.int8), w)
+            for j in range(scores.shape[1])
+        ]
+
+    def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
+        p = np.column_stack([c.predict(scores[:, j]) for j, c in enumerate(calibrated)])
+        return normalise_rows(p)
+
+    def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
+        self.estimator_ = booster
+        self.calibrators_ = list(calibrated)
+        self.calibration_info_ = {
+            "method": self.calibration,
+            **info,
+            "scheme": "per-class calibration, normalised",
+        }
+        self._done()
+
+    def progress_total(self, n_classes: int = 3) -> int:
+        return _AutoCapacity.progress_total(self, n_classes)
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AutoCalibratedMulticlass:
+        """Search the capacity and fit the calibrated SAMME booster (module docstring)."""
+        self._check_auto_params()
+        X = np.asarray(X, dtype=np.float64) if not hasattr(X, "dtype") else X
+        y = np.asarray(y)
+        if y.ndim != 1 or len(y) != len(X):
+            raise InvalidInput(
+                f"y must be 1-D with one label per row of X ({len(X)} rows), got shape {y.shape}"
+            )
+        classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
+        if len(classes) < 2:
+            raise TrainingError(f"at least two classes are needed, got {classes.tolist()}")
+        self.classes_ = classes
+        self.class_priors_ = counts / counts.sum()
+        sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        self._search_fit(X, y, y_index, sw)
+        return self
+
+
+class AutoCalibrated(ClassifierMixin, BaseEstimator):
+    """Automatic capacity for any number of classes: the service's default algorithm.
+
+    Two classes: :class:`AutoCalibratedBoosting` (calibrated AdaMEC); more:
+    :class:`AutoCalibratedMulticlass` (calibrated SAMME). Parameters as theirs;
+    ``score_kind`` applies to two classes (SAMME's raw scores are its vote fractions).
+
+    Attributes
+    ----------
+    model_ : AutoCalibratedBoosting or AutoCalibratedMulticlass
+        The fitted estimator.
+    capacity_ : dict
+        Its choice and validation curves.
+    n_estimators_, termination_reason_ : int, str
+        Of the served booster.
+    """
+
+    def __init__(
+        self,
+        grid: Any = DEFAULT_GRID,
+        calibration: str = "platt",
+        n_folds: int = 5,
+        metric: str = "log_loss",
+        max_search_rows: int = 20000,
+        time_budget: float | None = None,
+        score_kind: str = "vote",
+        random_state: int | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
+        self.grid = grid
+        self.calibration = calibration
+        self.n_folds = n_folds
+        self.metric = metric
+        self.max_search_rows = max_search_rows
+        self.time_budget = time_budget
+        self.score_kind = score_kind
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _for(self, n_classes: int) -> AutoCalibratedBoosting | AutoCalibratedMulticlass:
+        common = {
+            "grid": self.grid,
+            "n_folds": self.n_folds,
+            "metric": self.metric,
+            "max_search_rows": self.max_search_rows,
+            "time_budget": self.time_budget,
+            "random_state": self.random_state,
+            "n_jobs": self.n_jobs,
+        }
+        if n_classes == 2:
+            return AutoCalibratedBoosting(
+                method=self.calibration, score_kind=self.score_kind, **common
+            )
+        return AutoCalibratedMulticlass(calibration=self.calibration, **common)
+
+    def progress_total(self, n_classes: int = 2) -> int:
+        """The count a fit reports as ``total`` (the same for any number of classes)."""
+        return self._for(n_classes).progress_total(n_classes)
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AutoCalibrated:
+        """Fit the binary or the multiclass form, by the number of classes in ``y``."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise InvalidInput(f"y must be 1-D, got shape {y.shape}")
+        self.model_ = self._for(len(np.unique(y))).fit(X, y, sample_weight)
+        self.classes_ = self.model_.classes_
+        self.capacity_ = self.model_.capacity_
+        self.calibration_info_ = self.model_.calibration_info_
+        booster = self.model_.estimator_
+        self.n_estimators_ = int(booster.n_estimators_)
+        self.termination_reason_ = str(booster.termination_reason_)
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise NotFitted(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Calibrated class probabilities, shape (n, K)."""
+        self._check_fitted()
+        return self.model_.predict_proba(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Least expected cost under 0-1 costs."""
+        self._check_fitted()
+        return self.model_.predict(X)
+
+    def decide(self, X: Any, costs: Any, priors: Any = None) -> Decisions:
+        """Least-expected-cost decisions under ``costs`` (see :mod:`models.decisions`)."""
+        self._check_fitted()
+        return self.model_.decide(X, costs, priors=priors)
+
+    def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
+        """The numpy-only inference object (threshold rule: any request costs)."""
+        self._check_fitted()
+        return self.model_.to_inference(feature_names)
+
+
+def _build(common: dict[str, Any], params: dict[str, Any]) -> AutoCalibrated:
+    return AutoCalibrated(
+        score_kind=common.get("score_kind", "vote"),
+        random_state=common.get("random_state"),
+        metric=params.get("metric", "log_loss"),
+    )
+
+
+def _spec() -> Any:
+    from models.algorithms import AlgorithmSpec, ParamSpec
+
+    return AlgorithmSpec(
+        name="auto",
+        title="Calibrated AdaBoost with automatic capacity (the default)",
+        family="any",
+        source="Calibrated AdaMEC of Nikolaou et al. (2016) with AdaBoost (two classes) or "
+        "SAMME of Zhu et al. (2009) (more classes); weak learner and rounds chosen by "
+        "out-of-fold calibrated loss",
+        equations="Nikolaou et al. 2016: Eqs. 5-7 (AdaBoost), 24 (score), 20 (decision); "
+        "Zhu et al. 2009: SAMME",
+        trains_with_costs=False,
+        decision_rule="least expected cost over the calibrated probabilities at the "
+        "request's costs (two classes: sign[p(y=1|x) - c], Table 3: AdaMEC)",
+        build=_build,
+        params=(
+            ParamSpec(
+                "metric",
+                "str",
+                "log_loss",
+                "Out-of-fold loss of the calibrated probabilities that chooses the weak "
+                "learner and the rounds.",
+                choices=METRICS,
+            ),
+        ),
+        notes="Chooses the weak learner (stumps with up to 400 rounds, depth-3 trees with up "
+        "to 200, depth-6 trees with up to 100) and the number of rounds by early stopping "
+        "on the cross-fitted calibrated log loss; two or more classes. Trained without "
+        "costs, so one version serves every cost setting. n_estimators, weak_learner and "
+        "max_depth are chosen, not given.",
+    )
+
+
+SPEC = _spec()

@@ -1,0 +1,278 @@
+"""Cross-fitted scores for calibration: hold-out or k-fold, binary or multiclass, in parallel.
+
+Calibration must be fitted on scores of rows the booster never saw (section 4 of
+Nikolaou et al. 2016). :func:`cross_fit` is the one place that arranges this for every
+calibrated wrapper of the core (:class:`models.calibrated.CalibratedBoosting`,
+:class:`models.multiclass.calibrated.CalibratedMulticlass`, :mod:`models.auto`):
+
+* ``"holdout"``: a stratified ``fraction`` of the rows is kept for calibration and the
+  booster is fitted on the rest (the paper's protocol, section 5.1);
+* ``"kfold"``: ``n_folds`` boosters each fitted without one stratified fold give
+  out-of-fold scores for every row, and the served booster is refitted on all rows
+  (cross-fitting, the improvement the paper suggests).
+
+The fold fits and the final fit are independent, so they run concurrently on
+``n_jobs`` threads. Threads, not processes: the boosting loops spend their time in numpy
+and scipy kernels (and numba kernels compiled ``nogil``) that release the GIL, the
+models stay in memory (nothing is pickled), the progress/cancellation callback of
+:mod:`models.progress` reaches every fit (each worker runs in a copy of the caller's
+context), and a process pool would copy the training matrix to every worker.
+``bench/bench_crossfit.py`` measures threads against joblib's process pool (loky).
+
+Every fit gets its own estimator (a fresh clone with its own seed), so the fitted
+models are bit-identical whatever ``n_jobs`` is; the progress of the parallel fits is
+reported as one steady count (:func:`models.progress.fit_parts`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import numpy as np
+from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
+from models.exceptions import InvalidInput, TrainingError
+from models.progress import fit_parts
+
+__all__ = [
+    "SPLITS",
+    "CrossFit",
+    "check_split_params",
+    "cross_fit",
+    "default_n_jobs",
+    "fold_indices",
+    "run_parallel",
+]
+
+SPLITS = ("holdout", "kfold")
+
+T = TypeVar("T")
+
+
+def default_n_jobs() -> int:
+    """The CPUs this process may use (``os.sched_getaffinity``; at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _check_n_jobs(n_jobs: Any) -> int:
+    if n_jobs is None:
+        return default_n_jobs()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
+        raise InvalidInput(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    return default_n_jobs() if n_jobs < 0 else int(n_jobs)
+
+
+def run_parallel(tasks: Sequence[Callable[[], T]], n_jobs: int | None = None) -> list[T]:
+    """Run ``tasks`` on up to ``n_jobs`` threads (None: every CPU); results in task order.
+
+    Each task runs in a copy of the caller's :mod:`contextvars` context, so the progress
+    callback installed by the caller (a time limit, a job's progress) sees it. The first
+    exception raised by a task (in task order) is raised here after every started task
+    has finished; tasks not yet started when one failed are not run.
+    """
+    jobs = min(_check_n_jobs(n_jobs), len(tasks))
+    if jobs <= 1:
+        return [task() for task in tasks]
+    failed: list[BaseException] = []
+
+    def guarded(task: Callable[[], T], ctx: contextvars.Context) -> T | None:
+        if failed:
+            return None  # another task failed: do not start new work
+        try:
+            return ctx.run(task)
+        except BaseException as e:
+            failed.append(e)
+            raise
+
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="costwise-fit") as pool:
+        futures = [pool.submit(guarded, task, contextvars.copy_context()) for task in tasks]
+        for f in futures:
+            f.exception()  # wait for all
+    for f in futures:
+        if (e := f.exception()) is not None:
+            raise e
+    return [f.result() for f in futures]  # type: ignore[misc]
+
+
+def check_split_params(
+    split: str, fraction: float, n_folds: int, split_name: str = "split"
+) -> None:
+    """Validate the split settings (messages name the parameter)."""
+    if split not in SPLITS:
+        raise InvalidInput(f"{split_name} must be one of {list(SPLITS)}, got {split!r}")
+    if not 0.0 < float(fraction) < 1.0:
+        raise InvalidInput(f"calibration_fraction must be in (0, 1), got {fraction!r}")
+    if isinstance(n_folds, bool) or int(n_folds) != n_folds or int(n_folds) < 2:
+        raise InvalidInput(f"n_folds must be an integer >= 2, got {n_folds!r}")
+
+
+def fold_indices(
+    y_index: np.ndarray, n_folds: int, random_state: int | None, classes: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Stratified (train, test) row indices of ``n_folds`` folds (shuffled by the seed).
+
+    Raises TrainingError when a class has fewer rows than folds.
+    """
+    counts = np.bincount(y_index, minlength=len(classes))
+    if counts.min() < n_folds:
+        raise TrainingError(
+            f"class {classes[counts.argmin()]!r} has {counts.min()} rows; "
+            f"{n_folds}-fold cross-fitting needs at least {n_folds} rows of each class"
+        )
+    kf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
+    return list(kf.split(np.zeros(len(y_index)), y_index))
+
+
+@dataclass
+class CrossFit:
+    """What :func:`cross_fit` produced.
+
+    Attributes
+    ----------
+    estimator : object
+        The fitted booster to serve (on all rows with ``"kfold"``, on the boosting rows
+        with ``"holdout"``).
+    scores : ndarray of shape (n_cal,) or (n_cal, K)
+        Scores of the calibration rows from boosters that never saw them.
+    rows : ndarray of shape (n_cal,)
+        Indices of the calibration rows (all rows with ``"kfold"``).
+    info : dict
+        ``split``, ``n_boost``, ``n_calibration`` and ``n_folds`` or
+        ``calibration_fraction``.
+    fold_models : list
+        The fold boosters (``"kfold"`` with ``keep_folds=True``; else empty).
+    folds : list of (train, test) index pairs
+        The folds used (``"kfold"``).
+    """
+
+    estimator: Any
+    scores: np.ndarray
+    rows: np.ndarray
+    info: dict[str, Any]
+    fold_models: list[Any] = field(default_factory=list)
+    folds: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+
+def _subset(a: Any, idx: np.ndarray) -> Any:
+    return None if a is None else a[idx]
+
+
+def cross_fit(
+    make_booster: Callable[[], Any],
+    X: Any,
+    y: np.ndarray,
+    y_index: np.ndarray,
+    classes: np.ndarray,
+    sample_weight: np.ndarray | None = None,
+    *,
+    split: str = "kfold",
+    calibration_fraction: float = 1.0 / 3.0,
+    n_folds: int = 5,
+    random_state: int | None = None,
+    n_jobs: int | None = None,
+    score: Callable[[Any, Any], np.ndarray] | None = None,
+    check: Callable[[Any], None] | None = None,
+    keep_folds: bool = False,
+) -> CrossFit:
+    """Fit boosters so that every calibration row is scored by a booster that never saw it.
+
+    Parameters
+    ----------
+    make_booster : callable
+        Returns a fresh unfitted booster (its own seed) for each fit.
+    X, y : arrays
+        Training rows and labels.
+    y_index : ndarray of int
+        Class index of each row (stratification).
+    classes : ndarray
+        Sorted labels (for messages).
+    sample_weight : ndarray, optional
+        Passed to every fit (the subset of its rows).
+    split, calibration_fraction, n_folds, random_state
+        See the module docstring (``random_state`` seeds the split).
+    n_jobs : int or None
+        Threads for the fits; None or -1: every CPU; 1: one after another.
+    score : callable, optional
+        ``score(booster, X_rows)`` giving the calibration scores; default
+        ``booster.score_samples(X_rows)``.
+    check : callable, optional
+        Called on every fitted booster (e.g. to refuse a fold that lost a class).
+    keep_folds : bool
+        Keep the fold boosters in the result (for model selection on their staged scores).
+
+    Raises
+    ------
+    TrainingError
+        A class has too few rows for the split.
+    """
+    score = score or (lambda booster, rows: booster.score_samples(rows))
+    n = len(y)
+    counts = np.bincount(y_index, minlength=len(classes))
+
+    def fit(idx: np.ndarray | None) -> Any:
+        booster = make_booster()
+        if idx is None:
+            booster.fit(X, y, sample_weight=sample_weight)
+        else:
+            booster.fit(X[idx], y[idx], sample_weight=_subset(sample_weight, idx))
+        if check is not None:
+            check(booster)
+        return booster
+
+    if split == "holdout":
+        f = float(calibration_fraction)
+        need = max(2, int(np.ceil(1.0 / min(f, 1.0 - f))))
+        if counts.min() < need:
+            raise TrainingError(
+                f"class {classes[counts.argmin()]!r} has {counts.min()} rows; a stratified "
+                f"calibration split of {f:.3g} needs at least {need} rows of each class"
+            )
+        splitter = StratifiedShuffleSplit(n_splits=1, test_size=f, random_state=random_state)
+        boost_idx, cal_idx = next(splitter.split(np.zeros(n), y_index))
+        booster = fit(boost_idx)
+        return CrossFit(
+            booster,
+            np.asarray(score(booster, X[cal_idx])),
+            cal_idx,
+            {
+                "split": "holdout",
+                "calibration_fraction": f,
+                "n_boost": int(len(boost_idx)),
+                "n_calibration": int(len(cal_idx)),
+            },
+        )
+
+    k = int(n_folds)
+    folds = fold_indices(y_index, k, random_state, classes)
+    # the k fold fits and the final fit, concurrently; progress: one run of k + 1 fits
+    with fit_parts(k + 1) as part:
+        tasks: list[Callable[[], Any]] = [
+            part(i, partial(fit, train_idx)) for i, (train_idx, _) in enumerate(folds)
+        ]
+        tasks.append(part(k, partial(fit, None)))
+        fitted = run_parallel(tasks, n_jobs)
+    fold_models, final = fitted[:k], fitted[k]
+    scores: np.ndarray | None = None
+    for model, (_, test_idx) in zip(fold_models, folds, strict=True):
+        s = np.asarray(score(model, X[test_idx]))
+        if scores is None:
+            scores = np.empty((n, *s.shape[1:]), dtype=np.float64)
+        scores[test_idx] = s
+    assert scores is not None
+    return CrossFit(
+        final,
+        scores,
+        np.arange(n),
+        {"split": "kfold", "n_folds": k, "n_boost": n, "n_calibration": n},
+        fold_models if keep_folds else [],
+        folds,
+    )

@@ -1,0 +1,104 @@
+"""The default training: automatic capacity, recorded on the version and drawn as a plot."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.app.api.conftest import train_body
+
+SVG_ROOT = "{http://www.w3.org/2000/svg}svg"
+
+
+def _default_body(**extra: Any) -> dict[str, Any]:
+    body = train_body()
+    del body["n_estimators"]  # nothing about capacity: the default algorithm decides
+    body.update(extra)
+    return body
+
+
+def test_default_training_chooses_and_records_its_capacity(client: TestClient) -> None:
+    r = client.post("/v1/models/auto/versions", json=_default_body())
+    assert r.status_code == 201, r.text
+    v = r.json()
+    assert v["algorithm"] == "auto"
+    params = v["params"]
+    assert params["n_estimators"] is None and params["weak_learner"] is None
+    cap = params["fitted"]["capacity"]
+    assert cap["weak_learner"] in ("stump", "tree") and cap["metric"] == "log_loss"
+    assert 1 <= params["fitted"]["n_estimators"] <= cap["n_estimators"]
+    assert cap["curves"] and all(len(c["rounds"]) == len(c["loss"]) for c in cap["curves"])
+    assert v["calibration"]["split"] == "kfold" and v["calibration"]["capacity"] == "auto"
+
+    listed = client.get("/v1/models/auto/versions/1/plots").json()
+    assert [p["kind"] for p in listed["plots"]][-1] == "capacity"
+    plot = client.get("/v1/models/auto/versions/1/plots/capacity").json()
+    assert plot["kind"] == "capacity"
+    assert plot["chosen"]["n_estimators"] == cap["n_estimators"]
+    assert [c["loss"] for c in plot["curves"]] == [c["loss"] for c in cap["curves"]]
+    svg = client.get("/v1/models/auto/versions/1/plots/capacity?format=svg")
+    assert svg.status_code == 200 and svg.headers["content-type"] == "image/svg+xml"
+    assert ET.fromstring(svg.content).tag == SVG_ROOT
+
+    # the served model decides at any request costs, like calibrated AdaMEC
+    X = np.asarray(train_body()["features"][:5])
+    pred = client.post(
+        "/v1/models/auto/predict", json={"instances": X.tolist(), "costs": {"c_fp": 1, "c_fn": 5}}
+    )
+    assert pred.status_code == 200, pred.text
+
+
+def test_explicit_capacity_means_what_it_meant(client: TestClient) -> None:
+    r = client.post("/v1/models/fixed/versions", json=train_body(weak_learner="stump"))
+    assert r.status_code == 201, r.text
+    v = r.json()
+    assert v["algorithm"] == "adaboost"  # naming n_estimators keeps the former default
+    assert v["params"]["n_estimators"] == 30 and v["params"]["max_depth"] == 3
+    assert "capacity" not in v["params"]["fitted"]
+    missing = client.get("/v1/models/fixed/versions/1/plots/capacity")
+    assert missing.status_code == 404 and "auto" in missing.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"algorithm": "auto", "n_estimators": 50}, "n_estimators"),
+        ({"max_depth": 4, "algorithm": "auto"}, "max_depth"),
+        ({"calibration": "none"}, "calibration"),
+        ({"calibration_split": "holdout"}, "calibration_split"),
+    ],
+)
+def test_auto_refuses_settings_it_would_ignore(
+    client: TestClient, extra: dict[str, Any], field: str
+) -> None:
+    body = _default_body(**extra)
+    r = client.post("/v1/models/bad/versions", json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field and "auto" in r.json()["detail"]
+
+
+def test_more_than_two_classes_train_a_multiclass_default(client: TestClient) -> None:
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(300, 4)), 4)
+    y = np.where(X[:, 0] > 0.4, "high", np.where(X[:, 1] > 0, "mid", "low"))
+    r = client.post(
+        "/v1/models/three/versions", json={"features": X.tolist(), "labels": y.tolist()}
+    )
+    assert r.status_code == 201, r.text  # before: 422 "needs exactly two classes"
+    v = r.json()
+    assert v["algorithm"] == "auto" and sorted(v["data"]["classes"]) == ["high", "low", "mid"]
+    assert v["params"]["fitted"]["capacity"]["curves"]
+    p = client.post("/v1/models/three/predict", json={"instances": X[:4].tolist()})
+    assert p.status_code == 200, p.text
+    kinds = [k["kind"] for k in client.get("/v1/models/three/versions/1/plots").json()["plots"]]
+    assert "capacity" in kinds
+
+
+def test_the_catalog_lists_auto(client: TestClient) -> None:
+    listed = client.get("/v1/algorithms").json()["algorithms"]
+    auto = next(a for a in listed if a["name"] == "auto")
+    assert auto["family"] == "any" and auto["trains_with_costs"] is False

@@ -1,0 +1,171 @@
+"""Automatic capacity: the search chooses depth and rounds on cross-fitted calibrated loss."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from models.adaboost import AdaBoost
+from models.auto import (
+    AutoCalibrated,
+    AutoCalibratedBoosting,
+    AutoCalibratedMulticlass,
+    checkpoints,
+    smoothed,
+)
+from models.calibrated import CalibratedBoosting
+from models.exceptions import InvalidInput
+from models.metrics import log_loss
+from models.progress import progress_callback, training_deadline_at
+
+GRID = (("stump", 1, 60), ("tree", 2, 30), ("tree", 4, 20))
+
+
+def _xor(n: int = 900, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).astype(int)
+    return X, np.where(rng.random(n) < 0.05, 1 - y, y)
+
+
+def _additive(n: int = 900, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    return X, (X[:, 0] - X[:, 1] + rng.normal(scale=0.7, size=n) > 0).astype(int)
+
+
+def test_checkpoints_cover_every_scale_once() -> None:
+    cps = checkpoints(400)
+    assert cps[0] == 1 and cps[-1] == 400 and np.all(np.diff(cps) > 0)
+    assert 30 <= len(cps) <= 80
+    assert checkpoints(1).tolist() == [1]
+
+
+def test_the_curve_is_smoothed_so_that_a_lone_dip_does_not_choose() -> None:
+    curve = np.array([0.14, 0.09, 0.145, 0.13, 0.12, 0.11, 0.112, 0.115])
+    s = smoothed(curve)
+    assert int(np.argmin(s)) == 6 and s[0] == pytest.approx(0.115)
+    assert smoothed(np.array([0.3, 0.2])).tolist() == [0.3, 0.2]
+
+
+def test_interactions_choose_trees_and_additive_data_choose_stumps() -> None:
+    X, y = _xor()
+    deep = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y).capacity_
+    assert deep["weak_learner"] == "tree"  # stumps cannot represent XOR
+    X, y = _additive()
+    flat = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y).capacity_
+    assert flat["weak_learner"] == "stump"
+    assert flat["stopped"] == "no_improvement"  # depth 2 did not help: depth 4 not tried
+    assert len(flat["curves"]) == 2
+
+
+def test_the_choice_is_recorded_with_its_validation_curves() -> None:
+    X, y = _xor()
+    model = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y)
+    cap = model.capacity_
+    chosen = next(
+        c for c in cap["curves"]
+        if (c["weak_learner"], c["max_depth"]) == (cap["weak_learner"], cap["max_depth"])
+    )  # fmt: skip
+    assert chosen["best_rounds"] == cap["n_estimators"] == model.estimator_.n_estimators_
+    smooth = smoothed(np.asarray(chosen["loss"]))
+    assert chosen["best_loss"] == cap["validation_loss"] == round(float(smooth.min()), 6)
+    assert chosen["rounds"][int(np.argmin(smooth))] == cap["n_estimators"]
+    assert min(c["best_loss"] for c in cap["curves"]) == cap["validation_loss"]
+    for c in cap["curves"]:
+        assert (
+            len(c["rounds"]) == len(c["loss"])
+            and c["rounds"][-1]
+            <= dict(((w, d), m) for w, d, m in GRID)[(c["weak_learner"], c["max_depth"])]
+        )
+    # the served booster is plain AdaBoost with the chosen capacity, fitted on all rows
+    assert model.estimator_.get_params()["weak_learner"] == cap["weak_learner"]
+    assert model.calibration_info_["n_boost"] == len(y)
+
+
+def test_the_chosen_model_beats_a_fixed_default_on_held_out_interactions() -> None:
+    X, y = _xor(1500, seed=1)
+    Xt, yt = _xor(2000, seed=2)
+    auto = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y)
+    fixed = CalibratedBoosting(AdaBoost(60), split="kfold", random_state=0).fit(X, y)
+    assert log_loss(yt, auto.predict_proba(Xt)[:, 1]) < log_loss(yt, fixed.predict_proba(Xt)[:, 1])
+
+
+def test_large_data_search_on_a_subsample_then_cross_fit_all_rows() -> None:
+    X, y = _additive(1200)
+    model = AutoCalibratedBoosting(GRID[:1], max_search_rows=400, random_state=0)
+    seen: list[tuple[str, int, int]] = []
+    with progress_callback(lambda *a: seen.append(a)):
+        model.fit(X, y)
+    totals = {t for phase, _, t in seen if phase == "boosting"}
+    assert totals == {model.progress_total()}  # 3 search folds count as the planned 5
+    assert model.capacity_["search_rows"] == 400 and model.capacity_["search_folds"] == 3
+    assert model.calibration_info_["n_folds"] == 3 and model.calibration_info_["n_boost"] == 1200
+
+
+def test_the_time_budget_stops_the_search_after_the_first_entry() -> None:
+    X, y = _xor()
+    model = AutoCalibratedBoosting(GRID, time_budget=1e-6, random_state=0).fit(X, y)
+    assert model.capacity_["stopped"] == "time_limit" and len(model.capacity_["curves"]) == 1
+    # the deadline the service publishes has the same effect
+    with training_deadline_at(time.monotonic() + 1e-6):
+        model = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y)
+    assert model.capacity_["stopped"] == "time_limit"
+    assert model.predict_proba(X[:3]).shape == (3, 2)
+
+
+def test_progress_total_is_the_total_reported_and_skipped_entries_count_as_done() -> None:
+    X, y = _xor(300)
+    model = AutoCalibratedBoosting(GRID, time_budget=1e-6, n_folds=3, random_state=0)
+    seen: list[tuple[str, int, int]] = []
+    with progress_callback(lambda *a: seen.append(a)):
+        model.fit(X, y)
+    rounds = [(d, t) for phase, d, t in seen if phase == "boosting"]
+    assert model.progress_total() == 3 * (60 + 30 + 20) + 4 * 60
+    assert {t for _, t in rounds} == {model.progress_total()}
+    done = [d for d, _ in rounds]
+    assert done == sorted(done) and done[-1] >= 3 * 110  # after the skipped entries
+
+
+def test_parallel_search_gives_the_same_model() -> None:
+    X, y = _xor(400)
+    one = AutoCalibratedBoosting(GRID, n_jobs=1, random_state=0).fit(X, y)
+    two = AutoCalibratedBoosting(GRID, n_jobs=2, random_state=0).fit(X, y)
+    assert {k: v for k, v in one.capacity_.items() if k != "search_seconds"} == {
+        k: v for k, v in two.capacity_.items() if k != "search_seconds"
+    }
+    np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
+
+
+def test_multiclass_default_trains_and_predicts() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = np.where(X[:, 0] * X[:, 1] > 0, "a", np.where(X[:, 2] > 0.3, "b", "c"))
+    model = AutoCalibrated(GRID, random_state=0).fit(X, y)
+    assert isinstance(model.model_, AutoCalibratedMulticlass)
+    p = model.predict_proba(X[:50])
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    assert model.to_inference().classes == ("a", "b", "c")
+    # the chosen rounds are an upper bound: this booster fits its rows perfectly earlier
+    assert 1 <= model.n_estimators_ <= model.capacity_["n_estimators"]
+    assert (model.predict(X) == y).mean() > 0.6
+    binary = AutoCalibrated(GRID[:1], random_state=0).fit(*_additive(300))
+    assert isinstance(binary.model_, AutoCalibratedBoosting)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"metric": "auc"}, "metric"),
+        ({"method": "none"}, "calibration"),
+        ({"grid": []}, "grid"),
+        ({"grid": [("tree", 9, 10)]}, "depth"),
+        ({"n_folds": 1}, "n_folds"),
+    ],
+)
+def test_bad_settings_name_the_parameter(params: dict[str, object], match: str) -> None:
+    X, y = _additive(200)
+    with pytest.raises(InvalidInput, match=match):
+        AutoCalibratedBoosting(**params).fit(X, y)  # type: ignore[arg-type]
