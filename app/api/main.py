@@ -14,6 +14,7 @@ from app import __version__
 from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import Services
 from app.api.errors import install_error_handlers
+from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware, Slots
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import (
     algorithms,
@@ -33,6 +34,7 @@ from app.db import ensure_schema_at_head, make_engine, make_session_factory, upg
 from app.services.catalog import Catalog
 from app.services.jobs import JobService, make_queue
 from app.services.keys import check_auth_configuration
+from app.services.known_models import KnownModels
 from app.services.plots import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings, get_settings
@@ -114,6 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         raise
     read_sessions = make_session_factory(engine, readonly=True)
     metrics = Metrics()
+    known_models = KnownModels(read_sessions, settings.known_models_refresh_seconds)
     queue = make_queue(settings, sessions)
     services = Services(
         settings=settings,
@@ -135,12 +138,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         tune_garbage_collector()
         queue.start()
-        yield
+        async with known_models.refreshing():
+            yield
         await queue.close()  # in-process jobs still running are stopped and left queued
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.services = services
+    app.state.known_models = known_models
+    app.state.training_slots = Slots(settings.max_sync_trainings)
     install_error_handlers(app)
     install_auth(app, settings, sessions)
     # With authentication off, no dependency is attached at all: solving the security
@@ -168,7 +174,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             responses=AUTH_RESPONSES if auth_on else None,
         )
     _document_manual_bodies(app)
+    # the last added runs first: metrics, then authentication (headers only), then the
+    # body-size limit, then the large-request slots, then the routes
+    app.add_middleware(
+        LargeRequestMiddleware,
+        large_bytes=settings.large_request_bytes,
+        max_large=settings.max_large_requests,
+    )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(
+        AuthGateMiddleware, auth=app.state.auth, metrics_public=settings.metrics_public
+    )
+    app.add_middleware(MetricsMiddleware, metrics=metrics, model_label=known_models.label)
     log.info("costwise ready on %s", engine.url.render_as_string(hide_password=True))
     return app
