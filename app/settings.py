@@ -129,8 +129,7 @@ class Settings(BaseSettings):
         4,
         ge=1,
         le=1024,
-        description="Large requests handled at once per process; more get 503 with "
-        "Retry-After.",
+        description="Large requests handled at once per process; more get 503 with Retry-After.",
     )
     max_sync_trainings: int = Field(
         2,

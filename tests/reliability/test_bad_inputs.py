@@ -227,7 +227,9 @@ def test_one_row_and_the_row_limit(client: TestClient) -> None:
 # ---------------------------------------------------------------- issue 17: crafted inputs
 def infer_body(parameters: str) -> str:
     """A raw /v2 infer body with one valid row and ``parameters`` (raw JSON text)."""
-    tensor = '{"name": "features", "shape": [1, 4], "datatype": "FP64", "data": [0.1, 0.2, 0.3, 0.4]}'
+    tensor = (
+        '{"name": "features", "shape": [1, 4], "datatype": "FP64", "data": [0.1, 0.2, 0.3, 0.4]}'
+    )
     return '{"inputs": [' + tensor + '], "parameters": ' + parameters + "}"
 
 
@@ -296,7 +298,9 @@ def test_crafted_input_names_its_field(
 ) -> None:
     """Each crafted input is a 4xx naming its field, the same on SQLite and PostgreSQL;
     nothing was registered and no job was created."""
-    r = named_client.request(method, path, content=body, headers={"content-type": "application/json"})
+    r = named_client.request(
+        method, path, content=body, headers={"content-type": "application/json"}
+    )
     assert r.status_code == status, r.text[:500]
     answer = r.json()
     if path.startswith("/v2/"):
@@ -319,7 +323,9 @@ def test_two_files_in_one_upload_is_a_422(named_client: TestClient) -> None:
     assert r.status_code == 422, r.text
     assert r.json()["field"] == "file"
     assert "got 2" in r.json()["detail"]
-    one = named_client.post("/v1/models/x/versions", files=files[:1], data={"params": '{"n_estimators": 5}'})
+    one = named_client.post(
+        "/v1/models/x/versions", files=files[:1], data={"params": '{"n_estimators": 5}'}
+    )
     assert one.status_code == 201, one.text
 
 
@@ -331,7 +337,9 @@ def test_two_files_in_one_upload_is_a_422(named_client: TestClient) -> None:
         ("NUL in the form description", _csv(), {"description": "d\u0000"}, "description"),
         ("NUL in the label column", _csv(), {"label_column": "label\u0000"}, "label_column"),
     ],
-    ids=lambda v: v if isinstance(v, str) and not v.startswith(("file", "desc", "label_")) else None,
+    ids=lambda v: (
+        v if isinstance(v, str) and not v.startswith(("file", "desc", "label_")) else None
+    ),
 )
 def test_nul_in_a_csv_upload_is_a_422(
     named_client: TestClient, case: str, content: bytes, data: dict[str, str], field: str

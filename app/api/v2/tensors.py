@@ -110,16 +110,16 @@ def _json_param(params: dict[str, Any], key: str) -> Any:
     value = params[key]
     if isinstance(value, str):  # V2 parameters are scalars: a matrix may come as JSON text
         limit = JSON_PARAM_DEPTH[key]
-        shape = "an array of arrays of numbers" if limit == 2 else "an array of numbers"
+        shape = "a JSON array of arrays of numbers" if limit == 2 else "a JSON array of numbers"
         if _nested_deeper_than(value, limit):
             raise _bad(
-                f"parameters.{key}", f"expected {shape} as JSON text: arrays nest at most "
+                f"parameters.{key}", f"expected {shape} (as text): arrays nest at most "
                 f"{limit} level(s) deep"
             )  # fmt: skip
         try:  # the stdlib reads NaN/Infinity literals too (refused later with a clear message)
             return json.loads(value)
         except ValueError:
-            raise _bad(f"parameters.{key}", f"expected {shape} as JSON text") from None
+            raise _bad(f"parameters.{key}", f"expected {shape} (as text)") from None
     return value
 
 
