@@ -61,8 +61,14 @@ def start_server(
     workers: int = 1,
     env: Mapping[str, str] | None = None,
     timeout: float = 60.0,
+    serve: bool = False,
 ) -> Server:
-    """Start uvicorn on a free loopback port and wait until ``/health/live`` answers."""
+    """Start uvicorn on a free loopback port and wait until ``/health/live`` answers.
+
+    ``serve=True`` starts it as ``costwise serve`` does (``python -m app.cli serve``: the
+    production command of the Dockerfile and compose file, with its connection limits)
+    instead of the bare ``uvicorn --factory`` command line.
+    """
     port = free_port()
     environment = {
         **os.environ,
@@ -86,6 +92,9 @@ def start_server(
         "warning",
         "--no-access-log",
     ]
+    if serve:
+        command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1"]
+        command += ["--port", str(port), "--workers", str(workers)]
     log_file = log_path.open("wb")
     process = subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
