@@ -173,6 +173,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             dependencies=[AUTHORIZE] if auth_on else [],
             responses=AUTH_RESPONSES if auth_on else None,
         )
+    # HEAD on the health probes: the same handlers (the server sends no body)
+    for path, endpoint in (
+        ("/health/live", health.live),
+        ("/health/ready", health.ready),
+        ("/v2/health/live", v2.live),
+        ("/v2/health/ready", v2.ready),
+    ):
+        app.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)
     _document_manual_bodies(app)
     # the last added runs first: metrics, then authentication (headers only), then the
     # body-size limit, then the large-request slots, then the routes
