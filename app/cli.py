@@ -57,6 +57,8 @@ def _sessions(settings: Settings) -> Any:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    from app.api.protocol import uvicorn_options
+
     migrate = (
         args.migrate
         if args.migrate is not None
@@ -89,6 +91,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         workers=args.workers or settings.workers,
         log_level=settings.log_level.lower(),
         access_log=args.access_log,
+        **uvicorn_options(settings),  # header size/time limits, keep-alive, connection cap
     )
     return 0
 

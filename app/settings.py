@@ -145,6 +145,67 @@ class Settings(BaseSettings):
     metrics_public: bool = Field(
         True, description="With auth on, serve /metrics without a key (else any valid key)."
     )
+    metrics_model_names_public: bool = Field(
+        False,
+        description="With auth on, show model names in /metrics to callers without a valid "
+        "key (by default they see every series summed over models, label model=`_hidden`).",
+    )
+    known_models_refresh_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="How often the set of existing model names (the only values of the "
+        "metrics' `model` label; any other name is counted as `_other`) is re-read.",
+    )
+    max_cells: int = Field(
+        20_000_000,
+        ge=1,
+        description="Most decoded cells (rows x features) in one predict, evaluate, infer "
+        "or training request.",
+    )
+    max_classes: int = Field(
+        256, ge=2, le=100_000, description="Most distinct labels (classes) in a training."
+    )
+    large_request_bytes: int = Field(
+        1024 * 1024,
+        ge=1024,
+        description="A request body at least this large counts as large: parsed off the "
+        "event loop and under COSTWISE_MAX_LARGE_REQUESTS.",
+    )
+    max_large_requests: int = Field(
+        4,
+        ge=1,
+        le=1024,
+        description="Large requests handled at once per process; more get 503 with Retry-After.",
+    )
+    max_sync_trainings: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Synchronous trainings run at once per process; more get 503 with "
+        "Retry-After (jobs are bounded by COSTWISE_JOB_CONCURRENCY).",
+    )
+    max_header_bytes: int = Field(
+        64 * 1024,
+        ge=1024,
+        description="`costwise serve`: largest request head (request line + headers).",
+    )
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="`costwise serve`: a connection that has not sent a complete request "
+        "head this many seconds after it opened (or after its previous response) is closed.",
+    )
+    keep_alive_timeout: float = Field(
+        5.0, gt=0, le=300, description="`costwise serve`: idle keep-alive connections close."
+    )
+    max_connections: int = Field(
+        2048,
+        ge=16,
+        description="`costwise serve`: concurrent connections + tasks per process "
+        "(uvicorn limit_concurrency; over it new requests get 503).",
+    )
     key_cache_seconds: float = Field(
         5.0,
         ge=0,

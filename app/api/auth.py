@@ -87,7 +87,10 @@ async def _check(request: Request, key: str | None) -> Principal:
     )
     if role is None:
         return ANONYMOUS
-    principal = await auth.authenticate(key)
+    # authenticated before the body was read (app.api.guards.AuthGateMiddleware)
+    principal: Principal | None = request.scope.get("state", {}).get("principal")
+    if principal is None:
+        principal = await auth.authenticate(key)
     principal.require(role)
     return principal
 
@@ -112,10 +115,31 @@ async def authorize_open(request: Request) -> Principal:
     )
     if role is None:
         return ANONYMOUS
+    return await _check(request, _presented_key(request))
+
+
+def _presented_key(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     scheme, _, credentials = header.partition(" ")
     key = credentials.strip() if scheme.lower() == "bearer" else None
-    return await _check(request, key or request.headers.get("x-api-key"))
+    return key or request.headers.get("x-api-key")
+
+
+async def may_see_model_names(request: Request) -> bool:
+    """Whether ``/metrics`` may show model names to this caller.
+
+    Yes with authentication off, with ``COSTWISE_METRICS_MODEL_NAMES_PUBLIC=true``, or
+    for a caller presenting a valid key (any role); a caller without one sees every
+    series summed over models (see :class:`app.api.middleware.WithoutModelNames`).
+    """
+    auth: Authenticator = request.app.state.auth
+    if not auth.enabled or request.app.state.metrics_model_names_public:
+        return True
+    try:
+        await auth.authenticate(_presented_key(request))
+    except Unauthorized:
+        return False
+    return True
 
 
 CallerDep = Annotated[Principal, Depends(authorize)]
@@ -144,6 +168,7 @@ def install_auth(
         health=health,
     )
     app.state.metrics_public = settings.metrics_public
+    app.state.metrics_model_names_public = settings.metrics_model_names_public
 
     @app.exception_handler(Unauthorized)
     async def _unauthorized(_: Request, exc: Unauthorized) -> FastJSONResponse:

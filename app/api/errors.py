@@ -110,6 +110,7 @@ def install_error_handlers(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "INTERNAL")
         resp = error_response(code, str(exc.detail))
         resp.status_code = exc.status_code
+        resp.headers.update(exc.headers or {})  # e.g. Allow on a 405
         return resp
 
     @app.exception_handler(Exception)

@@ -16,6 +16,7 @@ from app import __version__
 from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
+from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware, Slots
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import (
     algorithms,
@@ -44,6 +45,7 @@ from app.errors import Unavailable
 from app.services.catalog import Catalog
 from app.services.jobs import JobService, make_queue
 from app.services.keys import check_auth_configuration
+from app.services.known_models import KnownModels
 from app.services.plots import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings, get_settings
@@ -223,6 +225,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         raise
     read_sessions = make_session_factory(engine, readonly=True)
     metrics = Metrics()
+    known_models = KnownModels(read_sessions, settings.known_models_refresh_seconds)
     queue = make_queue(settings, sessions)
     services = Services(
         settings=settings,
@@ -255,7 +258,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 target=_retry_checks, args=(checks, services.stopping), daemon=True
             ).start()
         queue.start()
-        yield
+        async with known_models.refreshing():
+            yield
         services.stopping.set()
         restore()
         await queue.close()  # in-process jobs still running are stopped and left queued
@@ -263,6 +267,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.services = services
+    app.state.known_models = known_models
+    app.state.training_slots = Slots(settings.max_sync_trainings)
     install_error_handlers(app)
     install_auth(app, settings, sessions, db_health)
     # With authentication off, no dependency is attached at all: solving the security
@@ -292,8 +298,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             dependencies=([AUTHORIZE] if auth_on else []) + ([DATABASE_GATE] if gated else []),
             responses={**(AUTH_RESPONSES if auth_on else {}), **(GATE_RESPONSES if gated else {})},
         )
+    # HEAD on the health probes: the same handlers (the server sends no body)
+    for path, endpoint in (
+        ("/health/live", health.live),
+        ("/health/ready", health.ready),
+        ("/v2/health/live", v2.live),
+        ("/v2/health/ready", v2.ready),
+    ):
+        app.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)
     _document_manual_bodies(app)
+    # the last added runs first: metrics, then authentication (headers only), then the
+    # body-size limit, then the large-request slots, then the routes
+    app.add_middleware(
+        LargeRequestMiddleware,
+        large_bytes=settings.large_request_bytes,
+        max_large=settings.max_large_requests,
+    )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(
+        AuthGateMiddleware, auth=app.state.auth, metrics_public=settings.metrics_public
+    )
+    app.add_middleware(MetricsMiddleware, metrics=metrics, model_label=known_models.label)
     log.info("costwise ready on %s", engine.url.render_as_string(hide_password=True))
     return app

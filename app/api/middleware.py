@@ -7,10 +7,14 @@ not a task and a queue, to every request.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 
 import orjson
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.metrics_core import Metric
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+HIDDEN = "_hidden"
 
 LATENCY_BUCKETS = (
     0.0005,
@@ -74,12 +78,51 @@ class Metrics:
         )
 
 
-class MetricsMiddleware:
-    """Counts requests, errors and latency per route template and model name."""
+class WithoutModelNames:
+    """A collector showing ``registry`` with the ``model`` label merged into one value.
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    Counters and histogram buckets, sums and counts are summed over models (the totals
+    stay right); ``_created`` timestamps keep the earliest. Served by ``/metrics`` to
+    callers without a key when authentication is on (model names are not public).
+    """
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        for metric in self.registry.collect():
+            merged: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+            for sample in metric.samples:
+                labels = tuple(
+                    sorted((k, HIDDEN if k == "model" else v) for k, v in sample.labels.items())
+                )
+                key = (sample.name, labels)
+                if key not in merged:
+                    merged[key] = sample.value
+                elif sample.name.endswith("_created"):
+                    merged[key] = min(merged[key], sample.value)
+                else:
+                    merged[key] += sample.value
+            out = Metric(metric.name, metric.documentation, metric.type, metric.unit)
+            for (name, labels), value in merged.items():
+                out.add_sample(name, dict(labels), value)
+            yield out
+
+
+class MetricsMiddleware:
+    """Counts requests, errors and latency per route template and model name.
+
+    The model label is ``model_label(name)``: the name itself only for a model that
+    exists (see :mod:`app.services.known_models`), one fixed value otherwise, so that
+    the number of series is bounded by the number of registered models.
+    """
+
+    def __init__(
+        self, app: ASGIApp, metrics: Metrics, model_label: Callable[[str], str] = str
+    ) -> None:
         self.app = app
         self.metrics = metrics
+        self.model_label = model_label
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -99,7 +142,8 @@ class MetricsMiddleware:
         finally:
             route = scope.get("route")
             path = getattr(route, "path", None) or "unmatched"
-            model = (scope.get("path_params") or {}).get("name", "") if route else ""
+            name = (scope.get("path_params") or {}).get("name", "") if route else ""
+            model = self.model_label(name) if name else ""
             method = scope["method"]
             m = self.metrics
             m.requests.labels(method, path, str(status), model).inc()

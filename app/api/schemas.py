@@ -5,12 +5,33 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from typing_extensions import TypedDict
 
 Label = int | str | bool
 Number = float | None  # None (JSON null) is a missing value
 MAX_INT = 2**31 - 1  # integers stored by the registry are 32-bit: larger ones are refused
+MAX_SEED = 2**32 - 1  # numpy's seeds are unsigned 32-bit integers
+NUL_MESSAGE = "text must not contain NUL characters (\\u0000)"
+
+
+def _nul_free(value: Any) -> Any:
+    """Raise ValueError if any string in ``value`` (keys included) contains a NUL.
+
+    PostgreSQL cannot store NUL in text or JSON columns while SQLite can: refusing it
+    everywhere keeps the two databases in agreement (422, never a 500)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError(NUL_MESSAGE)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _nul_free(k)
+            _nul_free(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            if isinstance(v, str | dict | list | tuple):
+                _nul_free(v)
+    return value
 
 
 class _Strict(BaseModel):
@@ -74,7 +95,11 @@ class TrainingParams(_Strict):
         description="Stratified share of rows held out for the reported "
         "metrics (never used for training or calibration). 0 trains on everything.",
     )
-    random_state: int | None = Field(0, description="Seed of every split and learner.")
+    random_state: int | None = Field(
+        0, ge=0, le=MAX_SEED, description="Seed of every split and learner (0 to 2^32 - 1)."
+    )
+
+    _no_nul_params = field_validator("params", "algorithm")(_nul_free)
 
 
 class TrainingRequest(TrainingParams):
@@ -85,6 +110,8 @@ class TrainingRequest(TrainingParams):
     feature_names: list[str] | None = None
     description: str | None = Field(None, description="Sets the model's description.")
     tags: dict[str, str] | None = Field(None, description="Sets the model's tags.")
+
+    _no_nul = field_validator("labels", "feature_names", "description", "tags")(_nul_free)
 
 
 class MetricsOut(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
+from app.errors import Conflict
 from app.registry.orm import ModelVersion, RegisteredModel
 from app.registry.repository import Registry
 
@@ -109,8 +111,18 @@ class Catalog:
             return version_view(name, v, reg.aliases_by_version(v.model).get(v.version, []))
 
     def set_alias(self, name: str, alias: str, version: int) -> int:
+        """Point ``alias`` at ``version`` once its stored artifact passes its checksum
+        (a corrupted artifact is a 409 here, not a 500 on every later predict)."""
         with database_errors(), self._sessions.begin() as s:
             reg = Registry(s)
+            target = reg.get_version(name, version)
+            blob = reg.get_artifact(target)
+            if hashlib.sha256(blob).hexdigest() != target.artifact_sha256:
+                raise Conflict(
+                    f"version {version} of model {name!r}: its stored artifact fails its "
+                    f"sha256 checksum; alias {alias!r} was not moved (retrain or restore it)",
+                    field="version",
+                )
             reg.set_alias(name, alias, version)
             return version
 

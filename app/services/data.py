@@ -21,9 +21,15 @@ _MISSING = {"", "na", "nan", "null", "none", "?"}
 
 
 def check_limits(
-    n_rows: int, n_features: int, *, max_rows: int, max_features: int, field: str
+    n_rows: int,
+    n_features: int,
+    *,
+    max_rows: int,
+    max_features: int,
+    field: str,
+    max_cells: int | None = None,
 ) -> None:
-    """Raise PayloadTooLarge when a request is over the configured row or feature limit."""
+    """Raise PayloadTooLarge when a request is over the row, feature or cell limit."""
     if n_rows > max_rows:
         raise PayloadTooLarge(
             f"{field}: {n_rows} rows is over the limit of {max_rows} rows per request "
@@ -37,6 +43,36 @@ def check_limits(
             "(setting COSTWISE_MAX_FEATURES)",
             field=field,
             limit=max_features,
+        )
+    if max_cells is not None and n_rows * n_features > max_cells:
+        raise PayloadTooLarge(
+            f"{field}: {n_rows} rows x {n_features} features = {n_rows * n_features} cells "
+            f"is over the limit of {max_cells} cells per request (setting COSTWISE_MAX_CELLS)",
+            field=field,
+            limit=max_cells,
+        )
+
+
+def check_classes(y: np.ndarray, max_classes: int, *, field: str = "labels") -> None:
+    """Raise InvalidArgument when the labels have more distinct values than ``max_classes``."""
+    n = len(np.unique(y))
+    if n > max_classes:
+        raise InvalidArgument(
+            f"{field}: {n} distinct labels (classes) is over the limit of {max_classes} "
+            "(setting COSTWISE_MAX_CLASSES)",
+            field=field,
+            limit=max_classes,
+        )
+
+
+def check_no_nul(text: str, field: str) -> None:
+    """Refuse text holding a NUL character (PostgreSQL cannot store it; SQLite could)."""
+    if "\x00" in text:
+        where = ""
+        if "\n" in text:
+            where = f" (line {text.count(chr(10), 0, text.index(chr(0))) + 1})"
+        raise InvalidArgument(
+            f"{field}: text must not contain NUL characters (\\u0000){where}", field=field
         )
 
 
@@ -178,6 +214,7 @@ def parse_csv(content: bytes, label_column: str) -> tuple[np.ndarray, np.ndarray
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InvalidArgument("CSV: the file must be UTF-8 text", field="file") from None
+    check_no_nul(text, "file")
     reader = csv.reader(io.StringIO(text))
     try:
         header = [h.strip() for h in next(reader)]

@@ -7,6 +7,8 @@ authentication (:func:`check_auth_configuration`).
 from __future__ import annotations
 
 import logging
+import math
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,6 +22,25 @@ from app.settings import Settings
 log = logging.getLogger(__name__)
 
 MIN_BOOTSTRAP_KEY_LENGTH = 32
+MIN_BOOTSTRAP_KEY_BITS = 96
+
+
+def estimated_entropy_bits(key: str) -> float:
+    """Length x the Shannon entropy of the character frequencies of the key's shortest
+    repeating unit (a crude upper bound of its real entropy: 40 x 'a' is 0 bits,
+    'ab' x 20 is 2, '0123456789' x 4 is 33, ``secrets.token_urlsafe(32)`` about 200, a
+    32-character hex key about 110)."""
+    if not key:
+        return 0.0
+    for period in range(1, len(key) // 2 + 1):
+        if key[period:] == key[:-period]:  # periodic: only one unit is information
+            key = key[:period]
+            break
+    n = len(key)
+    counts = Counter(key).values()
+    return max(0.0, -n * sum(c / n * math.log2(c / n) for c in counts))
+
+
 FIRST_KEY_HINT = (
     "create one with `costwise keys create --role admin --name ops` against this "
     "COSTWISE_DATABASE_URL, or set COSTWISE_BOOTSTRAP_ADMIN_KEY"
@@ -98,6 +119,16 @@ def check_auth_configuration(settings: Settings, sessions: sessionmaker[Session]
             field="COSTWISE_BOOTSTRAP_ADMIN_KEY",
         )
     prod = settings.env == "prod"
+    if prod and bootstrap is not None:
+        bits = estimated_entropy_bits(bootstrap.get_secret_value())
+        if bits < MIN_BOOTSTRAP_KEY_BITS:
+            raise Misconfigured(
+                "COSTWISE_BOOTSTRAP_ADMIN_KEY is not random enough for COSTWISE_ENV=prod "
+                f"(about {bits:.0f} bits by its character frequencies; at least "
+                f"{MIN_BOOTSTRAP_KEY_BITS} needed): repeated or patterned characters are "
+                'guessable. Use e.g. python -c "import secrets; print(secrets.token_urlsafe(32))"',
+                field="COSTWISE_BOOTSTRAP_ADMIN_KEY",
+            )
     if prod and settings.auth != "on":
         raise Misconfigured(
             f"COSTWISE_ENV=prod requires COSTWISE_AUTH=on (it is {settings.auth!r}): the API "

@@ -62,11 +62,15 @@ def start_server(
     env: Mapping[str, str] | None = None,
     timeout: float = 60.0,
     cwd: Path | None = None,
+    serve: bool = False,
 ) -> Server:
     """Start uvicorn on a free loopback port and wait until ``/health/live`` answers.
 
     ``cwd`` (default: this checkout) is where ``app`` is imported from: another source
     tree (e.g. an older commit extracted with ``git archive``) serves its own code.
+    ``serve=True`` starts it as ``costwise serve`` does (``python -m app.cli serve``: the
+    production command of the Dockerfile and compose file, with its connection limits)
+    instead of the bare ``uvicorn --factory`` command line.
     """
     port = free_port()
     environment = {
@@ -91,6 +95,9 @@ def start_server(
         "warning",
         "--no-access-log",
     ]
+    if serve:
+        command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1"]
+        command += ["--port", str(port), "--workers", str(workers)]
     log_file = log_path.open("wb")
     process = subprocess.Popen(
         command, cwd=cwd or ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT

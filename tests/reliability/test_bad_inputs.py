@@ -222,3 +222,132 @@ def test_one_row_and_the_row_limit(client: TestClient) -> None:
     assert over.status_code == 413, over.text[:300]
     assert over.json()["code"] == "PAYLOAD_TOO_LARGE"
     assert str(MAX_ROWS) in over.json()["detail"].replace(",", "")
+
+
+# ---------------------------------------------------------------- issue 17: crafted inputs
+def infer_body(parameters: str) -> str:
+    """A raw /v2 infer body with one valid row and ``parameters`` (raw JSON text)."""
+    tensor = (
+        '{"name": "features", "shape": [1, 4], "datatype": "FP64", "data": [0.1, 0.2, 0.3, 0.4]}'
+    )
+    return '{"inputs": [' + tensor + '], "parameters": ' + parameters + "}"
+
+
+def train_json(**params: Any) -> str:
+    return json.dumps(train_body(**params))
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+INFER = "/v2/models/fraud/infer"
+NUL = "\u0000"
+MANY_CLASSES = 300  # over the default COSTWISE_MAX_CLASSES (256)
+CELLS_ROWS, CELLS_FEATURES = 100, 5_000  # 500,000 cells: over MAX_CELLS, under the row limit
+MAX_CELLS = 400_000  # the fixture's COSTWISE_MAX_CELLS: exactly the 100,000 x 4 request fits
+
+# (case, method, path, raw JSON body, status, field the error must name). On /v2 the
+# error body is {"error": "..."}: the field must appear in it.
+NAMED_CASES: list[tuple[str, str, str, str, int, str]] = [
+    ("v2 cost_matrix JSON text nested 1,000 levels", "POST", INFER, infer_body(json.dumps({"cost_matrix": nested(1000)})), 400, "parameters.cost_matrix"),
+    ("v2 cost_matrix JSON text nested 100,000 levels", "POST", INFER, infer_body(json.dumps({"cost_matrix": nested(100_000)})), 400, "parameters.cost_matrix"),
+    ("v2 priors JSON text nested 1,000 levels", "POST", INFER, infer_body(json.dumps({"priors": nested(1000)})), 400, "parameters.priors"),
+    ("v2 cost_matrix JSON text of depth 3", "POST", INFER, infer_body(json.dumps({"cost_matrix": "[[[0, 1], [1, 0]]]"})), 400, "parameters.cost_matrix"),
+    ("v2 cost_matrix not JSON", "POST", INFER, infer_body(json.dumps({"cost_matrix": "[[0, 1], [1"})), 400, "parameters.cost_matrix"),
+    ("v2 parameters object nested 1,000 levels", "POST", INFER, infer_body('{"x": ' + nested(1000) + "}"), 400, "body"),
+    ("train: random_state -1", "POST", "/v1/models/x/versions", train_json(random_state=-1), 422, "random_state"),
+    ("train: random_state 2^32", "POST", "/v1/models/x/versions", train_json(random_state=2**32), 422, "random_state"),
+    ("train (job mode): random_state 2^32", "POST", "/v1/models/x/versions?mode=job", train_json(random_state=2**32), 422, "random_state"),
+    ("train (job mode): random_state -2^70", "POST", "/v1/models/x/versions?mode=job", train_json(random_state=-(2**70)), 422, "random_state"),
+    ("train: NUL in description", "POST", "/v1/models/x/versions", train_json(description=f"a{NUL}b"), 422, "description"),
+    ("train: NUL in a feature name", "POST", "/v1/models/x/versions", train_json(feature_names=["a", f"b{NUL}", "c", "d"]), 422, "feature_names"),
+    ("train: NUL in a tag value", "POST", "/v1/models/x/versions", train_json(tags={"team": f"x{NUL}"}), 422, "tags"),
+    ("train: NUL in a tag key", "POST", "/v1/models/x/versions", train_json(tags={f"t{NUL}": "x"}), 422, "tags"),
+    ("train: NUL in an algorithm parameter", "POST", "/v1/models/x/versions", train_json(params={"c_fp": f"1{NUL}"}), 422, "params"),
+    ("train (job mode): NUL in description", "POST", "/v1/models/x/versions?mode=job", train_json(description=NUL), 422, "description"),
+    ("train: NUL in string labels", "POST", "/v1/models/x/versions", json.dumps({"features": [[1.0], [2.0], [3.0], [4.0]], "labels": ["a", f"b{NUL}", "a", f"b{NUL}"]}), 422, "labels"),
+    ("train: 300 classes (over COSTWISE_MAX_CLASSES)", "POST", "/v1/models/x/versions", json.dumps({"features": [[float(i)] for i in range(2 * MANY_CLASSES)], "labels": [i % MANY_CLASSES for i in range(2 * MANY_CLASSES)]}), 422, "labels"),
+    ("predict: rows x features over COSTWISE_MAX_CELLS", "POST", PREDICT, json.dumps({"instances": [[0.5] * CELLS_FEATURES] * CELLS_ROWS}), 413, "instances"),
+    ("train: rows x features over COSTWISE_MAX_CELLS", "POST", "/v1/models/x/versions", json.dumps({"features": [[0.5] * CELLS_FEATURES] * CELLS_ROWS, "labels": [0, 1] * (CELLS_ROWS // 2)}), 413, "features"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def named_client(database_url: str) -> Iterator[TestClient]:
+    """As :func:`client`, with COSTWISE_MAX_CELLS = 400,000."""
+    settings = Settings(
+        database_url=database_url,
+        max_predict_rows=MAX_ROWS,
+        max_body_bytes=64 * 2**20,
+        max_cells=MAX_CELLS,
+    )
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        r = c.post("/v1/models/fraud/versions", json=train_body())
+        assert r.status_code == 201, r.text
+        yield c
+
+
+@pytest.mark.parametrize(
+    ("case", "method", "path", "body", "status", "field"),
+    NAMED_CASES,
+    ids=[c[0] for c in NAMED_CASES],
+)
+def test_crafted_input_names_its_field(
+    named_client: TestClient, case: str, method: str, path: str, body: str, status: int, field: str
+) -> None:
+    """Each crafted input is a 4xx naming its field, the same on SQLite and PostgreSQL;
+    nothing was registered and no job was created."""
+    r = named_client.request(
+        method, path, content=body, headers={"content-type": "application/json"}
+    )
+    assert r.status_code == status, r.text[:500]
+    answer = r.json()
+    if path.startswith("/v2/"):
+        assert field in answer["error"] or field == "body", answer
+    else:
+        assert answer["field"] is not None and answer["field"].startswith(field), answer
+        assert answer["code"] in ("INVALID_ARGUMENT", "MALFORMED_REQUEST", "PAYLOAD_TOO_LARGE")
+    assert named_client.get("/v1/models/x").status_code == 404
+    assert named_client.get("/v1/jobs").json()["jobs"] == []
+
+
+def _csv(rows: int = 40, header: str = "a,b,label") -> bytes:
+    lines = [header] + [f"{i % 7},{(i * 3) % 5},{i % 2}" for i in range(rows)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_two_files_in_one_upload_is_a_422(named_client: TestClient) -> None:
+    files = [("file", ("a.csv", _csv(), "text/csv")), ("file", ("b.csv", _csv(), "text/csv"))]
+    r = named_client.post("/v1/models/x/versions", files=files)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == "file"
+    assert "got 2" in r.json()["detail"]
+    one = named_client.post(
+        "/v1/models/x/versions", files=files[:1], data={"params": '{"n_estimators": 5}'}
+    )
+    assert one.status_code == 201, one.text
+
+
+@pytest.mark.parametrize(
+    ("case", "content", "data", "field"),
+    [
+        ("NUL in a CSV column name", _csv(header="a,b\u0000,label"), {}, "file"),
+        ("NUL in a CSV label", _csv() + b"1,2,x\x00\n", {}, "file"),
+        ("NUL in the form description", _csv(), {"description": "d\u0000"}, "description"),
+        ("NUL in the label column", _csv(), {"label_column": "label\u0000"}, "label_column"),
+    ],
+    ids=lambda v: (
+        v if isinstance(v, str) and not v.startswith(("file", "desc", "label_")) else None
+    ),
+)
+def test_nul_in_a_csv_upload_is_a_422(
+    named_client: TestClient, case: str, content: bytes, data: dict[str, str], field: str
+) -> None:
+    """SQLite would store a NUL, PostgreSQL refuses it: both databases answer 422."""
+    r = named_client.post(
+        "/v1/models/x/versions", files={"file": ("d.csv", content, "text/csv")}, data=data
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field, r.json()
+    assert "NUL" in r.json()["detail"]

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
+from app.api.auth import may_see_model_names
 from app.api.deps import Services, ServicesDep
+from app.api.middleware import WithoutModelNames
 from app.api.responses import FastJSONResponse
 from app.api.schemas import HealthResponse
 from app.db import schema_revision
@@ -85,7 +87,9 @@ def _database(services: Services) -> tuple[bool, dict[str, Any]]:
     response_class=Response,
     responses={200: {"content": {"text/plain": {}}}},
 )
-def metrics(services: ServicesDep) -> Response:
+def metrics(
+    services: ServicesDep, model_names: Annotated[bool, Depends(may_see_model_names)]
+) -> Response:
     services.metrics.cached_models.set(services.predictor.cached)
     try:
         services.health.check()  # database down: do not wait for it
@@ -93,4 +97,6 @@ def metrics(services: ServicesDep) -> Response:
             services.metrics.jobs.labels(status).set(n)
     except ServiceError:  # database down: serve the process's own metrics anyway
         pass
-    return Response(generate_latest(services.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    registry = services.metrics.registry
+    text = generate_latest(registry if model_names else WithoutModelNames(registry))  # type: ignore[arg-type]
+    return Response(text, media_type=CONTENT_TYPE_LATEST)

@@ -67,6 +67,9 @@ def get_version(name: ModelName, version: Version, services: ServicesDep) -> Ver
 @router.put(
     "/models/{name}/aliases/{alias}",
     response_model=AliasOut,
+    responses={
+        409: {"model": ErrorResponse, "description": "The version's artifact is corrupted."}
+    },
     summary="Point an alias at a version (creates or moves it)",
 )
 def set_alias(

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from app.api.deps import ModelName, ServicesDep
+from app.api.deps import ModelName, Services, ServicesDep
 from app.api.errors import error_response, validation_errors
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
@@ -19,9 +19,11 @@ from app.api.schemas import (
     PredictRequest,
     PredictResponse,
 )
+from app.services.data import check_limits
 from app.services.predictor import CostRequest, Prediction, Rows
 
 R = TypeVar("R", bound=PredictRequest)
+INLINE_PARSE_BYTES = 64 * 1024  # larger bodies are parsed off the event loop
 
 router = APIRouter(
     prefix="/v1",
@@ -76,10 +78,26 @@ async def _parse(request: Request, model: type[R]) -> R | FastJSONResponse:
             f"content type {ctype!r} is not supported; send application/json",
             field="content-type",
         )
+    body = await request.body()
     try:
-        return model.model_validate_json(await request.body())
+        if len(body) <= INLINE_PARSE_BYTES:
+            req = model.model_validate_json(body)
+        else:  # a large body is parsed in a worker thread: the event loop stays free
+            req = await run_in_threadpool(model.model_validate_json, body)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
+    services: Services = request.app.state.services
+    rows: list[Any] = req.instances if req.instances is not None else req.records or []
+    if rows:
+        check_limits(
+            len(rows),
+            len(rows[0]),
+            max_rows=services.settings.max_predict_rows,
+            max_features=services.settings.max_features,
+            max_cells=services.settings.max_cells,
+            field="instances" if req.instances is not None else "records",
+        )
+    return req
 
 
 @router.post(

@@ -5,23 +5,28 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.api.deps import ModelName, ServicesDep
-from app.api.errors import validation_errors
+from app.api.errors import error_response, validation_errors
+from app.api.guards import RETRY_AFTER_SECONDS, Slots
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
 from app.errors import InvalidArgument, ServiceError
 from app.services.data import (
+    check_classes,
     check_limits,
+    check_no_nul,
     feature_names_checked,
     features_matrix,
     labels_array,
     parse_csv,
 )
 from app.services.training import TrainingData, TrainingSpec, train_and_register
+from app.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["training"])
 
@@ -62,27 +67,50 @@ def _spec(params: TrainingParams) -> TrainingSpec:
 
 
 def _from_json(
-    body: bytes, max_rows: int, max_features: int
+    body: bytes, s: Settings
 ) -> tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]:
     req = TrainingRequest.model_validate_json(body)
     check_limits(
         len(req.features),
         len(req.features[0]) if req.features else 0,
-        max_rows=max_rows,
-        max_features=max_features,
+        max_rows=s.max_train_rows,
+        max_features=s.max_features,
+        max_cells=s.max_cells,
         field="features",
     )
     X = features_matrix(req.features, field="features")
     y = labels_array(req.labels, len(X))
+    check_classes(y, s.max_classes)
     names = feature_names_checked(req.feature_names, X.shape[1])
     return TrainingData(X, y, names), _spec(req), req.description, req.tags
 
 
+def _csv_checked(
+    content: bytes, label_column: str, s: Settings
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    X, y, names = parse_csv(content, label_column)
+    check_limits(
+        len(X),
+        X.shape[1],
+        max_rows=s.max_train_rows,
+        max_features=s.max_features,
+        max_cells=s.max_cells,
+        field="file",
+    )
+    check_classes(y, s.max_classes, field=label_column)
+    return X, y, names
+
+
 async def _from_form(
-    request: Request, max_rows: int, max_features: int
+    request: Request, s: Settings
 ) -> tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]:
     form = await request.form()
-    upload = form.get("file")
+    files = form.getlist("file")
+    if len(files) > 1:
+        raise InvalidArgument(
+            f"file: expected one CSV file part named 'file', got {len(files)}", field="file"
+        )
+    upload = files[0] if files else None
     if not isinstance(upload, UploadFile):
         raise InvalidArgument("file: a CSV file part named 'file' is required", field="file")
     label_column = str(form.get("label_column") or "label")
@@ -91,10 +119,12 @@ async def _from_form(
         params = TrainingParams.model_validate_json(str(raw)) if raw else TrainingParams()
     except ValidationError as exc:
         raise _Invalid(exc.errors(), prefix="params") from None
-    content = await upload.read()
-    X, y, names = await run_in_threadpool(parse_csv, content, label_column)
-    check_limits(len(X), X.shape[1], max_rows=max_rows, max_features=max_features, field="file")
     description = form.get("description")
+    for field, text in (("label_column", label_column), ("description", description)):
+        if isinstance(text, str):
+            check_no_nul(text, field)
+    content = await upload.read()
+    X, y, names = await run_in_threadpool(_csv_checked, content, label_column, s)
     return (
         TrainingData(X, y, names),
         _spec(params),
@@ -137,6 +167,7 @@ Mode = Annotated[
         413: {"model": ErrorResponse},
         415: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse, "description": "Busy (Retry-After) or unavailable."},
     },
 )
 async def create_version(
@@ -147,13 +178,9 @@ async def create_version(
     try:
         if ctype == "application/json":
             body = await request.body()
-            data, spec, description, tags = await run_in_threadpool(
-                _from_json, body, s.max_train_rows, s.max_features
-            )
+            data, spec, description, tags = await run_in_threadpool(_from_json, body, s)
         elif ctype == "multipart/form-data":
-            data, spec, description, tags = await _from_form(
-                request, s.max_train_rows, s.max_features
-            )
+            data, spec, description, tags = await _from_form(request, s)
         else:
             raise _Unsupported(ctype)
     except ValidationError as exc:
@@ -171,19 +198,33 @@ async def create_version(
         out = JobOut.model_validate(vars(job)).model_dump_json()
         headers = {"Location": f"/v1/jobs/{job.id}"}
         return Response(out, status_code=202, headers=headers, media_type="application/json")
-    view = await run_in_threadpool(
-        partial(
-            train_and_register,
-            services.sessions,
-            name,
-            data,
-            spec,
-            description=description,
-            tags=tags,
-            max_seconds=s.max_training_seconds,
-            stop=services.stopping,  # SIGTERM: stop at the next round, register nothing
+    slots: Slots = request.app.state.training_slots
+    if not slots.try_acquire():
+        response = error_response(
+            "UNAVAILABLE",
+            f"{slots.limit} synchronous training(s) already running in this process (setting "
+            "COSTWISE_MAX_SYNC_TRAININGS); retry shortly, or train as a job (mode=job)",
+            field="mode",
         )
-    )
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+    try:
+        view = await run_in_threadpool(
+            partial(
+                train_and_register,
+                services.sessions,
+                name,
+                data,
+                spec,
+                description=description,
+                tags=tags,
+                max_seconds=s.max_training_seconds,
+                stop=services.stopping,  # SIGTERM: stop at the next round, register nothing
+            )
+        )
+    finally:
+        slots.release()
+    request.app.state.known_models.add(name)
     return VersionOut(**vars(view))
 
 

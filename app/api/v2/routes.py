@@ -31,10 +31,12 @@ from app.api.v2.schemas import (
     ServerReadyResponse,
     V2ErrorResponse,
 )
-from app.api.v2.tensors import OUTPUTS, decode, encode, label_datatype
+from app.api.v2.tensors import OUTPUTS, Decoded, decode, encode, label_datatype
 from app.errors import InvalidArgument, NotFound
+from app.services.data import check_limits
 from app.services.model_info import ModelInfo, describe_model, model_ready
 
+INLINE_PARSE_BYTES = 64 * 1024  # larger bodies are parsed off the event loop
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": V2ErrorResponse} for s in (400, 404, 413, 415, 503)
 }
@@ -136,18 +138,38 @@ def ready_version(name: ModelName, version: str, services: ServicesDep) -> FastJ
     return _ready(name, _version(name, version), services)
 
 
+def _parse_and_decode(body: bytes) -> tuple[InferenceRequest, Decoded]:
+    req = InferenceRequest.model_validate_json(body)
+    return req, decode(req)
+
+
 async def _infer(
     name: str, version: str | None, request: Request, services: Any
 ) -> FastJSONResponse:
     ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
     if ctype.lower() != "application/json":
         return v2_error("UNSUPPORTED_MEDIA_TYPE", f"content type {ctype!r}: send application/json")
+    raw = await request.body()
     try:
-        req = InferenceRequest.model_validate_json(await request.body())
+        if len(raw) <= INLINE_PARSE_BYTES:
+            req = InferenceRequest.model_validate_json(raw)
+            decoded = decode(req)
+        else:  # a large body is parsed and decoded in a worker thread
+            req, decoded = await run_in_threadpool(_parse_and_decode, raw)
     except ValidationError as exc:
         code, detail, _, _ = describe_validation(list(exc.errors()))
         return v2_error(code, detail)
-    decoded = decode(req)
+    if decoded.rows.matrix is not None:
+        s = services.settings
+        n_rows, n_features = decoded.rows.matrix.shape
+        check_limits(
+            n_rows,
+            n_features,
+            max_rows=s.max_predict_rows,
+            max_features=s.max_features,
+            max_cells=s.max_cells,
+            field="inputs",
+        )
     number = _version(name, version)
     if number is not None and decoded.alias is not None:
         raise InvalidArgument(

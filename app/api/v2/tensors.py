@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,13 +87,39 @@ def tensor_array(t: RequestInput, where: str) -> np.ndarray:
     return x
 
 
+# JSON text parameters and how deep their arrays may nest (a matrix: 2, a vector: 1)
+JSON_PARAM_DEPTH = {"cost_matrix": 2, "priors": 1}
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether brackets in ``text`` nest deeper than ``limit`` (stops at the first excess,
+    so a hostile 10^6-level text costs ``limit`` steps, never a recursion)."""
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group() in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 def _json_param(params: dict[str, Any], key: str) -> Any:
     value = params[key]
     if isinstance(value, str):  # V2 parameters are scalars: a matrix may come as JSON text
-        try:
+        limit = JSON_PARAM_DEPTH[key]
+        shape = "a JSON array of arrays of numbers" if limit == 2 else "a JSON array of numbers"
+        if _nested_deeper_than(value, limit):
+            raise _bad(
+                f"parameters.{key}", f"expected {shape} (as text): arrays nest at most "
+                f"{limit} level(s) deep"
+            )  # fmt: skip
+        try:  # the stdlib reads NaN/Infinity literals too (refused later with a clear message)
             return json.loads(value)
         except ValueError:
-            raise _bad(f"parameters.{key}", "expected a JSON array") from None
+            raise _bad(f"parameters.{key}", f"expected {shape} (as text)") from None
     return value
 
 

@@ -205,10 +205,11 @@ def test_health_and_metrics(client: TestClient, trained: dict[str, Any]) -> None
         'costwise_http_requests_total{method="POST",model="fraud",'
         'route="/v1/models/{name}/predict",status="200"}' in text
     )
-    assert (
-        'costwise_http_errors_total{method="GET",model="nope",'
+    assert (  # no such model: one fixed label, never the name from the URL
+        'costwise_http_errors_total{method="GET",model="_other",'
         'route="/v1/models/{name}",status="404"}' in text
     )
+    assert 'model="nope"' not in text
     assert 'costwise_predicted_rows_total{model="fraud"} 2.0' in text
 
 

@@ -1,0 +1,79 @@
+"""The set of registered model names, kept in memory for the metrics' ``model`` label.
+
+A name taken from a URL becomes a Prometheus label value only when a model of that name
+exists; any other name (a typo, a scan, a flood of random names, refused with 401, 404
+or 422) is counted under the one fixed value :data:`OTHER`, so anonymous requests cannot
+grow the metrics. The set is re-read with one small query (``SELECT name FROM
+registered_models``) every ``refresh_seconds`` by a background task, in a worker thread,
+never per request and never on the event loop; a model registered by this process is
+added at once (:meth:`KnownModels.add`), one registered by another process or replica
+within ``refresh_seconds``. A failed refresh (database down) keeps the last set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+
+from app.errors import ServiceError
+from app.registry.orm import RegisteredModel
+
+log = logging.getLogger(__name__)
+
+OTHER = "_other"
+
+
+class KnownModels:
+    """Names of the registered models (a frozenset swapped whole: safe to read anywhere)."""
+
+    def __init__(self, sessions: sessionmaker[Session], refresh_seconds: float = 10.0) -> None:
+        self._sessions = sessions
+        self.refresh_seconds = refresh_seconds
+        self._names: frozenset[str] = frozenset()
+
+    def label(self, name: str) -> str:
+        """``name`` if such a model exists (as last seen), else :data:`OTHER`."""
+        return name if name in self._names else OTHER
+
+    def add(self, name: str) -> None:
+        """Record a model registered by this process (visible to the label at once)."""
+        if name not in self._names:
+            self._names = self._names | {name}
+
+    def refresh(self) -> bool:
+        """Re-read every name (blocking: call it in a worker thread). False on failure."""
+        try:
+            with self._sessions() as session:
+                names = frozenset(session.scalars(select(RegisteredModel.name)))
+        except (SQLAlchemyError, ServiceError) as error:
+            log.debug("model names not refreshed: %s", error)
+            return False
+        self._names = names
+        return True
+
+    @contextlib.asynccontextmanager
+    async def refreshing(self) -> AsyncIterator[None]:
+        """Refresh now (in a thread) and then every ``refresh_seconds`` until the block ends."""
+
+        async def loop() -> None:
+            while True:
+                await run_in_threadpool(self.refresh)
+                await asyncio.sleep(self.refresh_seconds)
+
+        task = asyncio.create_task(loop())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def __len__(self) -> int:
+        return len(self._names)
