@@ -10,9 +10,9 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.middleware import Metrics
-from app.services.catalog import Catalog
-from app.services.jobs import JobService
-from app.services.plots import Plots
+from app.services.jobs.service import JobService
+from app.services.model_registry import ModelRegistry
+from app.services.plots.service import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings
 
@@ -25,7 +25,7 @@ class Services:
     settings: Settings
     engine: Engine
     sessions: sessionmaker[Session]
-    catalog: Catalog
+    registry: ModelRegistry
     predictor: Predictor
     metrics: Metrics
     jobs: JobService

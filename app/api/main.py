@@ -21,19 +21,19 @@ from app.api.routes import (
     health,
     jobs,
     keys,
-    models,
     plots,
     predict,
+    registry,
     training,
 )
 from app.api.schemas import EvaluateRequest, PredictRequest, TrainingRequest
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
 from app.db import ensure_schema_at_head, make_engine, make_session_factory, upgrade_to_head
-from app.services.catalog import Catalog
-from app.services.jobs import JobService, make_queue
+from app.services.jobs.service import JobService, make_queue
 from app.services.keys import check_auth_configuration
-from app.services.plots import Plots
+from app.services.model_registry import ModelRegistry
+from app.services.plots.service import Plots
 from app.services.predictor import Predictor
 from app.settings import Settings, get_settings
 
@@ -119,7 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings=settings,
         engine=engine,
         sessions=sessions,
-        catalog=Catalog(sessions, read_sessions),
+        registry=ModelRegistry(sessions, read_sessions),
         predictor=Predictor(
             read_sessions,
             cache_size=settings.model_cache_size,
@@ -155,7 +155,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for router in (  # predict first: routes are matched in order
         predict.router,
-        models.router,
+        registry.router,
         plots.router,
         training.router,
         jobs.router,

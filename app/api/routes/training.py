@@ -14,7 +14,7 @@ from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
 from app.errors import InvalidArgument, ServiceError
-from app.services.data import (
+from app.services.inputs import (
     check_limits,
     feature_names_checked,
     features_matrix,

@@ -104,12 +104,12 @@ def _metadata(info: ModelInfo) -> dict[str, Any]:
 
 @router.get("/models/{name}", response_model=ModelMetadataResponse, summary="V2 model metadata")
 def model_metadata(name: ModelName, services: ServicesDep) -> dict[str, Any]:
-    return _metadata(describe_model(services.predictor, services.catalog, name))
+    return _metadata(describe_model(services.predictor, services.registry, name))
 
 
 @router.get("/models/{name}/versions/{version}", response_model=ModelMetadataResponse)
 def version_metadata(name: ModelName, version: str, services: ServicesDep) -> dict[str, Any]:
-    info = describe_model(services.predictor, services.catalog, name, _version(name, version))
+    info = describe_model(services.predictor, services.registry, name, _version(name, version))
     return _metadata(info)
 
 
