@@ -194,7 +194,7 @@ def _scorer(zf: zipfile.ZipFile, manifest: dict[str, Any], version: int, n_featu
         arrays = {f"ensemble/{k}": v for k, v in raw.items()}
         return BinaryScorer.from_parts(spec, arrays, n_features)
     kind = manifest.get("kind")
-    if kind not in SCORER_KINDS:
+    if not isinstance(kind, str) or kind not in SCORER_KINDS:
         raise ArtifactError(f"artifact kind {kind!r} is not one of {sorted(SCORER_KINDS)}")
     spec = manifest["scorer"]
     if not isinstance(spec, dict):
