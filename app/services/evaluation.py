@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from app.errors import InvalidArgument
-from app.services.costs import CostSetting
+from app.services.request_costs import CostSetting
 from models.decisions import Decisions
 from models.inference import InferenceModel
 from models.metrics import (

@@ -22,10 +22,10 @@ from app.db import database_errors
 from app.errors import InvalidArgument
 from app.registry.repository import Registry, find_ref
 from app.services.core_errors import core_errors
-from app.services.costs import Costs, CostSetting, cost_setting
 from app.services.evaluation import RequestMetrics, labels_index, request_metrics
 from app.services.inputs import check_limits, features_matrix, records_matrix
 from app.services.provenance import Provenance, calibration_summary
+from app.services.request_costs import Costs, CostSetting, cost_setting
 from models.artifacts import load_model
 from models.decisions import Decisions, decide
 from models.inference import InferenceModel, check_features

@@ -25,8 +25,8 @@ import numpy as np
 
 from models.calibration import Calibrator, calibrator_from_state
 from models.exceptions import ArtifactError, InvalidInput
-from models.multiclass.costs import check_cost_matrix
 from models.multiclass.simplex import scores_from_votes
+from models.multiclass.training_costs import check_cost_matrix
 from models.multiclass.vote_ensemble import VoteEnsemble
 from models.scorers import BinaryScorer, join_arrays, split_arrays
 

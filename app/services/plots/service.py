@@ -18,9 +18,9 @@ from app.errors import InvalidArgument, NotFound
 from app.registry.orm import ModelVersion
 from app.registry.repository import Registry
 from app.services.core_errors import core_errors
-from app.services.costs import binary_costs
 from app.services.plots.charts import TITLES, render_svg
 from app.services.plots.precompute import HELDOUT
+from app.services.request_costs import binary_costs
 from models.plots import COST_CURVE_RATIOS, cost_curve, whatif
 
 PLOT_KINDS = tuple(TITLES)
