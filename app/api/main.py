@@ -35,6 +35,7 @@ from app.services.keys import check_auth_configuration
 from app.services.model_registry import ModelRegistry
 from app.services.plots.service import Plots
 from app.services.predictor import Predictor
+from app.services.readiness import Readiness
 from app.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         metrics=metrics,
         jobs=JobService(sessions, settings, queue),
         plots=Plots(read_sessions),
+        readiness=Readiness(engine),
     )
 
     @asynccontextmanager

@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import anyio.to_thread
 from sqlalchemy.orm import Session, sessionmaker
-from starlette.concurrency import run_in_threadpool
 
 from app.errors import Forbidden, ServiceError, Unauthorized
 from app.registry.keys import ApiKeys, hash_key, looks_like_key
@@ -93,7 +93,7 @@ class Authenticator:
         if hit is not None and hit[1] > self.clock():
             principal = hit[0]
         else:
-            principal = await run_in_threadpool(self.lookup, digest)
+            principal = await anyio.to_thread.run_sync(self.lookup, digest)  # off the event loop
         if principal is None:
             raise Unauthorized(BAD_KEY, field="authorization")
         return principal

@@ -6,13 +6,10 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import Services, ServicesDep
 from app.api.responses import FastJSONResponse
 from app.api.schemas import HealthResponse
-from app.db import schema_revision
 from app.errors import ServiceError
 
 router = APIRouter(tags=["health"])
@@ -37,18 +34,7 @@ def ready(services: ServicesDep) -> Response:
 
 def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
     """Whether the database answers and its schema is at head, and the checks made."""
-    checks: dict[str, Any] = {}
-    ok = True
-    try:
-        with services.engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        checks["database"] = "ok"
-        current, head = schema_revision(services.engine)
-        checks["schema"] = {"current": current, "head": head}
-        ok = current == head
-    except SQLAlchemyError:
-        checks["database"] = "unreachable"
-        ok = False
+    ok, checks = services.readiness.check()
     checks["cached_models"] = services.predictor.cached
     return ok, checks
 

@@ -168,7 +168,7 @@ async def create_version(
         )
     if mode == "job" or (mode == "auto" and len(data.y) >= s.job_min_rows):
         job = await services.jobs.submit(name, data, spec, description=description, tags=tags)
-        out = JobOut.model_validate(vars(job)).model_dump_json()
+        out = JobOut.from_view(job).model_dump_json()
         headers = {"Location": f"/v1/jobs/{job.id}"}
         return Response(out, status_code=202, headers=headers, media_type="application/json")
     view = await run_in_threadpool(

@@ -58,7 +58,6 @@ class JobView:
     heartbeat_at: datetime | None
     timings: dict[str, float]
     version: int | None
-    version_url: str | None
     error: dict[str, Any] | None
 
 
@@ -71,7 +70,6 @@ def _progress(job: TrainingJob) -> float:
 
 
 def job_view(job: TrainingJob) -> JobView:
-    url = None if job.version is None else f"/v1/models/{job.model_name}/versions/{job.version}"
     return JobView(
         id=job.id,
         model=job.model_name,
@@ -90,7 +88,6 @@ def job_view(job: TrainingJob) -> JobView:
         heartbeat_at=job.heartbeat_at,
         timings=dict(job.timings or {}),
         version=job.version,
-        version_url=url,
         error=job.error,
     )
 
