@@ -56,6 +56,9 @@ from typing import Any, NoReturn
 import httpx
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+from bench.machine import cpu_model  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
 DATASET = SHARED / "datasets" / "magic.csv"
@@ -355,15 +358,6 @@ def check_single(cw: Server, bl: Server, body: bytes) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- report
-def lscpu_model() -> str:
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for ln in out.splitlines():
-            if ln.strip().startswith("Model name:"):
-                return ln.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
 def environment(wrk: str) -> dict[str, Any]:
     def version(pkg: str) -> str | None:
         try:
@@ -377,7 +371,7 @@ def environment(wrk: str) -> dict[str, Any]:
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "app", "models"], cwd=REPO,
                            capture_output=True, text=True).stdout.strip()
     return {
-        "machine": lscpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
+        "machine": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
         "python": platform.python_version(),
         **{pkg: version(pkg) for pkg in ("fastapi", "uvicorn", "numpy", "scikit-learn",
                                           "starlette", "pydantic", "uvloop", "httptools",
