@@ -46,21 +46,11 @@ from sklearn.ensemble import AdaBoostClassifier  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
+from bench.machine import machine  # noqa: E402
 from models.adaboost import AdaBoost  # noqa: E402
 
 MAGIC = ROOT.parent / "shared" / "datasets" / "magic.csv"
 M = 100
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def models() -> dict[str, Any]:

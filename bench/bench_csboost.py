@@ -24,10 +24,8 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,6 +41,7 @@ import sklearn  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
+from bench.machine import machine  # noqa: E402
 from models.adaboost import AdaBoost  # noqa: E402
 from models.csboost.adadb import AdaDB  # noqa: E402
 from models.csboost.cs_adaboost import CostSensitiveAdaBoost  # noqa: E402
@@ -51,18 +50,6 @@ from models.csboost.cs_realboost import CostSensitiveRealBoost  # noqa: E402
 
 M = 100
 C_FN = 5.0
-
-
-def machine() -> str:
-    """CPU model name from lscpu (platform fallback)."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def models() -> dict[str, Any]:
@@ -111,7 +98,7 @@ def run(repeats: int) -> dict[str, Any]:
         r["per_round_over_adaboost"] = r["s_per_round"] / base
     return {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": f"{machine()} ({os.cpu_count()} CPUs)",
+        "machine": machine(),
         "versions": {
             "python": platform.python_version(),
             "numpy": np.__version__,

@@ -26,7 +26,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -42,23 +41,13 @@ sys.path.insert(0, str(ROOT))
 import sklearn  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
+from bench.machine import machine  # noqa: E402
 from models.adaboost import AdaBoost  # noqa: E402
 from models.calibrated import CalibratedBoosting  # noqa: E402
 from models.jous import JOUSBoost  # noqa: E402
 
 M = 100
 N, D = 20_000, 20
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def _median_time(fn: Callable[[], Any], repeats: int) -> float:

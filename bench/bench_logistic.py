@@ -31,6 +31,7 @@ from scipy.special import expit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import machine  # noqa: E402
 from models.weak.logistic import LogisticTrainer  # noqa: E402
 
 DATASETS = ("spambase", "chess", "mushroom", "splice", "satimage", "magic", "german", "sonar")
@@ -109,12 +110,11 @@ def main() -> int:
                     f"{r / g:.1f}x | {same}/30 |")  # fmt: skip
         print(rows[-1], flush=True)
     date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
-    machine = f"{platform.processor() or platform.machine()}, {platform.system()}"
-    info = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine,
+    info = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
             "python": platform.python_version(), "numpy": np.__version__, "results": results}  # fmt: skip
     out = ROOT / "bench" / "results"
     (out / f"logistic-{date}.json").write_text(json.dumps(info, indent=1))
-    md = [f"# Logistic weak learner, one round: grouped vs row by row ({info['date']}, {machine})",
+    md = [f"# Logistic weak learner, one round: grouped vs row by row ({info['date']}, {machine()})",
           "", "`.venv/bin/python bench/bench_logistic.py`; median of 30 rounds, same weights.", "",
           "| task (balanced) | rows x features | row by row (ms) | grouped (ms) | speed-up | same stump |",
           "| --- | ---: | ---: | ---: | ---: | ---: |", *rows, ""]  # fmt: skip

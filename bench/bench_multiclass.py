@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -48,6 +46,7 @@ from sklearn.ensemble import AdaBoostClassifier  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
+from bench.machine import machine  # noqa: E402
 from models.multiclass.angle import AngleAdaBoost, AngleLogitBoost  # noqa: E402
 from models.multiclass.calibrated import CalibratedMulticlass  # noqa: E402
 from models.multiclass.ovr import OneVsRestAdaBoost  # noqa: E402
@@ -56,17 +55,6 @@ from models.multiclass.samme import SAMME  # noqa: E402
 M = 100
 K = 4
 LINEAR = np.abs(np.arange(K)[:, None] - np.arange(K)[None, :]).astype(float)
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def models() -> dict[str, Any]:
@@ -136,7 +124,7 @@ def run() -> dict[str, Any]:
         print(name, json.dumps(results[name]), flush=True)
     return {
         "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": f"{machine()} ({os.cpu_count()} CPUs)",
+        "machine": machine(),
         "versions": {
             "python": platform.python_version(),
             "numpy": np.__version__,

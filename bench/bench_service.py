@@ -56,6 +56,9 @@ from typing import Any, NoReturn
 import httpx
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+from bench.machine import cpu_model  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = (REPO / ".." / "shared").resolve()
 DATASET = SHARED / "datasets" / "magic.csv"
@@ -434,15 +437,6 @@ def check_single(cw: Server, bl: Server, body: bytes) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------- report
-def lscpu_model() -> str:
-    with contextlib.suppress(OSError, subprocess.SubprocessError):
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for ln in out.splitlines():
-            if ln.strip().startswith("Model name:"):
-                return ln.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
 def environment(wrk: str) -> dict[str, Any]:
     def version(pkg: str) -> str | None:
         try:
@@ -461,7 +455,7 @@ def environment(wrk: str) -> dict[str, Any]:
         text=True,
     ).stdout.strip()
     return {
-        "machine": lscpu_model(),
+        "machine": cpu_model(),
         "cores": os.cpu_count(),
         "kernel": platform.release(),
         "python": platform.python_version(),

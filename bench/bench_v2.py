@@ -21,9 +21,8 @@ import argparse
 import asyncio
 import datetime as dt
 import json
-import platform
 import statistics
-import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +35,9 @@ from sklearn.datasets import make_classification
 from app.api.main import create_app, tune_garbage_collector
 from app.db import upgrade_to_head
 from app.settings import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
+from bench.machine import machine  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -77,17 +79,6 @@ async def timed(app: Any, path: str, body: bytes, n: int) -> list[float]:
         out.append(time.perf_counter() - t0)
         assert status == 200, (path, status)
     return out
-
-
-def machine() -> str:
-    try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        model = next(
-            (ln.split(":", 1)[1].strip() for ln in lscpu.splitlines() if "Model name" in ln), "?"
-        )
-    except OSError:
-        model = "?"
-    return f"{model}; Python {platform.python_version()}; {platform.system()} {platform.release()}"
 
 
 def main(argv: list[str] | None = None) -> int:

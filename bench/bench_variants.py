@@ -32,7 +32,6 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from sklearn.datasets import make_classification  # noqa: E402
 
+from bench.machine import machine  # noqa: E402
 from models.adaboost import AdaBoost  # noqa: E402
 from models.exceptions import TrainingError  # noqa: E402
 from models.variants import (  # noqa: E402
@@ -64,17 +64,6 @@ from models.variants import (  # noqa: E402
 M = 100
 C_FP, C_FN = 1.0, 2.0
 GOAL = 1.5
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def algorithms() -> dict[str, Any]:

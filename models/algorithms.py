@@ -40,7 +40,7 @@ SPEC_MODULES: tuple[str, ...] = (
     "models.variants.csb",
     "models.variants.adacost",
     "models.multiclass.angle",
-    "models.multiclass.samme",
+    "models.multiclass.samme_entry",
     "models.multiclass.ovr",
     "models.csboost.cs_adaboost",
     "models.csboost.adadb",

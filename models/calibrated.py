@@ -79,6 +79,21 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         What was done: method, split, rows used for boosting and calibration, folds.
     class_priors_ : ndarray of shape (2,)
         Class frequencies of the training data (for deployment prior shift).
+
+    Examples
+    --------
+    Train once without costs, then decide at any costs (here a missed positive costs
+    five times a false alarm, so the threshold on P(positive) is 1 / (1 + 5)):
+
+    >>> from sklearn.datasets import make_classification
+    >>> from models import AdaBoost, CalibratedBoosting, CostMatrix
+    >>> X, y = make_classification(600, 8, random_state=0)
+    >>> model = CalibratedBoosting(AdaBoost(n_estimators=50), random_state=0).fit(X, y)
+    >>> model.predict_proba(X[:3]).shape
+    (3, 2)
+    >>> decisions = model.decide(X[:5], CostMatrix.from_binary(c_fp=1.0, c_fn=5.0))
+    >>> round(float(decisions.threshold[0]), 4)
+    0.1667
     """
 
     def __init__(

@@ -213,6 +213,17 @@ class CostMatrix:
     References
     ----------
     .. [1] Nikolaou et al. (2016), Eq. 1.
+
+    Examples
+    --------
+    Rows are the truth, columns the prediction: ``[[c_tn, c_fp], [c_fn, c_tp]]``.
+
+    >>> CostMatrix.from_binary(c_fp=1.0, c_fn=5.0).matrix.tolist()
+    [[0.0, 1.0], [5.0, 0.0]]
+    >>> CostMatrix.from_binary(c_fp=-1.0, c_fn=5.0)
+    Traceback (most recent call last):
+    ...
+    models.exceptions.InvalidCostMatrix: c_fp: ...
     """
 
     matrix: np.ndarray
@@ -548,6 +559,14 @@ def decide(
     References
     ----------
     .. [1] Nikolaou et al. (2016), Eq. 4 (Bayes decision), Theorem 1 (Eqs. 19-20).
+
+    Examples
+    --------
+    With ``c_fn = 5 c_fp`` a row is decided positive once ``p1 >= 1/6``:
+
+    >>> d = decide([[0.9, 0.1], [0.7, 0.3], [0.2, 0.8]], CostMatrix.from_binary(1.0, 5.0))
+    >>> d.labels_index.tolist(), d.expected_cost.round(2).tolist()
+    ([0, 1, 1], [0.5, 0.7, 0.2])
     """
     p = _check_proba(proba)
     n, k = p.shape

@@ -545,3 +545,92 @@ def summarize(y01: ArrayLike, p1: ArrayLike) -> dict[str, float | None]:
         "auc": roc_auc(y, p) if both else None,
         "brier_curve_area": brier_curve(y, p).area if both else None,
     }
+
+
+def _check_multiclass(y_index: ArrayLike, proba: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    p = np.asarray(proba, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] < 2:
+        raise InvalidInput(f"proba: expected an (n, K) array with K >= 2, got shape {p.shape}")
+    y, _ = _check_indices(y_index, y_index, p.shape[1])
+    if y.size != p.shape[0]:
+        raise InvalidInput(f"proba: expected {y.size} rows (one per label), got {p.shape[0]}")
+    return y, p
+
+
+def multiclass_brier_score(y_index: ArrayLike, proba: ArrayLike) -> float:
+    """Multiclass Brier score ``mean_r sum_k (p_rk - [y_r = k])^2`` (Brier's original form).
+
+    Parameters
+    ----------
+    y_index : array-like of int, shape (n,)
+        True class indices (into ``classes_``).
+    proba : array-like of shape (n, K)
+        Estimated class probabilities.
+
+    Returns
+    -------
+    float
+        In ``[0, 2]``; twice :func:`brier_score` for ``K = 2``.
+    """
+    y, p = _check_multiclass(y_index, proba)
+    onehot = np.zeros_like(p)
+    onehot[np.arange(y.size), y] = 1.0
+    return float(((p - onehot) ** 2).sum(axis=1).mean())
+
+
+def multiclass_log_loss(y_index: ArrayLike, proba: ArrayLike, eps: float = 1e-15) -> float:
+    """Mean negative log probability of the true class, ``-mean_r log p_r[y_r]``.
+
+    The picked probabilities are clipped to ``[eps, 1]`` before the log.
+
+    Parameters
+    ----------
+    y_index : array-like of int, shape (n,)
+        True class indices (into ``classes_``).
+    proba : array-like of shape (n, K)
+        Estimated class probabilities.
+    eps : float, default 1e-15
+        Floor of the probability of the true class.
+
+    Returns
+    -------
+    float
+    """
+    y, p = _check_multiclass(y_index, proba)
+    picked = np.clip(p[np.arange(y.size), y], eps, 1.0)
+    return float(-np.log(picked).mean())
+
+
+def cost_loss_of_decisions(confusion: ArrayLike, z: float) -> float:
+    """Normalised cost-sensitive loss ``Q = FNR (1 - z) + FPR z`` (Eq. 26) of decisions made.
+
+    Where :func:`normalized_cost_loss` thresholds probabilities, this takes the binary
+    confusion matrix of decisions already made (e.g. by :func:`models.decisions.decide`).
+
+    Parameters
+    ----------
+    confusion : array-like of shape (2, 2)
+        ``M[i][j]`` = number of rows of truth ``i`` decided ``j`` (see
+        :func:`cost_confusion_matrix`); both rows must be non-empty.
+    z : float
+        Skew (Eq. 27) in ``[0, 1]``.
+
+    Returns
+    -------
+    float
+        ``Q`` in ``[0, 1]``.
+
+    References
+    ----------
+    .. [1] Nikolaou et al. (2016), Eq. 26.
+    """
+    m = np.asarray(confusion, dtype=np.float64)
+    if m.shape != (2, 2):
+        raise InvalidInput(f"confusion: expected a (2, 2) matrix, got shape {m.shape}")
+    if not (0.0 <= float(z) <= 1.0):
+        raise InvalidInput(f"z: expected a skew in [0, 1], got {z}")
+    if m[0].sum() <= 0 or m[1].sum() <= 0:
+        raise InvalidInput("confusion: both classes must occur (FNR/FPR undefined)")
+    fnr = m[1, 0] / m[1].sum()
+    fpr = m[0, 1] / m[0].sum()
+    return float(fnr * (1.0 - z) + fpr * z)

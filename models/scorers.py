@@ -2,9 +2,9 @@
 
 A scorer holds arrays and numbers only. It is what an artifact stores (a JSON-able
 description plus named numeric arrays) and what the service calls on every request.
-Each model family contributes one scorer kind; :data:`SCORER_KINDS` is the allow-list
-that :mod:`models.artifacts` consults, so loading an artifact never imports or looks up
-anything by a name found in the artifact.
+Each model family contributes one scorer kind; the allow-list of kinds is written out
+in :data:`models.artifacts.SCORER_KINDS` (not filled in by import side effects), so
+loading an artifact never imports or looks up anything by a name found in the artifact.
 
 Protocol (see :class:`Scorer`):
 
@@ -31,8 +31,6 @@ from models.exceptions import ArtifactError
 __all__ = [
     "Scorer",
     "BinaryScorer",
-    "SCORER_KINDS",
-    "register_scorer",
     "split_arrays",
     "join_arrays",
 ]
@@ -60,17 +58,6 @@ class Scorer(Protocol):
     ) -> Scorer: ...
 
 
-SCORER_KINDS: dict[str, type[Any]] = {}
-
-
-def register_scorer(cls: type[Any]) -> type[Any]:
-    """Class decorator: put a scorer kind on the artifact allow-list."""
-    if cls.kind in SCORER_KINDS and SCORER_KINDS[cls.kind] is not cls:
-        raise ValueError(f"scorer kind {cls.kind!r} registered twice")
-    SCORER_KINDS[cls.kind] = cls
-    return cls
-
-
 def split_arrays(prefix: str, ensemble: Ensemble) -> dict[str, np.ndarray]:
     """An ensemble's arrays under ``prefix/`` (for scorers holding several ensembles)."""
     return {f"{prefix}/{k}": v for k, v in ensemble.to_arrays().items()}
@@ -84,7 +71,6 @@ def join_arrays(prefix: str, arrays: dict[str, np.ndarray], kind: Any, n_feature
     return Ensemble.from_arrays(part, kind=kind, n_features=n_features)
 
 
-@register_scorer
 @dataclass(frozen=True)
 class BinaryScorer:
     """One boosted ensemble, a raw score and a calibration map: P(y = classes[1] | x).

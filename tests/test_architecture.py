@@ -52,10 +52,44 @@ def test_no_pickle_in_our_source() -> None:
 
 
 def test_routes_do_not_query_the_database() -> None:
-    routes = ROOT / "app" / "api" / "routes"
+    """Routes parse, call a service and shape the response: no SQL, sessions or engine.
+
+    Case-insensitive for SQL and for the words session / engine (``SELECT 1`` counts);
+    ``Registry`` (the repository class) case-sensitively, since the model-registry
+    service is rightly called ``services.registry``. Imports of the database layers are
+    refused too.
+    """
+    routes = ROOT / "app" / "api"
+    sql = re.compile(r"\b(select|insert\s+into|delete\s+from|session|engine)\b", re.I)
+    layers = re.compile(r"^\s*(from|import)\s+(sqlalchemy|app\.db|app\.registry)\b", re.M)
     hits = [
-        p.name
-        for p in routes.glob("*.py")
-        if re.search(r"\b(select|session|Registry)\b", p.read_text())
+        str(p.relative_to(ROOT))
+        for p in sorted((routes / "routes").glob("*.py")) + sorted((routes / "v2").glob("*.py"))
+        if sql.search(p.read_text())
+        or re.search(r"\bRegistry\b", p.read_text())
+        or layers.search(p.read_text())
     ]
     assert hits == [], f"routes must call services, not the database: {hits}"
+
+
+def test_the_route_check_sees_what_it_must_refuse() -> None:
+    sql = re.compile(r"\b(select|insert\s+into|delete\s+from|session|engine)\b", re.I)
+    for bad in ('conn.execute(text("SELECT 1"))', "services.engine.connect()", "Session()"):
+        assert sql.search(bad), bad
+
+
+def test_services_know_nothing_of_http() -> None:
+    """Below app.api nothing imports the web framework or spells an API path."""
+    web = re.compile(r"^\s*(from|import)\s+(fastapi|starlette)\b", re.M)
+    path = re.compile(r"[\"']/v[12]/")
+    hits = [
+        str(p.relative_to(ROOT))
+        for d in ("app/services", "app/registry")
+        for p in sorted((ROOT / d).rglob("*.py"))
+        if web.search(p.read_text()) or path.search(p.read_text())
+    ] + [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "app" / "db.py", ROOT / "app" / "errors.py", ROOT / "app" / "settings.py")
+        if web.search(p.read_text())
+    ]
+    assert hits == [], f"HTTP concerns below the API layer: {hits}"

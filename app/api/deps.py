@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Path, Request
 from sqlalchemy.engine import Engine
@@ -12,10 +12,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.middleware import Metrics
 from app.db import DatabaseHealth
-from app.services.catalog import Catalog
-from app.services.jobs import JobService
-from app.services.plots import Plots
+from app.services.jobs.service import JobService
+from app.services.model_registry import ModelRegistry
+from app.services.plots.service import Plots
 from app.services.predictor import Predictor
+from app.services.readiness import Readiness
 from app.settings import Settings
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -27,13 +28,13 @@ class Services:
     settings: Settings
     engine: Engine
     sessions: sessionmaker[Session]
-    catalog: Catalog
+    registry: ModelRegistry
     predictor: Predictor
     metrics: Metrics
     jobs: JobService
     plots: Plots
     health: DatabaseHealth
-    startup: Any  # app.api.main.StartupChecks (not imported: main imports this module)
+    readiness: Readiness
     stopping: threading.Event  # set on SIGTERM: synchronous trainings stop at their next round
 
 

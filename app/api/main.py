@@ -24,30 +24,22 @@ from app.api.routes import (
     health,
     jobs,
     keys,
-    models,
     plots,
     predict,
+    registry,
     training,
 )
 from app.api.schemas import ErrorResponse, EvaluateRequest, PredictRequest, TrainingRequest
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
-from app.db import (
-    DatabaseHealth,
-    Timeouts,
-    database_errors,
-    ensure_schema_at_head,
-    make_engine,
-    make_session_factory,
-    upgrade_to_head,
-)
+from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
-from app.services.catalog import Catalog
-from app.services.jobs import JobService, make_queue
-from app.services.keys import check_auth_configuration
+from app.services.jobs.service import JobService, make_queue
 from app.services.known_models import KnownModels
-from app.services.plots import Plots
+from app.services.model_registry import ModelRegistry
+from app.services.plots.service import Plots
 from app.services.predictor import Predictor
+from app.services.readiness import Readiness, StartupChecks
 from app.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -117,48 +109,6 @@ def timeouts_of(settings: Settings) -> Timeouts:
         connect=settings.db_connect_timeout,
         sqlite_busy=settings.sqlite_busy_timeout,
     )
-
-
-class StartupChecks:
-    """The start-up checks that need the database, run again until it answers.
-
-    A process may start while the database is away: ``/health/live`` answers, and
-    ``/health/ready`` stays 503 (naming the database) until these checks have passed.
-    A database that answers but fails them (schema not at head, unsafe auth
-    configuration) still refuses the start, as before.
-    """
-
-    def __init__(self, settings: Settings, engine: Any, sessions: Any) -> None:
-        self.settings = settings
-        self.engine = engine
-        self.sessions = sessions
-        self.passed = False
-        self.error: str | None = None  # why the last deferred attempt failed
-        self._lock = threading.Lock()
-
-    def run(self) -> None:
-        """Run the checks; raise what they raise (Unavailable: the database is away)."""
-        with self._lock:
-            if self.passed:
-                return
-            if self.settings.auto_migrate:
-                upgrade_to_head(self.settings.database_url)
-            ensure_schema_at_head(self.engine)
-            with database_errors():
-                check_auth_configuration(self.settings, self.sessions)
-            self.passed = True
-            self.error = None
-
-    def retry(self) -> bool:
-        """Run the checks again after a deferred start; True once they passed."""
-        try:
-            self.run()
-        except Unavailable as error:
-            self.error = error.detail
-        except Exception as error:  # schema or configuration: logged, ready stays 503
-            self.error = str(error)
-            log.error("start-up check failed now that the database answers: %s", error)
-        return self.passed
 
 
 def _retry_checks(checks: StartupChecks, stopping: threading.Event) -> None:
@@ -231,7 +181,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings=settings,
         engine=engine,
         sessions=sessions,
-        catalog=Catalog(sessions, read_sessions),
+        registry=ModelRegistry(sessions, read_sessions),
         predictor=Predictor(
             read_sessions,
             cache_size=settings.model_cache_size,
@@ -244,7 +194,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         jobs=JobService(sessions, settings, queue),
         plots=Plots(read_sessions),
         health=db_health,
-        startup=checks,
+        readiness=Readiness(engine, db_health, checks),
         stopping=threading.Event(),
     )
 
@@ -283,7 +233,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for router in (  # predict first: routes are matched in order
         predict.router,
-        models.router,
+        registry.router,
         plots.router,
         training.router,
         jobs.router,

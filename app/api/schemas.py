@@ -435,6 +435,14 @@ class JobOut(BaseModel):
     version_url: str | None
     error: JobErrorOut | None
 
+    @classmethod
+    def from_view(cls, view: Any) -> JobOut:
+        """From the service's ``JobView``; the version's URL is the API's to build."""
+        fields = dict(vars(view))
+        version = fields.get("version")
+        url = None if version is None else f"/v1/models/{fields['model']}/versions/{version}"
+        return cls.model_validate({**fields, "version_url": url})
+
 
 class JobListResponse(BaseModel):
     jobs: list[JobOut]

@@ -183,5 +183,5 @@ class JobRepository:
         """Number of jobs in each status (every status listed, 0 when it has none)."""
         query = select(TrainingJob.status, func.count()).group_by(TrainingJob.status)
         with database_errors():
-            counts = {status: int(n) for status, n in self.session.execute(query).tuples()}
+            counts = {status: int(n) for status, n in self.session.execute(query)}
         return {status: counts.get(status, 0) for status in JOB_STATUSES}

@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import anyio.to_thread
 from sqlalchemy.orm import Session, sessionmaker
-from starlette.concurrency import run_in_threadpool
 
 from app.db import DatabaseHealth
 from app.errors import Forbidden, ServiceError, Unauthorized, Unavailable
@@ -107,7 +107,7 @@ class Authenticator:
             try:
                 if self.health is not None:
                     self.health.check()
-                principal = await run_in_threadpool(self.lookup, digest)
+                principal = await anyio.to_thread.run_sync(self.lookup, digest)  # off the loop
             except Unavailable:
                 # through an outage: a key verified recently (expired entry) still counts
                 if (

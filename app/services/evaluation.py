@@ -9,10 +9,19 @@ from typing import Any
 import numpy as np
 
 from app.errors import InvalidArgument
-from app.services.costs import CostSetting
+from app.services.request_costs import CostSetting
 from models.decisions import Decisions
 from models.inference import InferenceModel
-from models.metrics import brier_score, cost_confusion_matrix, skew, summarize, total_cost
+from models.metrics import (
+    brier_score,
+    cost_confusion_matrix,
+    cost_loss_of_decisions,
+    multiclass_brier_score,
+    multiclass_log_loss,
+    skew,
+    summarize,
+    total_cost,
+)
 
 
 def _finite(summary: dict[str, Any]) -> dict[str, Any]:
@@ -46,10 +55,8 @@ def evaluation_metrics(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> d
     if model.n_classes == 2:
         out.update(_finite(summarize((y_index == 1).astype(np.int8), proba[:, 1])))
     else:
-        onehot = np.eye(model.n_classes)[y_index]
-        out["brier"] = float(((proba - onehot) ** 2).sum(axis=1).mean())
-        picked = np.clip(proba[np.arange(len(y_index)), y_index], 1e-15, 1.0)
-        out["log_loss"] = float(-np.log(picked).mean())
+        out["brier"] = multiclass_brier_score(y_index, proba)
+        out["log_loss"] = multiclass_log_loss(y_index, proba)
     return out
 
 
@@ -94,17 +101,13 @@ def request_metrics(
         c = setting.matrix
         c_fp, c_fn = c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]
         z = float(skew(c_fp, c_fn, pi_pos=float(confusion[1].sum() / len(y))))
-        fnr = confusion[1, 0] / confusion[1].sum()
-        fpr = confusion[0, 1] / confusion[0].sum()
-        q = float(fnr * (1 - z) + fpr * z)  # Eq. 26 at the decisions made
+        q = cost_loss_of_decisions(confusion, z)  # Eq. 26 at the decisions made
     brier = None
     if proba is not None:
-        onehot = np.zeros_like(proba)
-        onehot[np.arange(len(y)), y] = 1.0
         brier = (
             float(brier_score((y == 1).astype(np.int8), proba[:, 1]))
             if k == 2
-            else float(((proba - onehot) ** 2).sum(axis=1).mean())
+            else multiclass_brier_score(y, proba)
         )
     accuracy = float((decisions.labels_index == y).mean())
     return RequestMetrics(confusion, total, total / len(y), q, z, brier, accuracy)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.errors import ArtifactCorrupted
-from app.services.catalog import Catalog
+from app.services.model_registry import ModelRegistry
 from app.services.predictor import Predictor, Resolved
 from models.inference import InferenceModel
 
@@ -24,12 +24,12 @@ class ModelInfo:
 
 
 def describe_model(
-    predictor: Predictor, catalog: Catalog, name: str, version: int | None = None
+    predictor: Predictor, registry: ModelRegistry, name: str, version: int | None = None
 ) -> ModelInfo:
     """The version that would serve (as predict resolves it), its model and all versions."""
     resolved = predictor.resolve(name, version)
     model = predictor.load(resolved)
-    views = catalog.list_versions(name, limit=MAX_LISTED_VERSIONS)
+    views = registry.list_versions(name, limit=MAX_LISTED_VERSIONS)
     return ModelInfo(resolved, model, [v.version for v in views])
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.services.costs import CostSetting
+from app.services.request_costs import CostSetting
 
 
 def calibration_summary(record: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -17,12 +17,12 @@ from app.db import database_errors
 from app.errors import InvalidArgument
 from app.registry.repository import Registry
 from app.registry.validation import check_tags
-from app.services._core import core_errors
-from app.services.catalog import VersionView, version_view
-from app.services.data import fingerprint
+from app.services.core_errors import core_errors
+from app.services.deadline import LIMIT_SETTING, training_deadline
 from app.services.evaluation import evaluation_metrics
-from app.services.limits import LIMIT_SETTING, training_deadline
-from app.services.plot_data import PlotRow, plot_rows
+from app.services.inputs import fingerprint
+from app.services.model_registry import VersionView, version_view
+from app.services.plots.precompute import PlotRow, plot_rows
 from models.algorithms import get_algorithm, validate_params
 from models.artifacts import dump_model
 from models.calibrated import CalibratedBoosting
@@ -306,7 +306,7 @@ def train_and_register(
 
     A training that runs longer than ``max_seconds`` is stopped and raises
     :class:`app.errors.TrainingTimeLimit` naming ``limit_setting`` (see
-    :mod:`app.services.limits`). ``within(session, version)`` runs inside the
+    :mod:`app.services.deadline`). ``within(session, version)`` runs inside the
     registering transaction (a training job records its outcome there, so that the
     version and the job's success are committed together or not at all). When ``stop``
     is set (server shutdown) the training stops at its next round and raises

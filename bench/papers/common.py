@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from bench.machine import machine
+
 REPO_ROOT: Path = Path(__file__).resolve().parents[2]
 #: Where the real datasets live: ``../shared/datasets`` from the repository root.
 DATASETS_DIR: Path = REPO_ROOT.parent / "shared" / "datasets"
@@ -396,20 +398,6 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def _machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-        model = next(
-            (ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("Model name")),
-            "",
-        )
-    except (OSError, subprocess.SubprocessError):
-        model = ""
-    import os
-
-    return f"{model or platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}"
-
-
 def run_info(
     argv: Sequence[str] | None = None, started: float | None = None, module: str | None = None
 ) -> dict[str, Any]:
@@ -426,7 +414,7 @@ def run_info(
     return {
         "command": (cmd + " ".join(shlex.quote(a) for a in args)).strip(),
         "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": _machine(),
+        "machine": machine(),
         "git_commit": _git_commit(),
         "python": platform.python_version(),
         "numpy": numpy.__version__,
@@ -504,3 +492,12 @@ def write_summary(path: Path, title: str, info: Mapping[str, Any], body: str) ->
     ]
     path.write_text("\n".join(head) + body.rstrip() + "\n")
     return path
+
+
+def curve_area(z: np.ndarray, q: np.ndarray) -> float:
+    """Trapezoid area of the Brier curve with endpoints (0, 0) and (1, 0) (as
+    :func:`models.metrics.brier_curve`); NaN if any point is NaN."""
+    order = np.argsort(z)
+    zz = np.concatenate(([0.0], np.asarray(z)[order], [1.0]))
+    qq = np.concatenate(([0.0], np.asarray(q)[order], [0.0]))
+    return float(np.sum((zz[1:] - zz[:-1]) * (qq[1:] + qq[:-1])) / 2.0)

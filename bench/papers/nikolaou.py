@@ -100,15 +100,6 @@ def _ratio_label(r: float) -> str:
     return f"{r:g}" if r >= 1 else f"1/{1 / r:g}"
 
 
-def curve_area(z: np.ndarray, q: np.ndarray) -> float:
-    """Trapezoid area of the Brier curve with endpoints (0, 0) and (1, 0) (as
-    :func:`models.metrics.brier_curve`); NaN if any point is NaN."""
-    order = np.argsort(z)
-    zz = np.concatenate(([0.0], np.asarray(z)[order], [1.0]))
-    qq = np.concatenate(([0.0], np.asarray(q)[order], [0.0]))
-    return float(np.sum((zz[1:] - zz[:-1]) * (qq[1:] + qq[:-1])) / 2.0)
-
-
 def q_loss(y: np.ndarray, p: np.ndarray, z: float) -> tuple[float, float]:
     """``Q(z)`` of Eq. 26 with "positive iff p >= z", and the share predicted positive."""
     pred = p >= z

@@ -69,9 +69,7 @@ def _uncal_cs(df: pd.DataFrame) -> set[str]:
 
 
 def _area(g: pd.DataFrame) -> float:
-    from bench.papers.nikolaou import curve_area
-
-    return curve_area(g["z"].to_numpy(), g["Qi"].to_numpy())
+    return H.curve_area(g["z"].to_numpy(), g["Qi"].to_numpy())
 
 
 def areas(raw: pd.DataFrame) -> pd.DataFrame:

@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import platform
 import random
 import secrets
 import statistics
@@ -55,6 +54,7 @@ from sklearn.datasets import make_classification
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.machine import machine  # noqa: E402
 from bench.reliability.server import ROOT, Server, start_server  # noqa: E402
 
 OUT = ROOT / "bench" / "reliability" / "out" / "load.json"
@@ -280,8 +280,7 @@ def run_load(
                 "auth": "on (predictor key; admin key for training)" if auth else "off",
             },
             "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs, "
-            f"Python {platform.python_version()}",
+            "machine": machine(),
         }
     )
     return result

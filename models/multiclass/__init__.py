@@ -3,7 +3,7 @@
 Modules (each cites the equations it implements):
 
 * :mod:`~models.multiclass.simplex` -- simplex vertex encoding, Eq. 1 of Yang et al.;
-* :mod:`~models.multiclass.costs` -- training cost matrices (rows = truth);
+* :mod:`~models.multiclass.training_costs` -- training cost matrices (rows = truth);
 * :mod:`~models.multiclass.vote_ensemble` -- numpy-only weighted class votes;
 * :mod:`~models.multiclass.weak` -- exact multiclass stumps and histogram trees;
 * :mod:`~models.multiclass.angle` -- ``AngleAdaBoost`` (Algorithm 1) and

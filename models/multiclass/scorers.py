@@ -25,10 +25,10 @@ import numpy as np
 
 from models.calibration import Calibrator, calibrator_from_state
 from models.exceptions import ArtifactError, InvalidInput
-from models.multiclass.costs import check_cost_matrix
 from models.multiclass.simplex import scores_from_votes
+from models.multiclass.training_costs import check_cost_matrix
 from models.multiclass.vote_ensemble import VoteEnsemble
-from models.scorers import BinaryScorer, join_arrays, register_scorer, split_arrays
+from models.scorers import BinaryScorer, join_arrays, split_arrays
 
 __all__ = [
     "AngleScorer",
@@ -113,7 +113,6 @@ def _join_votes(
     return VoteEnsemble(ens, k)
 
 
-@register_scorer
 @dataclass(frozen=True)
 class AngleScorer:
     """Angle-based model: least-angle decisions, Theorem 2 plug-in probabilities.
@@ -179,7 +178,6 @@ class AngleScorer:
         return cls(ens, spec["loss"], costs)
 
 
-@register_scorer
 @dataclass(frozen=True)
 class CalibratedVoteScorer:
     """SAMME votes, raw class scores and one calibration map per class, normalised.
@@ -241,7 +239,6 @@ class CalibratedVoteScorer:
         return cls(ens, spec["score_kind"], tuple(calibrator_from_state(s) for s in states))
 
 
-@register_scorer
 @dataclass(frozen=True)
 class OneVsRestScorer:
     """One calibrated binary scorer per class (class ``k`` against the rest), normalised.

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from app.cli import main
-from app.cli_progress import progress_bar
+from app.cli.progress import progress_bar
 from app.db import make_engine
 from app.settings import get_settings
 from models.progress import report

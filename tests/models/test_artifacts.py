@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -12,11 +14,12 @@ import pytest
 from sklearn.datasets import make_classification
 
 from models.adaboost import AdaBoost
-from models.artifacts import dump_model, load_model, sha256_hex
+from models.artifacts import SCORER_KINDS, dump_model, load_model, sha256_hex
 from models.calibrated import CalibratedAdaMEC
 from models.exceptions import ArtifactError, ArtifactIntegrityError
 
 DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _fitted(weak_learner: str = "stump", method: str = "platt") -> tuple:
@@ -149,3 +152,34 @@ def test_golden_artifact_keeps_loading(version: int) -> None:
         model.predict_proba(X), np.array(expected["proba"]), rtol=0, atol=1e-12
     )
     assert list(model.classes) == expected["classes"]
+
+
+def test_loading_an_artifact_imports_no_training_code() -> None:
+    # The predict path loads artifacts only; the scorers are numpy-only and the allow-list
+    # of kinds is written out in models.artifacts, so no estimator module is imported.
+    code = (
+        "import sys, json, pathlib, models.artifacts as a\n"
+        f"for v in (1, 2): a.load_model(pathlib.Path({str(DATA)!r}, f'golden_v{{v}}.zip')"
+        ".read_bytes())\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    loaded = set(json.loads(out.stdout))
+    training = {
+        "models._base",
+        "models.adaboost",
+        "models.calibrated",
+        "models.jous",
+        "models.multiclass._base",
+        "models.multiclass.calibrated",
+        "models.multiclass.samme",
+        "models.weak.stump",
+        "models.weak.tree",
+        "sklearn.model_selection",
+        "sklearn.tree",
+        "sklearn.isotonic",
+    }
+    assert sorted(training & loaded) == []
+    assert sorted(SCORER_KINDS) == ["angle", "binary", "jous", "ovr", "samme"]

@@ -16,9 +16,12 @@ from models.metrics import (
     brier_score,
     class_balanced_brier_score,
     cost_confusion_matrix,
+    cost_loss_of_decisions,
     expected_calibration_error,
     log_loss,
     mean_cost,
+    multiclass_brier_score,
+    multiclass_log_loss,
     normalized_cost_loss,
     roc_auc,
     skew,
@@ -254,3 +257,33 @@ def test_summarize() -> None:
     one = summarize(np.ones(4), [0.2, 0.5, 0.9, 1.0])
     assert one["auc"] is None and one["brier_curve_area"] is None
     assert all(math.isfinite(one[k]) for k in ("brier", "log_loss", "ece"))
+
+
+def test_multiclass_brier_and_log_loss_match_the_binary_forms_and_sklearn() -> None:
+    y, p1 = _data(400, 7)
+    y_index = y.astype(np.intp)
+    proba = np.column_stack([1.0 - p1, p1])
+    assert multiclass_brier_score(y_index, proba) == pytest.approx(2 * brier_score(y, p1))
+    assert multiclass_log_loss(y_index, proba) == pytest.approx(log_loss(y, p1))
+    rng = np.random.default_rng(3)
+    p3 = rng.dirichlet(np.ones(3), size=300)
+    y3 = rng.integers(0, 3, size=300)
+    assert multiclass_log_loss(y3, p3) == pytest.approx(skm.log_loss(y3, p3, labels=[0, 1, 2]))
+    onehot = np.eye(3)[y3]
+    assert multiclass_brier_score(y3, p3) == pytest.approx(((p3 - onehot) ** 2).sum(1).mean())
+    with pytest.raises(InvalidInput, match="proba"):
+        multiclass_brier_score(y3, p3[:10])
+    with pytest.raises(InvalidInput, match="y_index"):
+        multiclass_log_loss(np.full(300, 3), p3)
+
+
+def test_cost_loss_of_decisions_is_eq26_at_the_thresholded_decisions() -> None:
+    y, p1 = _data(500, 11)
+    for z in (0.1, 0.5, 0.8):
+        decided = (p1 >= z).astype(np.intp)
+        confusion = cost_confusion_matrix(y.astype(np.intp), decided, 2)
+        assert cost_loss_of_decisions(confusion, z) == pytest.approx(normalized_cost_loss(y, p1, z))
+    with pytest.raises(InvalidInput, match="both classes"):
+        cost_loss_of_decisions([[3, 1], [0, 0]], 0.5)
+    with pytest.raises(InvalidInput, match="z"):
+        cost_loss_of_decisions([[3, 1], [1, 2]], 1.5)

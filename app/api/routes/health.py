@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from app.api.auth import may_see_model_names
@@ -16,7 +13,6 @@ from app.api.deps import Services, ServicesDep
 from app.api.middleware import WithoutModelNames
 from app.api.responses import FastJSONResponse
 from app.api.schemas import HealthResponse
-from app.db import schema_revision
 from app.errors import ServiceError
 
 router = APIRouter(tags=["health"])
@@ -50,34 +46,12 @@ async def readiness(services: Services) -> tuple[bool, dict[str, Any]]:
     Each check is bounded by its timeout (COSTWISE_DB_TIMEOUT, COSTWISE_REDIS_TIMEOUT) and
     runs off the event loop.
     """
-    ok, checks = await run_in_threadpool(_database, services)
+    ok, checks = await run_in_threadpool(services.readiness.check)
     if services.settings.queue == "redis":
         queue_ok = await services.jobs.queue.ready()
         checks["redis"] = "ok" if queue_ok else "unreachable"
         ok = ok and queue_ok
     checks["cached_models"] = services.predictor.cached
-    return ok, checks
-
-
-def _database(services: Services) -> tuple[bool, dict[str, Any]]:
-    checks: dict[str, Any] = {}
-    try:
-        with services.engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        checks["database"] = "ok"
-        current, head = schema_revision(services.engine)
-        checks["schema"] = {"current": current, "head": head}
-        ok = current == head
-        if ok and not services.startup.passed:  # started while the database was away
-            ok = services.startup.retry()
-            if not ok:
-                checks["startup"] = services.startup.error
-    except (SQLAlchemyError, ServiceError):
-        checks["database"] = "unreachable"
-        ok = False
-    since = services.health.down_since
-    if since is not None:
-        checks["database_down_since"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))
     return ok, checks
 
 

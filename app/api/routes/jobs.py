@@ -26,7 +26,7 @@ JobId = Annotated[str, Path(min_length=1, max_length=32, description="Job id.")]
 @router.get("/jobs/{job_id}", response_model=JobOut, summary="A training job's status")
 async def get_job(job_id: JobId, services: ServicesDep) -> JobOut:
     view = await run_in_threadpool(services.jobs.get, job_id)
-    return JobOut.model_validate(vars(view))
+    return JobOut.from_view(view)
 
 
 @router.get("/jobs", response_model=JobListResponse, summary="List training jobs, newest first")
@@ -38,7 +38,7 @@ async def list_jobs(
     offset: Annotated[int, Query(ge=0, le=MAX_INT, description="Items to skip.")] = 0,
 ) -> JobListResponse:
     views, total = await run_in_threadpool(services.jobs.page, model, status, limit, offset)
-    return JobListResponse(jobs=[JobOut.model_validate(vars(v)) for v in views], total=total)
+    return JobListResponse(jobs=[JobOut.from_view(v) for v in views], total=total)
 
 
 @router.post(
@@ -52,4 +52,4 @@ async def list_jobs(
 )
 async def cancel_job(job_id: JobId, services: ServicesDep) -> JobOut:
     view = await run_in_threadpool(services.jobs.cancel, job_id)
-    return JobOut.model_validate(vars(view))
+    return JobOut.from_view(view)

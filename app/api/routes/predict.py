@@ -19,7 +19,7 @@ from app.api.schemas import (
     PredictRequest,
     PredictResponse,
 )
-from app.services.data import check_limits
+from app.services.inputs import check_limits
 from app.services.predictor import CostRequest, Prediction, Rows
 
 R = TypeVar("R", bound=PredictRequest)

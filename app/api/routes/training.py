@@ -16,7 +16,7 @@ from app.api.errors import error_response, validation_errors
 from app.api.guards import RETRY_AFTER_SECONDS, Slots
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
 from app.errors import InvalidArgument, ServiceError
-from app.services.data import (
+from app.services.inputs import (
     check_classes,
     check_limits,
     check_no_nul,
@@ -195,7 +195,7 @@ async def create_version(
         )
     if mode == "job" or (mode == "auto" and len(data.y) >= s.job_min_rows):
         job = await services.jobs.submit(name, data, spec, description=description, tags=tags)
-        out = JobOut.model_validate(vars(job)).model_dump_json()
+        out = JobOut.from_view(job).model_dump_json()
         headers = {"Location": f"/v1/jobs/{job.id}"}
         return Response(out, status_code=202, headers=headers, media_type="application/json")
     slots: Slots = request.app.state.training_slots

@@ -33,7 +33,7 @@ from app.api.v2.schemas import (
 )
 from app.api.v2.tensors import OUTPUTS, Decoded, decode, encode, label_datatype
 from app.errors import InvalidArgument, NotFound
-from app.services.data import check_limits
+from app.services.inputs import check_limits
 from app.services.model_info import ModelInfo, describe_model, model_ready
 
 INLINE_PARSE_BYTES = 64 * 1024  # larger bodies are parsed off the event loop
@@ -105,12 +105,12 @@ def _metadata(info: ModelInfo) -> dict[str, Any]:
 
 @router.get("/models/{name}", response_model=ModelMetadataResponse, summary="V2 model metadata")
 def model_metadata(name: ModelName, services: ServicesDep) -> dict[str, Any]:
-    return _metadata(describe_model(services.predictor, services.catalog, name))
+    return _metadata(describe_model(services.predictor, services.registry, name))
 
 
 @router.get("/models/{name}/versions/{version}", response_model=ModelMetadataResponse)
 def version_metadata(name: ModelName, version: str, services: ServicesDep) -> dict[str, Any]:
-    info = describe_model(services.predictor, services.catalog, name, _version(name, version))
+    info = describe_model(services.predictor, services.registry, name, _version(name, version))
     return _metadata(info)
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from app.services.plot_data import HELDOUT, HELDOUT_ROWS, plot_rows
-from app.services.svg import Axis, Series, line_chart
+from app.services.plots.precompute import HELDOUT, HELDOUT_ROWS, plot_rows
+from app.services.plots.svg import Axis, Series, line_chart
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.metrics import summarize

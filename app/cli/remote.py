@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from app.cli_progress import new_bar
+from app.cli.progress import new_bar
 from app.settings import Settings
 from costwise import Client, CostwiseError, Retry
 from costwise.types import Job, Version

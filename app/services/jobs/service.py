@@ -4,7 +4,7 @@ Submitting validates what can be validated without training (algorithm, paramete
 classes, the evaluation split, tags), so that bad input is still refused synchronously
 (4xx) and no job is created for it; then it stores the job and its data (one
 transaction) and hands the job to the queue. States: ``queued -> running ->
-succeeded | failed | cancelled``; see :mod:`app.services.job_runner` for running.
+succeeded | failed | cancelled``; see :mod:`app.services.jobs.runner` for running.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from app.errors import Conflict
 from app.registry.jobs import FINISHED, JobRepository
 from app.registry.orm import TrainingJob
 from app.registry.validation import check_tags
-from app.services.job_data import pack_training_data
-from app.services.queues import InProcessQueue, JobQueue
+from app.services.jobs.payload import pack_training_data
+from app.services.jobs.queues import InProcessQueue, JobQueue
 from app.services.training import (
     TrainingData,
     TrainingSpec,
@@ -58,7 +58,6 @@ class JobView:
     heartbeat_at: datetime | None
     timings: dict[str, float]
     version: int | None
-    version_url: str | None
     error: dict[str, Any] | None
 
 
@@ -71,7 +70,6 @@ def _progress(job: TrainingJob) -> float:
 
 
 def job_view(job: TrainingJob) -> JobView:
-    url = None if job.version is None else f"/v1/models/{job.model_name}/versions/{job.version}"
     return JobView(
         id=job.id,
         model=job.model_name,
@@ -90,7 +88,6 @@ def job_view(job: TrainingJob) -> JobView:
         heartbeat_at=job.heartbeat_at,
         timings=dict(job.timings or {}),
         version=job.version,
-        version_url=url,
         error=job.error,
     )
 
@@ -98,7 +95,7 @@ def job_view(job: TrainingJob) -> JobView:
 def make_queue(settings: Settings, sessions: sessionmaker[Session]) -> JobQueue:
     """The queue named by ``COSTWISE_QUEUE``."""
     if settings.queue == "redis":
-        from app.services.arq_queue import RedisQueue  # arq is only needed with Redis
+        from app.services.jobs.redis_queue import RedisQueue  # arq is only needed with Redis
 
         return RedisQueue(settings)
     return InProcessQueue(sessions, settings)

@@ -36,13 +36,13 @@ Version = Annotated[int, Path(ge=1, le=MAX_INT, description="Version number.")]
 
 @router.get("/models", response_model=ModelListResponse, summary="List registered models")
 def list_models(services: ServicesDep, limit: Limit = 100, offset: Offset = 0) -> ModelListResponse:
-    models, total = services.catalog.list_models(limit, offset)
+    models, total = services.registry.list_models(limit, offset)
     return ModelListResponse(models=[ModelOut(**vars(m)) for m in models], total=total)
 
 
 @router.get("/models/{name}", response_model=ModelOut, summary="Get one model")
 def get_model(name: ModelName, services: ServicesDep) -> ModelOut:
-    return ModelOut(**vars(services.catalog.get_model(name)))
+    return ModelOut(**vars(services.registry.get_model(name)))
 
 
 @router.get(
@@ -53,7 +53,7 @@ def get_model(name: ModelName, services: ServicesDep) -> ModelOut:
 def list_versions(
     name: ModelName, services: ServicesDep, limit: Limit = 100, offset: Offset = 0
 ) -> VersionListResponse:
-    versions = services.catalog.list_versions(name, limit, offset)
+    versions = services.registry.list_versions(name, limit, offset)
     return VersionListResponse(model=name, versions=[VersionOut(**vars(v)) for v in versions])
 
 
@@ -61,7 +61,7 @@ def list_versions(
     "/models/{name}/versions/{version}", response_model=VersionOut, summary="Get one version"
 )
 def get_version(name: ModelName, version: Version, services: ServicesDep) -> VersionOut:
-    return VersionOut(**vars(services.catalog.get_version(name, version)))
+    return VersionOut(**vars(services.registry.get_version(name, version)))
 
 
 @router.put(
@@ -75,7 +75,7 @@ def get_version(name: ModelName, version: Version, services: ServicesDep) -> Ver
 def set_alias(
     name: ModelName, alias: AliasName, body: AliasRequest, services: ServicesDep
 ) -> AliasOut:
-    services.catalog.set_alias(name, alias, body.version)
+    services.registry.set_alias(name, alias, body.version)
     return AliasOut(model=name, alias=alias, version=body.version)
 
 
@@ -86,5 +86,5 @@ def set_alias(
     summary="Remove an alias",
 )
 def delete_alias(name: ModelName, alias: AliasName, services: ServicesDep) -> Response:
-    services.catalog.delete_alias(name, alias)
+    services.registry.delete_alias(name, alias)
     return Response(status_code=204)

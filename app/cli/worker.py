@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings, sessions: SessionsFactory) -> int:
-    from app.services.arq_queue import build_worker
-    from app.services.job_runner import JobRunner
+    from app.services.jobs.redis_queue import build_worker
+    from app.services.jobs.runner import JobRunner
 
     runner = JobRunner(sessions(settings), settings)
     worker = build_worker(settings, runner, burst=args.burst)

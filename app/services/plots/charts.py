@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from app.services.svg import GREY, Axis, Series, line_chart, nice_ceiling
+from app.services.plots.svg import GREY, Axis, Series, line_chart, nice_ceiling
 
 #: Plot kinds in the order they are listed, with their titles.
 TITLES: dict[str, str] = {

@@ -1,6 +1,6 @@
 """Use cases: the stored plots of a version, cost curves over other ranges, and what-if.
 
-Plots are computed at registration (:mod:`app.services.plot_data`) and stored with the
+Plots are computed at registration (:mod:`app.services.plots.precompute`) and stored with the
 version, so serving one reads one row. A cost curve over another cost range and the
 what-if are computed on request from the stored held-out sample (a few milliseconds).
 """
@@ -17,10 +17,10 @@ from app.db import database_errors
 from app.errors import InvalidArgument, NotFound
 from app.registry.orm import ModelVersion
 from app.registry.repository import Registry
-from app.services._core import core_errors
-from app.services.charts import TITLES, render_svg
-from app.services.costs import binary_costs
-from app.services.plot_data import HELDOUT
+from app.services.core_errors import core_errors
+from app.services.plots.charts import TITLES, render_svg
+from app.services.plots.precompute import HELDOUT
+from app.services.request_costs import binary_costs
 from models.plots import COST_CURVE_RATIOS, cost_curve, whatif
 
 PLOT_KINDS = tuple(TITLES)

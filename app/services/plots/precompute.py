@@ -23,8 +23,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from app.services.charts import render_svg
 from app.services.evaluation import class_indices
+from app.services.plots.charts import render_svg
 from models.inference import InferenceModel
 from models.plots import (
     brier_curve_plot,

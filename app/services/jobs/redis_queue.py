@@ -28,8 +28,8 @@ from arq.worker import Worker, func
 from redis.exceptions import RedisError
 
 from app.errors import Unavailable
-from app.services.job_runner import JobRunner, recover_abandoned
-from app.services.queues import sweep_period
+from app.services.jobs.queues import sweep_period
+from app.services.jobs.runner import JobRunner, recover_abandoned
 from app.settings import Settings
 
 log = logging.getLogger(__name__)

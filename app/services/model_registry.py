@@ -76,7 +76,7 @@ def _model_view(reg: Registry, m: RegisteredModel) -> ModelView:
     )
 
 
-class Catalog:
+class ModelRegistry:
     """Use cases that read models and versions, and move aliases."""
 
     def __init__(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from app.errors import InvalidArgument
-from app.services._core import core_errors
+from app.services.core_errors import core_errors
 from models.decisions import (
     CostMatrix,
     row_cost_matrices,

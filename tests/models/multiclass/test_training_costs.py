@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from models.exceptions import InvalidInput
-from models.multiclass.costs import check_cost_matrix, zero_one_costs
+from models.multiclass.training_costs import check_cost_matrix, zero_one_costs
 
 
 def test_none_is_zero_one_costs() -> None:

@@ -3,9 +3,9 @@
 ``COSTWISE_QUEUE=inprocess`` (the default) runs jobs in a bounded thread pool inside
 the API process (``COSTWISE_JOB_CONCURRENCY`` threads), so that one command still runs
 everything. A sweeper thread re-queues jobs whose worker died (see
-:func:`app.services.job_runner.recover_abandoned`) and, at start-up, picks up the jobs
+:func:`app.services.jobs.runner.recover_abandoned`) and, at start-up, picks up the jobs
 that a previous process left queued or running. ``COSTWISE_QUEUE=redis`` sends jobs to
-arq workers instead (:mod:`app.services.arq_queue`).
+arq workers instead (:mod:`app.services.jobs.redis_queue`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.registry.jobs import JobRepository
 from app.registry.orm import utcnow
-from app.services.job_runner import JobRunner, recover_abandoned
+from app.services.jobs.runner import JobRunner, recover_abandoned
 from app.settings import Settings
 
 log = logging.getLogger(__name__)

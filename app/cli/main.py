@@ -1,7 +1,7 @@
 """The ``costwise`` command line: serve, migrate, train, predict, list models, jobs.
 
 ``models``, ``train`` and ``predict`` work on the local registry, or on a running
-server with ``--url`` (see :mod:`app.cli_remote`).
+server with ``--url`` (see :mod:`app.cli.remote`).
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app import cli_remote as remote
-from app.cli_keys import add_keys_parser
-from app.cli_predict import add_predict_parser
-from app.cli_progress import progress_bar
-from app.cli_remote import (
+from app.cli import remote
+from app.cli.keys import add_keys_parser
+from app.cli.predict import add_predict_parser
+from app.cli.progress import progress_bar
+from app.cli.remote import (
     add_jobs_parser,
     add_remote_options,
     add_train_remote_options,
     local_or_remote,
 )
-from app.cli_worker import add_worker_parser
+from app.cli.worker import add_worker_parser
 from app.errors import ServiceError
 from app.settings import Settings, get_settings
 from costwise.errors import CostwiseError
@@ -123,7 +123,7 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
-    from app.services.data import parse_csv
+    from app.services.inputs import parse_csv
     from app.services.training import TrainingData, TrainingSpec, train_and_register
 
     X, y, names = parse_csv(Path(args.csv).read_bytes(), args.label_column)
@@ -152,9 +152,9 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
-    from app.services.catalog import Catalog
+    from app.services.model_registry import ModelRegistry
 
-    models, total = Catalog(_sessions(settings)).list_models(limit=1000)
+    models, total = ModelRegistry(_sessions(settings)).list_models(limit=1000)
     for m in models:
         aliases = ", ".join(f"{a}->v{v}" for a, v in m.aliases.items())
         print(f"{m.name}\tlatest=v{m.latest_version}\t{aliases}")

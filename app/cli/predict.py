@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from app.cli_progress import new_bar
+from app.cli.progress import new_bar
 from app.settings import Settings
 
 Record = dict[str, float | None]
@@ -152,7 +152,7 @@ def remote_decider(args: argparse.Namespace, client: Any) -> Decide:
 def cmd_predict(args: argparse.Namespace, settings: Settings, sessions: Any) -> int:
     """``costwise predict``: on the server at ``--url`` if given, else locally."""
     if args.url:
-        from app.cli_remote import connect
+        from app.cli.remote import connect
 
         with connect(args) as client:
             return decide_csv(args, remote_decider(args, client))

@@ -24,8 +24,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.errors import JobAbandoned, ServiceError
 from app.registry.jobs import JobRepository
 from app.registry.orm import TrainingJob, utcnow
-from app.services.job_data import unpack_training_data
-from app.services.job_progress import JobProgress
+from app.services.jobs.payload import unpack_training_data
+from app.services.jobs.progress import JobProgress
 from app.services.training import TrainingSpec, train_and_register
 from app.settings import Settings
 from models.exceptions import TrainingCancelled
