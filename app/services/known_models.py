@@ -17,10 +17,10 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
+import anyio.to_thread
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
-from starlette.concurrency import run_in_threadpool
 
 from app.errors import ServiceError
 from app.registry.orm import RegisteredModel
@@ -64,7 +64,7 @@ class KnownModels:
 
         async def loop() -> None:
             while True:
-                await run_in_threadpool(self.refresh)
+                await anyio.to_thread.run_sync(self.refresh)
                 await asyncio.sleep(self.refresh_seconds)
 
         task = asyncio.create_task(loop())
