@@ -105,32 +105,35 @@ async def _from_form(
     request: Request, s: Settings
 ) -> tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]:
     form = await request.form()
-    files = form.getlist("file")
-    if len(files) > 1:
-        raise InvalidArgument(
-            f"file: expected one CSV file part named 'file', got {len(files)}", field="file"
-        )
-    upload = files[0] if files else None
-    if not isinstance(upload, UploadFile):
-        raise InvalidArgument("file: a CSV file part named 'file' is required", field="file")
-    label_column = str(form.get("label_column") or "label")
-    raw = form.get("params")
     try:
-        params = TrainingParams.model_validate_json(str(raw)) if raw else TrainingParams()
-    except ValidationError as exc:
-        raise _Invalid(exc.errors(), prefix="params") from None
-    description = form.get("description")
-    for field, text in (("label_column", label_column), ("description", description)):
-        if isinstance(text, str):
-            check_no_nul(text, field)
-    content = await upload.read()
-    X, y, names = await run_in_threadpool(_csv_checked, content, label_column, s)
-    return (
-        TrainingData(X, y, names),
-        _spec(params),
-        (str(description) if description else None),
-        None,
-    )
+        files = form.getlist("file")
+        if len(files) > 1:
+            raise InvalidArgument(
+                f"file: expected one CSV file part named 'file', got {len(files)}", field="file"
+            )
+        upload = files[0] if files else None
+        if not isinstance(upload, UploadFile):
+            raise InvalidArgument("file: a CSV file part named 'file' is required", field="file")
+        label_column = str(form.get("label_column") or "label")
+        raw = form.get("params")
+        try:
+            params = TrainingParams.model_validate_json(str(raw)) if raw else TrainingParams()
+        except ValidationError as exc:
+            raise _Invalid(exc.errors(), prefix="params") from None
+        description = form.get("description")
+        for field, text in (("label_column", label_column), ("description", description)):
+            if isinstance(text, str):
+                check_no_nul(text, field)
+        content = await upload.read()
+        X, y, names = await run_in_threadpool(_csv_checked, content, label_column, s)
+        return (
+            TrainingData(X, y, names),
+            _spec(params),
+            (str(description) if description else None),
+            None,
+        )
+    finally:
+        await form.close()  # the uploaded file's spooled temporary file
 
 
 class _Invalid(Exception):
