@@ -713,6 +713,7 @@ def markdown(res: dict[str, Any]) -> str:
         f"{res['unit_seconds_sum']} s)"
         + (f"; **partial: {res['n_planned'] - res['n_units']} planned units not run**"
            if res["n_planned"] > res["n_units"] else ""),
+        *([f"- note: {res['note']}"] if res.get("note") else []),
         f"- machine: {info['machine']}; load average at the start / end: "
         f"{res['loadavg'][0]} / {res['loadavg'][1]}",
         "- versions: Python {python}, ".format(**info)
@@ -839,7 +840,8 @@ def docs_section(res: dict[str, Any], md_path: Path) -> str:
     L = [f"### Quality (issue 13): costwise {title}, {res['info']['date']}", "",
          f"`{res['info']['command']}` on {res['info']['machine']}, costwise git "
          f"{res['info']['git_commit']}; full tables in "
-         f"[{md_path.name}](../bench/results/{md_path.name}).", ""]
+         f"[{md_path.name}](../bench/results/{md_path.name})."
+         + (f" {res['note']}." if res.get("note") else ""), ""]
     for kind, title2 in (("binary", "two-class"), ("multiclass", "multiclass")):
         s = res["summary"].get(kind, {"n": 0})
         if s.get("n"):
@@ -893,6 +895,9 @@ def main(argv: list[str] | None = None) -> int:
                     "'params' with --costwise-params, 'quick' with --quick)")
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: report the units already in --units-dir (partial)")
+    ap.add_argument("--note", default=None,
+                    help="a line for the report's header (e.g. with --report-only: which "
+                    "run measured the units and how long it took)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--docs", type=Path, default=REPO_ROOT / "docs" / "benchmarks.md",
                     help="where the summary section goes ('-': nowhere)")
@@ -954,7 +959,7 @@ def main(argv: list[str] | None = None) -> int:
         "info": info, "quick": args.quick, "seeds": seeds, "jobs": args.jobs,
         "costwise_params": args.costwise_params, "versions": versions(),
         "n_units": len(units), "n_resumed": n_resumed, "n_planned": n_planned,
-        "report_only": args.report_only,
+        "report_only": args.report_only, "note": args.note,
         "loadavg": [loadavg0, [round(x, 2) for x in os.getloadavg()]],
         "fraud_positive_rate": float(fraud_y.mean()),
         "summary": {k: summarise(rows, k) for k in ("binary", "multiclass")},
