@@ -61,7 +61,8 @@ Each finished (task, seed) unit is written to ``<units-dir>/<unit>.json`` at onc
 are then inflated by the competition for the cores (all fits of a unit still run in
 the same process, so the methods are hit alike, but compare fit times only from
 ``--jobs 1`` runs). Results: ``bench/results/quality-<date>[-<label>].md`` and
-``.json`` / ``.csv`` (raw rows).
+``.json`` (run facts, summaries, what costwise trained per unit) and ``.csv`` (the raw
+rows: one per task, seed, method and cost setting).
 """
 
 from __future__ import annotations
@@ -980,7 +981,8 @@ def main(argv: list[str] | None = None) -> int:
             res_all["summary"][kind]["configs"] = dict(configs)
     date = dt.date.today().isoformat()
     stem = args.out / f"quality-{date}{suffix}"
-    write_json(stem.with_suffix(".json"), res_all)
+    # the raw rows go to the CSV only (the JSON: run facts, summaries, per-unit notes)
+    write_json(stem.with_suffix(".json"), {k: v for k, v in res_all.items() if k != "rows"})
     cols = ["kind", "task", "dataset", "seed", "n_train", "n_test", "method", "setting",
             "cost", "savings", "brier", "fit_s", "unit_cost"]
     write_csv(stem.with_suffix(".csv"), rows, cols)
