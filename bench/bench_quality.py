@@ -842,7 +842,17 @@ def docs_section(res: dict[str, Any], md_path: Path) -> str:
          f"`{res['info']['command']}` on {res['info']['machine']}, costwise git "
          f"{res['info']['git_commit']}; full tables in "
          f"[{md_path.name}](../bench/results/{md_path.name})."
-         + (f" {res['note']}." if res.get("note") else ""), ""]
+         + (f" {res['note']}." if res.get("note") else ""), "",
+         "What it measures: costwise trained through the HTTP API (JSON rows, "
+         + ("no training parameters" if not params else "these training parameters")
+         + ") against `CalibratedClassifierCV` around AdaBoost(stumps), LightGBM and "
+         "HistGradientBoosting, and standardised logistic regression, every method deciding "
+         "by the Bayes rule on its probabilities; the total test cost at c_fp:c_fn = 10:1, "
+         "3:1, 1:1, 1:3, 1:10 (multiclass sets: 0-1, miss-10 and random K x K matrices), "
+         "stratified 70/30 splits. Ratio = costwise cost / best baseline cost per (task, "
+         "setting, seed); goals of issue 13: geometric mean <= 1.05, no task above 1.3. "
+         "Re-run: `.venv/bin/python -m bench.bench_quality --data-dir ../shared/datasets "
+         "--seeds 3` (module docstring: options, zero-cost rule, threads).", ""]
     for kind, title2 in (("binary", "two-class"), ("multiclass", "multiclass")):
         s = res["summary"].get(kind, {"n": 0})
         if s.get("n"):
