@@ -957,7 +957,7 @@ def main(argv: list[str] | None = None) -> int:
         v = cw.get("version") or {}
         note = f"config {cw.get('config')}"
         if cw.get("refusal"):
-            note += f"; the default was refused: {cw['refusal'][:300]}"
+            note += f"; {cw['refusal'][:300]}"
         if cw.get("error"):
             note += f"; error: {cw['error'][:300]}"
         if v:
