@@ -61,7 +61,8 @@ Each finished (task, seed) unit is written to ``<units-dir>/<unit>.json`` at onc
 are then inflated by the competition for the cores (all fits of a unit still run in
 the same process, so the methods are hit alike, but compare fit times only from
 ``--jobs 1`` runs). Results: ``bench/results/quality-<date>[-<label>].md`` and
-``.json`` / ``.csv`` (raw rows).
+``.json`` (run facts, summaries, what costwise trained per unit) and ``.csv`` (the raw
+rows: one per task, seed, method and cost setting).
 """
 
 from __future__ import annotations
@@ -713,6 +714,7 @@ def markdown(res: dict[str, Any]) -> str:
         f"{res['unit_seconds_sum']} s)"
         + (f"; **partial: {res['n_planned'] - res['n_units']} planned units not run**"
            if res["n_planned"] > res["n_units"] else ""),
+        *([f"- note: {res['note']}"] if res.get("note") else []),
         f"- machine: {info['machine']}; load average at the start / end: "
         f"{res['loadavg'][0]} / {res['loadavg'][1]}",
         "- versions: Python {python}, ".format(**info)
@@ -839,7 +841,18 @@ def docs_section(res: dict[str, Any], md_path: Path) -> str:
     L = [f"### Quality (issue 13): costwise {title}, {res['info']['date']}", "",
          f"`{res['info']['command']}` on {res['info']['machine']}, costwise git "
          f"{res['info']['git_commit']}; full tables in "
-         f"[{md_path.name}](../bench/results/{md_path.name}).", ""]
+         f"[{md_path.name}](../bench/results/{md_path.name})."
+         + (f" {res['note']}." if res.get("note") else ""), "",
+         "What it measures: costwise trained through the HTTP API (JSON rows, "
+         + ("no training parameters" if not params else "these training parameters")
+         + ") against `CalibratedClassifierCV` around AdaBoost(stumps), LightGBM and "
+         "HistGradientBoosting, and standardised logistic regression, every method deciding "
+         "by the Bayes rule on its probabilities; the total test cost at c_fp:c_fn = 10:1, "
+         "3:1, 1:1, 1:3, 1:10 (multiclass sets: 0-1, miss-10 and random K x K matrices), "
+         "stratified 70/30 splits. Ratio = costwise cost / best baseline cost per (task, "
+         "setting, seed); goals of issue 13: geometric mean <= 1.05, no task above 1.3. "
+         "Re-run: `.venv/bin/python -m bench.bench_quality --data-dir ../shared/datasets "
+         "--seeds 3` (module docstring: options, zero-cost rule, threads).", ""]
     for kind, title2 in (("binary", "two-class"), ("multiclass", "multiclass")):
         s = res["summary"].get(kind, {"n": 0})
         if s.get("n"):
@@ -893,6 +906,9 @@ def main(argv: list[str] | None = None) -> int:
                     "'params' with --costwise-params, 'quick' with --quick)")
     ap.add_argument("--report-only", action="store_true",
                     help="run nothing: report the units already in --units-dir (partial)")
+    ap.add_argument("--note", default=None,
+                    help="a line for the report's header (e.g. with --report-only: which "
+                    "run measured the units and how long it took)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--docs", type=Path, default=REPO_ROOT / "docs" / "benchmarks.md",
                     help="where the summary section goes ('-': nowhere)")
@@ -941,7 +957,7 @@ def main(argv: list[str] | None = None) -> int:
         v = cw.get("version") or {}
         note = f"config {cw.get('config')}"
         if cw.get("refusal"):
-            note += f"; the default was refused: {cw['refusal'][:300]}"
+            note += f"; {cw['refusal'][:300]}"
         if cw.get("error"):
             note += f"; error: {cw['error'][:300]}"
         if v:
@@ -954,7 +970,7 @@ def main(argv: list[str] | None = None) -> int:
         "info": info, "quick": args.quick, "seeds": seeds, "jobs": args.jobs,
         "costwise_params": args.costwise_params, "versions": versions(),
         "n_units": len(units), "n_resumed": n_resumed, "n_planned": n_planned,
-        "report_only": args.report_only,
+        "report_only": args.report_only, "note": args.note,
         "loadavg": [loadavg0, [round(x, 2) for x in os.getloadavg()]],
         "fraud_positive_rate": float(fraud_y.mean()),
         "summary": {k: summarise(rows, k) for k in ("binary", "multiclass")},
@@ -975,7 +991,8 @@ def main(argv: list[str] | None = None) -> int:
             res_all["summary"][kind]["configs"] = dict(configs)
     date = dt.date.today().isoformat()
     stem = args.out / f"quality-{date}{suffix}"
-    write_json(stem.with_suffix(".json"), res_all)
+    # the raw rows go to the CSV only (the JSON: run facts, summaries, per-unit notes)
+    write_json(stem.with_suffix(".json"), {k: v for k, v in res_all.items() if k != "rows"})
     cols = ["kind", "task", "dataset", "seed", "n_train", "n_test", "method", "setting",
             "cost", "savings", "brier", "fit_s", "unit_cost"]
     write_csv(stem.with_suffix(".csv"), rows, cols)

@@ -150,3 +150,15 @@ def test_multiclass_default_refusal_is_recorded_then_ovr(cw_client: Q.CostwiseCl
         assert "422" in info["refusal"] and "ovr_adaboost" in info["config"]
     for r in res["rows"]:
         assert r["cost"] >= 0 and 0 <= r["brier"] <= 2
+
+
+def test_docs_section_replaced_in_place_other_text_kept(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n\n## Speed\n\nsomeone else's section\n")
+    Q.update_docs(doc, "default", "first")
+    Q.update_docs(doc, "tree", "other label")
+    Q.update_docs(doc, "default", "second")
+    text = doc.read_text()
+    assert "someone else's section" in text and "other label" in text
+    assert "second" in text and "first" not in text
+    assert text.count("bench_quality:default:begin") == 1
