@@ -6,9 +6,12 @@ role) or raises :class:`app.errors.Unauthorized`; :meth:`Principal.require` rais
 ``admin`` > ``predictor`` > ``reader``; a route needs a minimum role.
 
 Cost on the request path: the presented key is hashed (sha256, ~1 us) and the digest
-looked up in a dict. A verified key (and an unknown one, so that floods of bad keys do
-not reach the database) is trusted for ``key_cache_seconds`` (default 5 s); after that
-the next request looks it up again in a worker thread. Hence a key revoked on another
+looked up in a dict. A verified key is trusted for ``key_cache_seconds`` (default 5 s);
+after that the next request looks it up again in a worker thread. A digest that is not
+among the active keys' digests (re-read with one query at most once a second, see
+:meth:`Authenticator._active_digests`) is refused without a query, so a flood of random
+keys costs one query a second, not one per key; a key created on another process or
+replica is accepted here within that second. Hence a key revoked on another
 process or replica stops working within that time; a revocation made through this
 process's API is applied at once (:meth:`Authenticator.forget`). The cache holds
 digests and principals only, never a plaintext key.
@@ -16,8 +19,10 @@ digests and principals only, never a plaintext key.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -33,6 +38,7 @@ log = logging.getLogger(__name__)
 
 ROLE_RANK: dict[str, int] = {"reader": 0, "predictor": 1, "admin": 2}
 MAX_CACHED = 10_000
+DIGESTS_MAX_AGE = 1.0  # seconds: a key created on another replica works within this time
 MISSING_KEY = "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
 BAD_KEY = "the API key is not valid (unknown or revoked)"
 
@@ -77,6 +83,9 @@ class Authenticator:
         self.clock = clock
         self._bootstrap = None if bootstrap_key is None else hash_key(bootstrap_key)
         self._cache: dict[str, tuple[Principal | None, float]] = {}
+        self._digests: frozenset[str] = frozenset()
+        self._digests_at = -math.inf
+        self._reloading: asyncio.Lock | None = None
 
     async def authenticate(self, key: str | None) -> Principal:
         """The caller presenting ``key``; raises Unauthorized (missing, unknown, revoked)."""
@@ -92,11 +101,35 @@ class Authenticator:
         hit = self._cache.get(digest)
         if hit is not None and hit[1] > self.clock():
             principal = hit[0]
+        elif digest not in await self._active_digests():
+            principal = None  # unknown or revoked: no query for this key
         else:
             principal = await run_in_threadpool(self.lookup, digest)
         if principal is None:
             raise Unauthorized(BAD_KEY, field="authorization")
         return principal
+
+    async def _active_digests(self) -> frozenset[str]:
+        """Digests of every active key, re-read (one query, one caller at a time) when
+        older than :data:`DIGESTS_MAX_AGE`; a flood of random keys costs one query per
+        that period instead of one per key."""
+        if self.clock() - self._digests_at < DIGESTS_MAX_AGE:
+            return self._digests
+        if self._reloading is None:
+            self._reloading = asyncio.Lock()
+        async with self._reloading:
+            if self.clock() - self._digests_at >= DIGESTS_MAX_AGE:
+                self._digests = await run_in_threadpool(self._read_digests)
+                self._digests_at = self.clock()
+        return self._digests
+
+    def _read_digests(self) -> frozenset[str]:
+        with self.sessions() as session:
+            return frozenset(ApiKeys(session).active_hashes())
+
+    def stale(self) -> None:
+        """Forget the active digests (a key was created or revoked here): re-read next time."""
+        self._digests_at = -math.inf
 
     def lookup(self, digest: str) -> Principal | None:
         """Look ``digest`` up in the registry and cache the answer (None: unknown/revoked)."""
@@ -124,6 +157,7 @@ class Authenticator:
 
     def forget(self, key_id: int) -> None:
         """Drop cached entries of key ``key_id`` (called after revoking it here)."""
+        self.stale()
         for digest, (principal, _) in list(self._cache.items()):
             if principal is not None and principal.key_id == key_id:
                 self._cache.pop(digest, None)
