@@ -127,11 +127,11 @@ class ApiKeys:
             return None
         return row
 
-    def active_hashes(self) -> list[str]:
+    def active_hashes(self) -> frozenset[str]:
         """The stored hashes of every active (not revoked) key."""
         with database_errors():
             query = select(ApiKey.key_hash).where(ApiKey.revoked_at.is_(None))
-            return list(self.session.scalars(query))
+            return frozenset(self.session.scalars(query))
 
     def count_active(self, role: str | None = None) -> int:
         """Keys not revoked (of ``role`` if given)."""

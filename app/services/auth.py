@@ -125,7 +125,7 @@ class Authenticator:
 
     def _read_digests(self) -> frozenset[str]:
         with self.sessions() as session:
-            return frozenset(ApiKeys(session).active_hashes())
+            return ApiKeys(session).active_hashes()
 
     def stale(self) -> None:
         """Forget the active digests (a key was created or revoked here): re-read next time."""
