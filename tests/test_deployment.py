@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -128,7 +129,7 @@ def _serve_and_probe(
 def test_container_commands_migrate_then_serve(database_url: str, tmp_path: Path) -> None:
     """What compose runs: `costwise db upgrade`, then `costwise serve --no-migrate` with
     the compose file's production settings (auth on, a bootstrap admin key)."""
-    key = "cw_" + "k" * 40
+    key = "cw_" + secrets.token_urlsafe(32)  # prod refuses a patterned bootstrap key
     env = {
         **os.environ,
         "COSTWISE_DATABASE_URL": database_url,

@@ -127,6 +127,12 @@ class ApiKeys:
             return None
         return row
 
+    def active_hashes(self) -> frozenset[str]:
+        """The stored hashes of every active (not revoked) key."""
+        with database_errors():
+            query = select(ApiKey.key_hash).where(ApiKey.revoked_at.is_(None))
+            return frozenset(self.session.scalars(query))
+
     def count_active(self, role: str | None = None) -> int:
         """Keys not revoked (of ``role`` if given)."""
         query = select(func.count()).select_from(ApiKey).where(ApiKey.revoked_at.is_(None))

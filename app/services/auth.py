@@ -6,9 +6,12 @@ role) or raises :class:`app.errors.Unauthorized`; :meth:`Principal.require` rais
 ``admin`` > ``predictor`` > ``reader``; a route needs a minimum role.
 
 Cost on the request path: the presented key is hashed (sha256, ~1 us) and the digest
-looked up in a dict. A verified key (and an unknown one, so that floods of bad keys do
-not reach the database) is trusted for ``key_cache_seconds`` (default 5 s); after that
-the next request looks it up again in a worker thread. Hence a key revoked on another
+looked up in a dict. A verified key is trusted for ``key_cache_seconds`` (default 5 s);
+after that the next request looks it up again in a worker thread. A digest that is not
+among the active keys' digests (re-read with one query at most once a second, see
+:meth:`Authenticator._active_digests`) is refused without a query, so a flood of random
+keys costs one query a second, not one per key; a key created on another process or
+replica is accepted here within that second. Hence a key revoked on another
 process or replica stops working within that time; a revocation made through this
 process's API is applied at once (:meth:`Authenticator.forget`). The cache holds
 digests and principals only, never a plaintext key.
@@ -22,8 +25,10 @@ refused for want of a key check; unknown keys are refused as before.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -40,6 +45,7 @@ log = logging.getLogger(__name__)
 
 ROLE_RANK: dict[str, int] = {"reader": 0, "predictor": 1, "admin": 2}
 MAX_CACHED = 10_000
+DIGESTS_MAX_AGE = 1.0  # seconds: a key created on another replica works within this time
 MISSING_KEY = "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
 BAD_KEY = "the API key is not valid (unknown or revoked)"
 
@@ -88,6 +94,9 @@ class Authenticator:
         self._cache: dict[str, tuple[Principal | None, float]] = {}
         self.stale_seconds = stale_seconds
         self.health = health
+        self._digests: frozenset[str] = frozenset()
+        self._digests_at = -math.inf
+        self._reloading: asyncio.Lock | None = None
 
     async def authenticate(self, key: str | None) -> Principal:
         """The caller presenting ``key``; raises Unauthorized (missing, unknown, revoked)."""
@@ -107,7 +116,10 @@ class Authenticator:
             try:
                 if self.health is not None:
                     self.health.check()
-                principal = await anyio.to_thread.run_sync(self.lookup, digest)  # off the loop
+                if digest not in await self._active_digests():
+                    principal = None  # unknown or revoked: no query for this key
+                else:
+                    principal = await anyio.to_thread.run_sync(self.lookup, digest)  # off the loop
             except Unavailable:
                 # through an outage: a key verified recently (expired entry) still counts
                 if (
@@ -120,6 +132,28 @@ class Authenticator:
         if principal is None:
             raise Unauthorized(BAD_KEY, field="authorization")
         return principal
+
+    async def _active_digests(self) -> frozenset[str]:
+        """Digests of every active key, re-read (one query, one caller at a time) when
+        older than :data:`DIGESTS_MAX_AGE`; a flood of random keys costs one query per
+        that period instead of one per key."""
+        if self.clock() - self._digests_at < DIGESTS_MAX_AGE:
+            return self._digests
+        if self._reloading is None:
+            self._reloading = asyncio.Lock()
+        async with self._reloading:
+            if self.clock() - self._digests_at >= DIGESTS_MAX_AGE:
+                self._digests = await anyio.to_thread.run_sync(self._read_digests)
+                self._digests_at = self.clock()
+        return self._digests
+
+    def _read_digests(self) -> frozenset[str]:
+        with self.sessions() as session:
+            return ApiKeys(session).active_hashes()
+
+    def stale(self) -> None:
+        """Forget the active digests (a key was created or revoked here): re-read next time."""
+        self._digests_at = -math.inf
 
     def lookup(self, digest: str) -> Principal | None:
         """Look ``digest`` up in the registry and cache the answer (None: unknown/revoked)."""
@@ -147,6 +181,7 @@ class Authenticator:
 
     def forget(self, key_id: int) -> None:
         """Drop cached entries of key ``key_id`` (called after revoking it here)."""
+        self.stale()
         for digest, (principal, _) in list(self._cache.items()):
             if principal is not None and principal.key_id == key_id:
                 self._cache.pop(digest, None)

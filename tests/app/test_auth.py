@@ -367,7 +367,11 @@ def test_prod_starts_with_an_admin_key_or_a_bootstrap_key(
     database_url: str, sessions: sessionmaker[Session]
 ) -> None:
     prod = Settings(database_url=database_url, env="prod", auth="on")
-    app = create_app(prod.model_copy(update={"bootstrap_admin_key": SecretStr("b" * 32)}))
+    app = create_app(
+        prod.model_copy(
+            update={"bootstrap_admin_key": SecretStr("bootstrap-Qw7mZ2xK9pL4vT8rN3sB6yC1dF5hJ0gA")}
+        )
+    )
     app.state.services.engine.dispose()
     create_key(sessions, "ops", "admin")
     create_app(prod).state.services.engine.dispose()

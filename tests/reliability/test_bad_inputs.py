@@ -351,3 +351,18 @@ def test_nul_in_a_csv_upload_is_a_422(
     assert r.status_code == 422, r.text
     assert r.json()["field"] == field, r.json()
     assert "NUL" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("separator", [",", ", "])
+def test_far_over_the_row_limit_is_refused_before_parsing(
+    named_client: TestClient, separator: str
+) -> None:
+    """Twice the row limit: 413 from the separator count, before the body is parsed."""
+    row = "[0.1,0.2,0.3,0.4]"
+    body = '{"instances": [' + separator.join([row] * (2 * MAX_ROWS)) + "]}"
+    r = named_client.post(PREDICT, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 413, r.text[:300]
+    assert r.json()["field"] == "instances" and "before parsing" in r.json()["detail"]
+    records = '{"records": [' + ",".join(['{"a":1,"b":2,"c":3,"d":4}'] * (3 * MAX_ROWS)) + "]}"
+    r = named_client.post(PREDICT, content=records, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["field"] == "records", r.text[:300]

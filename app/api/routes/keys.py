@@ -64,8 +64,11 @@ def _out(v: KeyView) -> KeyOut:
     response_model=KeyCreated,
     summary="Create an API key (the key is returned once, never again)",
 )
-async def create(body: KeyCreate, services: ServicesDep, response: Response) -> KeyCreated:
+async def create(
+    body: KeyCreate, services: ServicesDep, request: Request, response: Response
+) -> KeyCreated:
     view, plaintext = await run_in_threadpool(create_key, services.sessions, body.name, body.role)
+    request.app.state.auth.stale()  # the new key works here at once
     response.headers["Cache-Control"] = "no-store"
     return KeyCreated(**vars(view), active=view.active, key=plaintext)
 

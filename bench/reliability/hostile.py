@@ -1,0 +1,270 @@
+"""Measure the hostile-input limits of issue 17 on a real ``costwise serve`` process.
+
+Phases (each short; the machine is shared, so every figure is compared with a baseline
+taken in the same run):
+
+1. ``live``: ``/health/live`` latency (p50/p99/max) while a 60 MiB predict body over the
+   row limit is sent and refused, vs. the same polling with nothing else going on; the
+   server's peak RSS during it.
+2. ``largest``: peak RSS of the largest allowed predict (100,000 rows, body under 64 MiB),
+   alone and N at once (N = COSTWISE_MAX_LARGE_REQUESTS, default 4), and the RSS after
+   (freed memory is handed back with malloc_trim when the last large request ends).
+3. ``keys``: predict throughput with a valid key, without and with a flood of random keys.
+
+Usage: ``python bench/reliability/hostile.py [--seconds 10]``. Writes
+``bench/results/hostile-<date>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import platform
+import secrets
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import psutil
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.reliability.server import Server, start_server  # noqa: E402
+
+ADMIN = "admin-" + secrets.token_urlsafe(32)
+RESULTS = ROOT / "bench" / "results"
+
+
+def rss_mib(pid: int) -> float:
+    return psutil.Process(pid).memory_info().rss / 2**20
+
+
+class PeakRss:
+    """Samples a process's RSS every 20 ms in a thread."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, rss_mib(self.pid))
+            time.sleep(0.02)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    v = sorted(values)
+    return {
+        "n": len(v),
+        "p50_ms": round(1000 * v[len(v) // 2], 1),
+        "p99_ms": round(1000 * v[min(len(v) - 1, int(len(v) * 0.99))], 1),
+        "max_ms": round(1000 * v[-1], 1),
+    }
+
+
+def poll_live(base: str, stop: threading.Event) -> list[float]:
+    out: list[float] = []
+    with httpx.Client(base_url=base, timeout=60) as c:
+        while not stop.is_set():
+            t = time.perf_counter()
+            c.get("/health/live")
+            out.append(time.perf_counter() - t)
+            time.sleep(0.02)
+    return out
+
+
+def rows_body(n_rows: int, n_features: int, seed: int = 0) -> bytes:
+    X = np.round(np.random.default_rng(seed).normal(size=(n_rows, n_features)), 6)
+    return json.dumps({"instances": X.tolist()}).encode()
+
+
+def phase_live(server: Server, seconds: float) -> dict[str, Any]:
+    stop = threading.Event()
+    holder: dict[str, list[float]] = {}
+    t = threading.Thread(target=lambda: holder.update(v=poll_live(server.base_url, stop)))
+    t.start()
+    time.sleep(seconds / 2)
+    stop.set()
+    t.join()
+    baseline = percentiles(holder["v"])
+    body = rows_body(200_000, 30)  # ~60 MiB, over the 100,000-row limit
+    stop = threading.Event()
+    t = threading.Thread(target=lambda: holder.update(v=poll_live(server.base_url, stop)))
+    headers = {"content-type": "application/json", "X-API-Key": ADMIN}
+    with PeakRss(server.pid) as peak:
+        start = rss_mib(server.pid)
+        t.start()
+        sent = time.perf_counter()
+        r = httpx.post(
+            server.base_url + "/v1/models/bench/predict", content=body, headers=headers, timeout=120
+        )
+        took = time.perf_counter() - sent
+        time.sleep(0.5)
+        stop.set()
+        t.join()
+    return {
+        "body_mib": round(len(body) / 2**20, 1),
+        "status": r.status_code,
+        "code": r.json().get("code"),
+        "request_seconds": round(took, 2),
+        "live_idle": baseline,
+        "live_during": percentiles(holder["v"]),
+        "rss_mib_start_peak_after": [
+            round(start, 1),
+            round(peak.peak, 1),
+            round(rss_mib(server.pid), 1),
+        ],
+    }
+
+
+def phase_largest(server: Server, n: int) -> dict[str, Any]:
+    body = rows_body(100_000, 60)  # the row limit, a body just under 64 MiB
+    headers = {"content-type": "application/json", "X-API-Key": ADMIN}
+    url = server.base_url + "/v1/models/bench/predict"
+    out: dict[str, Any] = {"body_mib": round(len(body) / 2**20, 1)}
+
+    def send(results: list[int]) -> None:
+        results.append(httpx.post(url, content=body, headers=headers, timeout=300).status_code)
+
+    for k in (1, n):
+        before = rss_mib(server.pid)
+        statuses: list[int] = []
+        with PeakRss(server.pid) as peak:
+            threads = [threading.Thread(target=send, args=(statuses,)) for _ in range(k)]
+            t0 = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            took = time.perf_counter() - t0
+        time.sleep(1.0)
+        out[f"concurrent_{k}"] = {
+            "statuses": sorted(statuses),
+            "seconds": round(took, 2),
+            "rss_mib_before_peak_after": [
+                round(before, 1),
+                round(peak.peak, 1),
+                round(rss_mib(server.pid), 1),
+            ],
+        }
+    return out
+
+
+async def _predicts(base: str, key: str, seconds: float, clients: int) -> int:
+    body = {"instances": [[0.1] * 60] * 5}
+    done = 0
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(base_url=base, timeout=30, headers={"X-API-Key": key}) as c:
+
+        async def one() -> None:
+            nonlocal done
+            while time.monotonic() < deadline:
+                r = await c.post("/v1/models/bench/predict", json=body)
+                done += r.status_code == 200
+
+        await asyncio.gather(*(one() for _ in range(clients)))
+    return done
+
+
+async def _flood(base: str, seconds: float, clients: int) -> int:
+    sent = 0
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+
+        async def one() -> None:
+            nonlocal sent
+            while time.monotonic() < deadline:
+                key = "cw_" + secrets.token_urlsafe(32)
+                await c.post(
+                    "/v1/models/bench/predict",
+                    json={"instances": [[0.1]]},
+                    headers={"X-API-Key": key},
+                )
+                sent += 1
+
+        await asyncio.gather(*(one() for _ in range(clients)))
+    return sent
+
+
+def phase_keys(server: Server, seconds: float) -> dict[str, Any]:
+    with httpx.Client(base_url=server.base_url, headers={"X-API-Key": ADMIN}) as c:
+        key = c.post("/v1/keys", json={"name": "bench", "role": "predictor"}).json()["key"]
+
+    async def both() -> tuple[int, int]:
+        a, b = await asyncio.gather(
+            _predicts(server.base_url, key, seconds, 8), _flood(server.base_url, seconds, 4)
+        )
+        return a, b
+
+    quiet = asyncio.run(_predicts(server.base_url, key, seconds, 8))
+    flooded, floods = asyncio.run(both())
+    quiet_again = asyncio.run(_predicts(server.base_url, key, seconds, 8))
+    base = (quiet + quiet_again) / 2
+    return {
+        "seconds": seconds,
+        "predicts_per_s_quiet_before_after": [
+            round(quiet / seconds, 1),
+            round(quiet_again / seconds, 1),
+        ],
+        "predicts_per_s_during_flood": round(flooded / seconds, 1),
+        "random_keys_per_s": round(floods / seconds, 1),
+        "throughput_ratio_flood_vs_quiet": round(flooded / base, 3) if base else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"COSTWISE_AUTH": "on", "COSTWISE_BOOTSTRAP_ADMIN_KEY": ADMIN}
+        server = start_server(
+            f"sqlite:///{tmp}/bench.db", Path(tmp) / "server.log", env=env, serve=True
+        )
+        try:
+            X = np.random.default_rng(1).normal(size=(400, 60))
+            y = (X[:, 0] + X[:, 1] > 0).astype(int)
+            r = httpx.post(
+                server.base_url + "/v1/models/bench/versions",
+                json={"features": X.tolist(), "labels": y.tolist(), "n_estimators": 20},
+                headers={"X-API-Key": ADMIN},
+                timeout=120,
+            )
+            r.raise_for_status()
+            result = {
+                "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "machine": f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs, "
+                f"{round(psutil.virtual_memory().total / 2**30)} GiB, Python {platform.python_version()}",
+                "rss_mib_idle": round(rss_mib(server.pid), 1),
+                "live": phase_live(server, args.seconds),
+                "largest": phase_largest(server, 4),
+                "keys": phase_keys(server, args.seconds),
+            }
+        finally:
+            server.stop()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"hostile-{dt.date.today().isoformat()}.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    print(f"written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
