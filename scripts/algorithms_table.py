@@ -1,7 +1,7 @@
-"""Print the README's algorithm table from the catalog (models.algorithms).
+"""Print the algorithm table of docs/algorithms.md from the catalog (models.algorithms).
 
 python scripts/algorithms_table.py            # print the table
-python scripts/algorithms_table.py --check    # exit 1 if README.md is out of date
+python scripts/algorithms_table.py --check    # exit 1 if docs/algorithms.md is out of date
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from models.algorithms import algorithms
 BEGIN = "<!-- algorithms:begin -->"
 END = "<!-- algorithms:end -->"
 PIPE = "\\|"  # a literal | inside a markdown table cell
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "algorithms.md"  # where the table lives
 
 
 def _yes(flag: bool | None) -> str:
@@ -46,9 +46,9 @@ def main() -> int:
         text = README.read_text()
         ok = BEGIN in text and text[text.index(BEGIN) : text.index(END) + len(END)] == block
         print(
-            "README algorithm table is up to date"
+            "docs/algorithms.md: the algorithm table is up to date"
             if ok
-            else "README algorithm table is stale: run python scripts/algorithms_table.py --write"
+            else "docs/algorithms.md: the algorithm table is stale: run python scripts/algorithms_table.py --write"
         )
         return 0 if ok else 1
     if "--write" in sys.argv:
