@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
 
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
@@ -82,6 +82,15 @@ async def _from_form(
     request: Request, max_rows: int, max_features: int
 ) -> tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]:
     form = await request.form()
+    try:
+        return await _parse_form(form, max_rows, max_features)
+    finally:
+        await form.close()  # uploads are spooled to temporary files: close them
+
+
+async def _parse_form(
+    form: FormData, max_rows: int, max_features: int
+) -> tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]:
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
         raise InvalidArgument("file: a CSV file part named 'file' is required", field="file")
