@@ -9,8 +9,9 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from app.api.bodies import json_body
 from app.api.deps import ModelName, ServicesDep
-from app.api.errors import error_response, validation_errors
+from app.api.errors import validation_errors
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
     ErrorResponse,
@@ -69,16 +70,9 @@ def _body(model: type[PredictRequest]) -> dict[str, Any]:
 
 
 async def _parse(request: Request, model: type[R]) -> R | FastJSONResponse:
-    """One pass from bytes to a validated model (pydantic-core's JSON parser)."""
-    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
-    if ctype.lower() != "application/json":
-        return error_response(
-            "UNSUPPORTED_MEDIA_TYPE",
-            f"content type {ctype!r} is not supported; send application/json",
-            field="content-type",
-        )
+    """One pass from bytes to a validated model (see :mod:`app.api.bodies`)."""
     try:
-        return model.model_validate_json(await request.body())
+        return await json_body(request, model)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
 

@@ -10,10 +10,11 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, UploadFile
 
+from app.api.bodies import JSON, media_type
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
-from app.errors import InvalidArgument, ServiceError
+from app.errors import InvalidArgument
 from app.services.inputs import (
     check_limits,
     feature_names_checked,
@@ -152,19 +153,17 @@ async def create_version(
     name: ModelName, request: Request, services: ServicesDep, mode: Mode = "auto"
 ) -> Any:
     s = services.settings
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = media_type(request, accepted=(JSON, "multipart/form-data"), default="")
     try:
-        if ctype == "application/json":
+        if ctype == JSON:
             body = await request.body()
             data, spec, description, tags = await run_in_threadpool(
                 _from_json, body, s.max_train_rows, s.max_features
             )
-        elif ctype == "multipart/form-data":
+        else:
             data, spec, description, tags = await _from_form(
                 request, s.max_train_rows, s.max_features
             )
-        else:
-            raise _Unsupported(ctype)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
     except _Invalid as exc:
@@ -193,14 +192,3 @@ async def create_version(
         )
     )
     return VersionOut(**vars(view))
-
-
-class _Unsupported(ServiceError):
-    code = "UNSUPPORTED_MEDIA_TYPE"
-
-    def __init__(self, ctype: str) -> None:
-        super().__init__(
-            f"content type {ctype or '(none)'!r} is not supported; send "
-            "application/json or multipart/form-data",
-            field="content-type",
-        )

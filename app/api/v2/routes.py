@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
+from app.api.bodies import json_body
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import describe_validation
 from app.api.responses import FastJSONResponse
@@ -140,11 +141,8 @@ def ready_version(name: ModelName, version: str, services: ServicesDep) -> FastJ
 async def _infer(
     name: str, version: str | None, request: Request, services: Any
 ) -> FastJSONResponse:
-    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
-    if ctype.lower() != "application/json":
-        return v2_error("UNSUPPORTED_MEDIA_TYPE", f"content type {ctype!r}: send application/json")
     try:
-        req = InferenceRequest.model_validate_json(await request.body())
+        req = await json_body(request, InferenceRequest)
     except ValidationError as exc:
         code, detail, _, _ = describe_validation(list(exc.errors()))
         return v2_error(code, detail)
