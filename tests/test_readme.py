@@ -48,3 +48,13 @@ def test_relative_links_of_the_readme_and_the_doc_pages_resolve() -> None:
             if not (page.parent / path).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert broken == []
+
+
+def test_docs_configuration_table_matches_the_settings() -> None:
+    out = subprocess.run(
+        [sys.executable, "scripts/configuration_table.py", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
