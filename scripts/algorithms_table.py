@@ -21,15 +21,34 @@ def _yes(flag: bool | None) -> str:
     return "" if flag is None else ("yes" if flag else "no")
 
 
+SERVED = " Served uncalibrated"  # where a spec's rule text turns to how it is served
+
+
+def _split_rule(rule: str) -> tuple[str, str | None]:
+    """``(the rule of the paper, how a version is served)``; the second part is shared
+    by whole families of algorithms, so the table says it once and refers to it."""
+    if SERVED in rule:
+        head, tail = rule.split(SERVED, 1)
+        return head.strip(), SERVED.strip() + tail
+    return rule, None
+
+
 def table() -> str:
     lines = [
         "| algorithm | family | source | trains with costs | own params | decision rule; request costs | FGD-consistent | cost-consistent | asymmetry-preserving |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    serving: list[str] = []
     for spec in algorithms().values():
         props = spec.properties or {}
         params = ", ".join(p.name for p in spec.params) or "-"
-        rule = spec.decision_rule.replace("|", PIPE)
+        head, served = _split_rule(spec.decision_rule)
+        rule = head.replace("|", PIPE)
+        if served is not None:
+            if served not in serving:
+                serving.append(served)
+            n = serving.index(served) + 1
+            rule += f" Serving: [S{n}](#s{n})."
         source = spec.source.replace("|", PIPE)
         lines.append(
             f"| `{spec.name}` ({spec.title}) | {spec.family} | {source} "
@@ -37,6 +56,13 @@ def table() -> str:
             f"| {_yes(props.get('fgd_consistent'))} | {_yes(props.get('cost_consistent'))} "
             f"| {_yes(props.get('asymmetry_preserving'))} |"
         )
+    if serving:
+        lines += [
+            "",
+            "How the models trained with costs are served (referred to in the table):",
+            "",
+        ]
+        lines += [f'- <a id="s{n}"></a>**S{n}.** {text}' for n, text in enumerate(serving, 1)]
     return "\n".join(lines)
 
 
