@@ -1,7 +1,7 @@
-"""Print the README's algorithm table from the catalog (models.algorithms).
+"""Print the algorithm table of docs/algorithms.md from the catalog (models.algorithms).
 
 python scripts/algorithms_table.py            # print the table
-python scripts/algorithms_table.py --check    # exit 1 if README.md is out of date
+python scripts/algorithms_table.py --check    # exit 1 if docs/algorithms.md is out of date
 """
 
 from __future__ import annotations
@@ -14,11 +14,23 @@ from models.algorithms import algorithms
 BEGIN = "<!-- algorithms:begin -->"
 END = "<!-- algorithms:end -->"
 PIPE = "\\|"  # a literal | inside a markdown table cell
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "algorithms.md"  # where the table lives
 
 
 def _yes(flag: bool | None) -> str:
     return "" if flag is None else ("yes" if flag else "no")
+
+
+SERVED = " Served uncalibrated"  # where a spec's rule text turns to how it is served
+
+
+def _split_rule(rule: str) -> tuple[str, str | None]:
+    """``(the rule of the paper, how a version is served)``; the second part is shared
+    by whole families of algorithms, so the table says it once and refers to it."""
+    if SERVED in rule:
+        head, tail = rule.split(SERVED, 1)
+        return head.strip(), SERVED.strip() + tail
+    return rule, None
 
 
 def table() -> str:
@@ -26,10 +38,17 @@ def table() -> str:
         "| algorithm | family | source | trains with costs | own params | decision rule; request costs | FGD-consistent | cost-consistent | asymmetry-preserving |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    serving: list[str] = []
     for spec in algorithms().values():
         props = spec.properties or {}
         params = ", ".join(p.name for p in spec.params) or "-"
-        rule = spec.decision_rule.replace("|", PIPE)
+        head, served = _split_rule(spec.decision_rule)
+        rule = head.replace("|", PIPE)
+        if served is not None:
+            if served not in serving:
+                serving.append(served)
+            n = serving.index(served) + 1
+            rule += f" Serving: [S{n}](#s{n})."
         source = spec.source.replace("|", PIPE)
         lines.append(
             f"| `{spec.name}` ({spec.title}) | {spec.family} | {source} "
@@ -37,6 +56,13 @@ def table() -> str:
             f"| {_yes(props.get('fgd_consistent'))} | {_yes(props.get('cost_consistent'))} "
             f"| {_yes(props.get('asymmetry_preserving'))} |"
         )
+    if serving:
+        lines += [
+            "",
+            "How the models trained with costs are served (referred to in the table):",
+            "",
+        ]
+        lines += [f'- <a id="s{n}"></a>**S{n}.** {text}' for n, text in enumerate(serving, 1)]
     return "\n".join(lines)
 
 
@@ -46,9 +72,9 @@ def main() -> int:
         text = README.read_text()
         ok = BEGIN in text and text[text.index(BEGIN) : text.index(END) + len(END)] == block
         print(
-            "README algorithm table is up to date"
+            "docs/algorithms.md: the algorithm table is up to date"
             if ok
-            else "README algorithm table is stale: run python scripts/algorithms_table.py --write"
+            else "docs/algorithms.md: the algorithm table is stale: run python scripts/algorithms_table.py --write"
         )
         return 0 if ok else 1
     if "--write" in sys.argv:

@@ -27,7 +27,7 @@ if [ -z "${COSTWISE_CHROMIUM:-}" ] && { [ ! -x /usr/bin/chromium ] || [ ! -x /us
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
   else
-    echo "Chromium/ChromeDriver missing and not root: the browser tests will fail (see README)" >&2
+    echo "Chromium/ChromeDriver missing and not root: the browser tests will fail (see docs/development.md)" >&2
   fi
 fi
 exec python -m pytest "$@"

@@ -1,15 +1,20 @@
-"""The README stays accurate: its algorithm table is generated from the catalog."""
+"""The README and docs/ stay accurate: the generated algorithm table matches the catalog,
+the README states the two commands, every doc page is linked from the README, and every
+relative link in them points at a file that exists."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
-def test_readme_algorithm_table_matches_the_catalog() -> None:
+def test_docs_algorithm_table_matches_the_catalog() -> None:
     out = subprocess.run(
         [sys.executable, "scripts/algorithms_table.py", "--check"],
         cwd=ROOT,
@@ -23,3 +28,33 @@ def test_readme_states_the_two_commands_and_ci_runs_the_test_one() -> None:
     text = (ROOT / "README.md").read_text()
     assert "make run" in text and "make test" in text
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_is_short_and_links_every_doc_page() -> None:
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 260
+    linked = {m.split("#", 1)[0] for m in LINK.findall(text)}
+    pages = {f"docs/{p.name}" for p in DOCS.glob("*.md")}
+    assert sorted(pages - linked) == []
+
+
+def test_relative_links_of_the_readme_and_the_doc_pages_resolve() -> None:
+    broken = []
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for target in LINK.findall(page.read_text()):
+            path = target.split("#", 1)[0]
+            if not path or re.match(r"[a-z]+:", path):
+                continue
+            if not (page.parent / path).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
+
+
+def test_docs_configuration_table_matches_the_settings() -> None:
+    out = subprocess.run(
+        [sys.executable, "scripts/configuration_table.py", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -87,8 +87,8 @@ def test_train_list_predict(
         )
         == 0
     )
-    cheap = list(csv.DictReader(out_cheap.open()))
-    dear = list(csv.DictReader(out_dear.open()))
+    cheap = list(csv.DictReader(out_cheap.read_text().splitlines()))
+    dear = list(csv.DictReader(out_dear.read_text().splitlines()))
     assert len(cheap) == len(dear) == 50
     assert set(cheap[0]) == {"row", "decision", "p_0", "p_1", "threshold", "expected_cost"}
     assert float(dear[0]["threshold"]) == pytest.approx(1 / 101, rel=1e-4)

@@ -9,8 +9,9 @@ from fastapi import APIRouter, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from app.api.bodies import media_type
 from app.api.deps import ModelName, Services, ServicesDep
-from app.api.errors import error_response, validation_errors
+from app.api.errors import validation_errors
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
     ErrorResponse,
@@ -95,14 +96,9 @@ def _refuse_clearly_too_many_rows(body: bytes, settings: Settings) -> None:
 
 
 async def _parse(request: Request, model: type[R]) -> R | FastJSONResponse:
-    """One pass from bytes to a validated model (pydantic-core's JSON parser)."""
-    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
-    if ctype.lower() != "application/json":
-        return error_response(
-            "UNSUPPORTED_MEDIA_TYPE",
-            f"content type {ctype!r} is not supported; send application/json",
-            field="content-type",
-        )
+    """One pass from bytes to a validated model (pydantic-core's JSON parser); the media
+    type checked as every route checks it (:mod:`app.api.bodies`)."""
+    media_type(request)
     body = await request.body()
     services: Services = request.app.state.services
     if len(body) > INLINE_PARSE_BYTES:

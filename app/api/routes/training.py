@@ -11,11 +11,12 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from app.api.bodies import JSON, media_type
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import error_response, validation_errors
 from app.api.guards import RETRY_AFTER_SECONDS, Slots
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
-from app.errors import InvalidArgument, ServiceError
+from app.errors import InvalidArgument
 from app.services.inputs import (
     check_classes,
     check_limits,
@@ -177,15 +178,13 @@ async def create_version(
     name: ModelName, request: Request, services: ServicesDep, mode: Mode = "auto"
 ) -> Any:
     s = services.settings
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = media_type(request, accepted=(JSON, "multipart/form-data"), default="")
     try:
-        if ctype == "application/json":
+        if ctype == JSON:
             body = await request.body()
             data, spec, description, tags = await run_in_threadpool(_from_json, body, s)
-        elif ctype == "multipart/form-data":
+        else:  # multipart/form-data (media_type refused anything else)
             data, spec, description, tags = await _from_form(request, s)
-        else:
-            raise _Unsupported(ctype)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
     except _Invalid as exc:
@@ -229,14 +228,3 @@ async def create_version(
         slots.release()
     request.app.state.known_models.add(name)
     return VersionOut(**vars(view))
-
-
-class _Unsupported(ServiceError):
-    code = "UNSUPPORTED_MEDIA_TYPE"
-
-    def __init__(self, ctype: str) -> None:
-        super().__init__(
-            f"content type {ctype or '(none)'!r} is not supported; send "
-            "application/json or multipart/form-data",
-            field="content-type",
-        )

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from app import __version__
+from app.api.bodies import media_type
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import describe_validation
 from app.api.responses import FastJSONResponse
@@ -146,9 +147,7 @@ def _parse_and_decode(body: bytes) -> tuple[InferenceRequest, Decoded]:
 async def _infer(
     name: str, version: str | None, request: Request, services: Any
 ) -> FastJSONResponse:
-    ctype = request.headers.get("content-type", "application/json").split(";")[0].strip()
-    if ctype.lower() != "application/json":
-        return v2_error("UNSUPPORTED_MEDIA_TYPE", f"content type {ctype!r}: send application/json")
+    media_type(request)  # 415 as everywhere (app.api.bodies)
     raw = await request.body()
     try:
         if len(raw) <= INLINE_PARSE_BYTES:
