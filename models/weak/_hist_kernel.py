@@ -43,7 +43,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["MODE_COST", "MODE_GINI", "PARALLEL_OK", "grow_tree"]
+__all__ = ["MODE_COST", "MODE_GINI", "PARALLEL_OK", "grow_tree", "histogram_all"]
 
 
 def _threadsafe_layer() -> bool:
@@ -67,6 +67,7 @@ if PARALLEL_OK and "NUMBA_THREADING_LAYER" not in os.environ:
 MODE_COST = 0
 MODE_GINI = 1
 _TIE = 1e-12
+_NB_MAX = 256
 _PAR_MIN = 1_000_000  # (rows x features) of a node below which one thread is faster
 
 
@@ -109,6 +110,19 @@ def _histogram(codes, order, start, end, H, out, parallel):  # pragma: no cover 
     else:
         for j in range(codes.shape[0]):
             _hist_feature(codes[j], rows, g, out[j])
+
+
+@njit(nogil=True, cache=True)
+def histogram_all(codes, H, parallel):  # pragma: no cover - compiled
+    """Histogram (feature, bin, column) of ``H`` over all rows, summed in row order.
+
+    The order of the sums is that of a CSR product ``A @ w`` whose rows list the
+    examples of each bin in increasing order, so the stump gets the same bits."""
+    d, n = codes.shape
+    out = np.empty((d, _NB_MAX, H.shape[1]))
+    order = np.arange(n).astype(np.int32)
+    _histogram(codes, order, 0, n, H, out, parallel and n * d >= _PAR_MIN)
+    return out
 
 
 @njit(nogil=True, cache=True)

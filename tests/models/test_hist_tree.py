@@ -61,7 +61,7 @@ def test_leaves_hold_the_weighted_majority_and_error_is_minimal_at_depth_one() -
 
 
 def _unique_stump_optimum(st: StumpTrainer, w: np.ndarray) -> bool:
-    hist = (st._A @ w).reshape(st.n_features, st._nb, 2)
+    hist = st.histogram(w)
     s_left, s_right, _ = st._split_scores(hist)
     best = np.minimum(s_left, s_right)
     return int(np.sum(best <= best.min() + 1e-12)) == 1
