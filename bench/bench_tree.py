@@ -106,6 +106,9 @@ def peak_fit_memory(n: int, depth: int, rounds: int) -> int:
     out = subprocess.run(
         [sys.executable, __file__, "--memory-child", str(n), str(depth), str(rounds)],
         cwd=ROOT, capture_output=True, text=True, check=True,
+        # a fixed mmap threshold: large arrays are mapped and unmapped, so memory freed
+        # before the fit (making the data) cannot be reused by it unseen in the RSS
+        env=dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536"),
     )  # fmt: skip
     return int(out.stdout.strip().splitlines()[-1])
 
