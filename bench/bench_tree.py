@@ -274,6 +274,8 @@ def main() -> None:
     stem = f"tree-{started.date().isoformat()}{'-quick' if args.quick else ''}"
     if args.threads != 2:
         stem += f"-{args.threads}thread"
+    if args.sizes and not args.quick:
+        stem += "".join(f"-{n // 1000}k" for n in args.sizes)
     (out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / f"{stem}.md").write_text(markdown(result))
     print(f"wrote bench/results/{stem}.md")

@@ -15,7 +15,6 @@ import numpy as np
 from models.binning import BinnedFeatures, bin_features
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
-from models.weak._hist_kernel import PARALLEL_OK, histogram_all
 from models.weak.base import Stump, stumps_ensemble
 
 __all__ = ["StumpTrainer", "STUMP_CRITERIA"]
@@ -104,6 +103,8 @@ class StumpTrainer:
 
         Summed in row order by the compiled kernel (:func:`histogram_all`), the same
         bits as the sparse product it replaced, without its 12 bytes per value."""
+        from models.weak._hist_kernel import PARALLEL_OK, histogram_all  # numba: lazily
+
         H = self._H
         H[:, 0] = np.where(self._pos, 0.0, w)
         H[:, 1] = np.where(self._pos, w, 0.0)
