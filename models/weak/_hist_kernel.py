@@ -8,8 +8,8 @@ multiclass trees (:mod:`models.multiclass.weak`). It works on a matrix ``H`` of 
   (the weighted misclassification error when ``H[i, k] = w_i [k != y_i]``, section 2.2
   of Nikolaou et al.; any per-row cost matrix for Lemmas 1-2 of Yang et al.) and a leaf
   outputs ``argmin_k`` of its summed costs; equal errors (within 1e-12 of the node's
-  weight) are broken by the weighted Gini index of the summed columns, so a split that
-  does not lower the error yet separates the classes (XOR-like data) is preferred;
+  weight) are broken by the weighted Gini index of the summed columns, so among splits
+  that lower the error equally (or not at all) the one with purer children is taken;
 * a *class weight* (``mode = MODE_GINI``): the split minimises the weighted Gini
   impurity, a leaf outputs ``argmax_k``.
 
@@ -20,9 +20,10 @@ zeros to the histograms and defines no threshold). NaN (the missing bin) goes
 to the side with the better criterion, or to the side holding more weight when both are
 equal (ties: left), as in the decision stump.
 
-Speed: per node, the histogram (feature, bin, column) of the smaller child is summed
-over its rows and the sibling's is the parent's minus it (the subtraction trick); both
-that sum and the split search run in parallel over features (``prange``). Rows are kept
+Speed: per node, the histogram (feature, bin, column) of the smaller child (fewer rows
+of positive weight) is summed over its rows and the sibling's is the parent's minus it
+(the subtraction trick); that sum runs in parallel over features (``prange``) for large
+nodes. Rows are kept
 partitioned by node in one index array, so every row's leaf is known when growth ends
 and the training outputs cost nothing extra. ``nogil=True`` lets other threads run
 while a tree grows; ``cache=True`` compiles once per machine (next to this file in
