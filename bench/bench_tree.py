@@ -83,11 +83,14 @@ def ours(depth: int, rounds: int) -> AdaBoost:
     return AdaBoost(n_estimators=rounds, weak_learner="tree", max_depth=depth)
 
 
+THREADS = 2
+
+
 def lgbm(depth: int, rounds: int) -> Any:
     return lightgbm.LGBMClassifier(
         n_estimators=rounds, max_depth=depth, num_leaves=2**depth, min_child_samples=1,
         learning_rate=0.1, subsample=1.0, subsample_freq=0, colsample_bytree=1.0,
-        n_jobs=2, max_bin=255, verbose=-1, random_state=0,
+        n_jobs=THREADS, max_bin=255, verbose=-1, random_state=0,
     )  # fmt: skip
 
 
@@ -103,6 +106,9 @@ def peak_fit_memory(n: int, depth: int, rounds: int) -> int:
     out = subprocess.run(
         [sys.executable, __file__, "--memory-child", str(n), str(depth), str(rounds)],
         cwd=ROOT, capture_output=True, text=True, check=True,
+        # a fixed mmap threshold: large arrays are mapped and unmapped, so memory freed
+        # before the fit (making the data) cannot be reused by it unseen in the RSS
+        env=dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536"),
     )  # fmt: skip
     return int(out.stdout.strip().splitlines()[-1])
 
@@ -180,12 +186,21 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small data, few rounds")
     ap.add_argument("--rounds", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument(
+        "--threads", type=int, default=2,
+        help="threads of both libraries (LightGBM n_jobs, numba.set_num_threads); 1 gives "
+        "a comparison less distorted by other jobs on a shared machine",
+    )  # fmt: skip
+    ap.add_argument("--sizes", type=int, nargs="+", help="row counts (default 50000 200000)")
     ap.add_argument("--memory-child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global THREADS
+    THREADS = args.threads
+    numba.set_num_threads(args.threads)
     if args.memory_child:
         _memory_child(*args.memory_child)
         return
-    sizes = [5_000, 20_000] if args.quick else [50_000, 200_000]
+    sizes = [5_000, 20_000] if args.quick else (args.sizes or [50_000, 200_000])
     rounds = 10 if args.quick else args.rounds
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
@@ -248,6 +263,7 @@ def main() -> None:
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
         "quick": args.quick,
+        "threads": args.threads,
         "compile_first_use_s": cold,
         "compile_cached_s": warm,
         "fits": rows,
@@ -256,6 +272,10 @@ def main() -> None:
     out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
     stem = f"tree-{started.date().isoformat()}{'-quick' if args.quick else ''}"
+    if args.threads != 2:
+        stem += f"-{args.threads}thread"
+    if args.sizes and not args.quick:
+        stem += "".join(f"-{n // 1000}k" for n in args.sizes)
     (out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / f"{stem}.md").write_text(markdown(result))
     print(f"wrote bench/results/{stem}.md")
@@ -271,9 +291,12 @@ def markdown(r: dict[str, Any]) -> str:
         f"(threading layer {r['threading_layer']}), LightGBM {r['lightgbm']}.",
         "",
         "Command: `.venv/bin/python bench/bench_tree.py" + (" --quick" if r["quick"] else "")
+        + f" --rounds {r['fits'][0]['rounds']} --threads {r['threads']}"
+        + (f" --sizes {' '.join(str(n) for n in sorted({f['n'] for f in r['fits']}))}")
         + "`. Synthetic `make_classification` data, d = 50; our fit includes binning; "
         "LightGBM grows the same depth-limited trees (num_leaves = 2^depth, "
-        "min_child_samples = 1, no bagging, n_jobs = 2, max_bin = 255), same rounds. "
+        f"min_child_samples = 1, no bagging, n_jobs = {r['threads']}, max_bin = 255), same "
+        "rounds; our kernel with the same number of numba threads. "
         "Depth 1 is our stump. Times: median of the alternated repeats.",
         "",
         "| n x d | depth | rounds | ours (s) | LightGBM (s) | ratio | goal | peak fit memory "

@@ -31,7 +31,10 @@ from models.adaboost import AdaBoost  # noqa: E402
 from models.calibrated import CalibratedAdaMEC  # noqa: E402
 from models.multiclass.samme import SAMME  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "datasets"
+DATA = next(
+    (p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()),
+    ROOT.parent / "shared" / "datasets",
+)  # /work/shared beside the main checkout or above a worktree
 SETS = ("magic", "spambase", "chess", "german", "pima", "ionosphere")
 CONFIGS = [(c, d) for c in ("error", "gini") for d in (3, 6)]
 

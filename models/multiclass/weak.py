@@ -35,9 +35,15 @@ from models.binning import bin_features
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
 from models.multiclass.vote_ensemble import VoteEnsemble
-from models.weak._hist_kernel import MODE_COST, MODE_GINI
 from models.weak.base import Stump, stumps_ensemble
-from models.weak.tree import TreeArrays, check_depth, grow_binned_tree, trees_ensemble
+from models.weak.tree import (
+    MODE_COST,
+    MODE_GINI,
+    TreeArrays,
+    check_depth,
+    grow_binned_tree,
+    trees_ensemble,
+)
 
 __all__ = [
     "MULTICLASS_WEAK_LEARNERS",

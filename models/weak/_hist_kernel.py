@@ -8,8 +8,8 @@ multiclass trees (:mod:`models.multiclass.weak`). It works on a matrix ``H`` of 
   (the weighted misclassification error when ``H[i, k] = w_i [k != y_i]``, section 2.2
   of Nikolaou et al.; any per-row cost matrix for Lemmas 1-2 of Yang et al.) and a leaf
   outputs ``argmin_k`` of its summed costs; equal errors (within 1e-12 of the node's
-  weight) are broken by the weighted Gini index of the summed columns, so a split that
-  does not lower the error yet separates the classes (XOR-like data) is preferred;
+  weight) are broken by the weighted Gini index of the summed columns, so among splits
+  that lower the error equally (or not at all) the one with purer children is taken;
 * a *class weight* (``mode = MODE_GINI``): the split minimises the weighted Gini
   impurity, a leaf outputs ``argmax_k``.
 
@@ -20,9 +20,10 @@ zeros to the histograms and defines no threshold). NaN (the missing bin) goes
 to the side with the better criterion, or to the side holding more weight when both are
 equal (ties: left), as in the decision stump.
 
-Speed: per node, the histogram (feature, bin, column) of the smaller child is summed
-over its rows and the sibling's is the parent's minus it (the subtraction trick); both
-that sum and the split search run in parallel over features (``prange``). Rows are kept
+Speed: per node, the histogram (feature, bin, column) of the smaller child (fewer rows
+of positive weight) is summed over its rows and the sibling's is the parent's minus it
+(the subtraction trick); that sum runs in parallel over features (``prange``) for large
+nodes. Rows are kept
 partitioned by node in one index array, so every row's leaf is known when growth ends
 and the training outputs cost nothing extra. ``nogil=True`` lets other threads run
 while a tree grows; ``cache=True`` compiles once per machine (next to this file in
@@ -43,7 +44,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["MODE_COST", "MODE_GINI", "PARALLEL_OK", "grow_tree"]
+__all__ = ["MODE_COST", "MODE_GINI", "PARALLEL_OK", "grow_tree", "histogram_all"]
 
 
 def _threadsafe_layer() -> bool:
@@ -67,6 +68,7 @@ if PARALLEL_OK and "NUMBA_THREADING_LAYER" not in os.environ:
 MODE_COST = 0
 MODE_GINI = 1
 _TIE = 1e-12
+_NB_MAX = 256
 _PAR_MIN = 1_000_000  # (rows x features) of a node below which one thread is faster
 
 
@@ -109,6 +111,19 @@ def _histogram(codes, order, start, end, H, out, parallel):  # pragma: no cover 
     else:
         for j in range(codes.shape[0]):
             _hist_feature(codes[j], rows, g, out[j])
+
+
+@njit(nogil=True, cache=True)
+def histogram_all(codes, H, parallel):  # pragma: no cover - compiled
+    """Histogram (feature, bin, column) of ``H`` over all rows, summed in row order.
+
+    The order of the sums is that of a CSR product ``A @ w`` whose rows list the
+    examples of each bin in increasing order, so the stump gets the same bits."""
+    d, n = codes.shape
+    out = np.empty((d, _NB_MAX, H.shape[1]))
+    order = np.arange(n).astype(np.int32)
+    _histogram(codes, order, 0, n, H, out, parallel and n * d >= _PAR_MIN)
+    return out
 
 
 @njit(nogil=True, cache=True)

@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 TREE_CRITERIA = ("error", "gini")
+MODE_COST, MODE_GINI = 0, 1  # as in models.weak._hist_kernel (imported lazily: numba)
 
 
 class TreeArrays(NamedTuple):
@@ -127,8 +128,6 @@ class TreeTrainer:
         criterion: str = "error",
         sample_weight: np.ndarray | None = None,
     ) -> None:
-        from models.weak._hist_kernel import MODE_COST, MODE_GINI
-
         self.max_depth = check_depth(max_depth)
         if criterion not in TREE_CRITERIA:
             raise InvalidInput(f"tree criterion must be one of {TREE_CRITERIA}, got {criterion!r}")

@@ -61,7 +61,7 @@ def test_leaves_hold_the_weighted_majority_and_error_is_minimal_at_depth_one() -
 
 
 def _unique_stump_optimum(st: StumpTrainer, w: np.ndarray) -> bool:
-    hist = (st._A @ w).reshape(st.n_features, st._nb, 2)
+    hist = st.histogram(w)
     s_left, s_right, _ = st._split_scores(hist)
     best = np.minimum(s_left, s_right)
     return int(np.sum(best <= best.min() + 1e-12)) == 1
@@ -244,3 +244,18 @@ def test_every_algorithm_fits_the_weak_learners_its_catalog_entry_lists() -> Non
                     spec.build(common, validate_params(spec, {})).fit(X, y)
         assert "tree" in spec.weak_learners or name in ("cs_realboost", "cs_logitboost")
         assert spec.describe()["weak_learners"] == list(spec.weak_learners)
+
+
+def test_kernel_modes_match_and_serving_does_not_import_numba() -> None:
+    import subprocess
+    import sys
+
+    from models.weak import _hist_kernel, tree
+
+    assert (tree.MODE_COST, tree.MODE_GINI) == (_hist_kernel.MODE_COST, _hist_kernel.MODE_GINI)
+    code = (
+        "import sys, models.artifacts, models.calibrated, models.weak, models.multiclass.weak; "
+        "print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"  # the compiled kernel loads on the first fit only
