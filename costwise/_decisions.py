@@ -92,7 +92,8 @@ def get_plot(
     ratio_max: float | None = None,
 ) -> Operation[dict[str, Any]]:
     """``GET .../plots/{kind}?format=json``: the plot's data (``brier_curve``,
-    ``reliability``, ``roc``, ``cost_curve``; the last takes a c_fn/c_fp ratio range)."""
+    ``reliability``, ``roc``, ``cost_curve``, which takes a c_fn/c_fp ratio range, and
+    ``capacity`` for versions of the default algorithm ``auto``)."""
     call = _plot_call(name, version, kind, "json", ratio_min, ratio_max)
     return one(call, lambda response: dict(decode(response)))
 

@@ -23,7 +23,10 @@ How (one search, a bounded number of fits):
    supports), and skips entries
    whose estimated time would not fit before the training deadline
    (:func:`models.progress.time_left`, set by the service from
-   ``COSTWISE_MAX_TRAINING_SECONDS``) or ``time_budget``.
+   ``COSTWISE_MAX_TRAINING_SECONDS``) or ``time_budget``. The final stage's time is
+   estimated for every entry tried (from its fold fits); when the best entry's would not
+   fit in 90% of the time left, the best entry whose does is taken, else the cheapest
+   (``capacity_["time_fallback"]``).
 3. The (weak learner, rounds) pair of least loss wins (ties: the smaller capacity); the
    loss is the validation curve smoothed over neighbouring checkpoints (:func:`smoothed`).
    Small data (at most ``max_search_rows`` rows): the calibration map is the one
@@ -60,7 +63,7 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.calibration import make_calibrator
-from models.crossfit import cross_fit, fold_indices, run_parallel
+from models.crossfit import _check_n_jobs, cross_fit, fold_indices, run_parallel
 from models.decisions import Decisions
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
@@ -272,7 +275,7 @@ class _AutoCapacity:
 
         curves: list[dict[str, Any]] = []
         best: tuple[float, int, int] | None = None  # (loss, grid index, rounds)
-        best_scores: np.ndarray | None = None
+        candidates: list[tuple[float, int, int, np.ndarray, float]] = []
         stopped = "grid_done"
         offset = 0
         seconds_per_unit: float | None = None
@@ -334,15 +337,34 @@ class _AutoCapacity:
             )
             spent = time.monotonic() - t0
             seconds_per_unit = spent / (search_units[g] * _unit_cost(wl, depth))
+            # wall time of the final stage with this entry, from its fold fits' wall time
+            jobs = min(_check_n_jobs(self.n_jobs), k_search)
+            per_fit = spent * jobs / k_search * k_search / (k_search - 1) * n / len(rows)
+            stage = per_fit * ((min(k, 3) + 1) / jobs if subsample else 1.0)
+            final_est = stage * int(cps[c_best]) / m_max
+            candidates.append((float(smooth[c_best]), g, int(cps[c_best]), oof[c_best], final_est))
+            curves[-1]["seconds"] = round(spent, 3)
             if best is None or smooth[c_best] < best[0]:
                 best = (float(smooth[c_best]), g, int(cps[c_best]))
-                best_scores = oof[c_best]
             elif smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
                 stopped = "no_improvement"  # clearly worse: more capacity overfits
                 break
-        assert best is not None and best_scores is not None
+        assert best is not None and candidates
         if offset < sum(search_units):
             report(sum(search_units), total)  # skipped entries count as done
+        # the best entry whose final stage fits in the time left (else the cheapest)
+        chosen = min(candidates, key=lambda c: c[0])
+        fallback = False
+        if budget is not None:
+            left = budget - (time.monotonic() - started)
+            fits = [c for c in candidates if c[4] <= 0.9 * left]
+            if chosen not in fits:
+                chosen = (
+                    min(fits, key=lambda c: c[0]) if fits else min(candidates, key=lambda c: c[4])
+                )
+                fallback = True
+        best = (chosen[0], chosen[1], chosen[2])
+        best_scores, final_estimate = chosen[3], chosen[4]
         _, g_best, rounds = best
         wl, depth, _ = grid[g_best]
 
@@ -383,6 +405,8 @@ class _AutoCapacity:
             "search_folds": k_search,
             "stopped": stopped,
             "search_seconds": round(time.monotonic() - started, 3),
+            "final_estimate_seconds": round(final_estimate, 3),
+            "time_fallback": fallback,
             "curves": curves,
         }
         self._install(booster, calibrated, {**info, "capacity": "auto"})

@@ -109,6 +109,10 @@ def test_the_time_budget_stops_the_search_after_the_first_entry() -> None:
     X, y = _xor()
     model = AutoCalibratedBoosting(GRID, time_budget=1e-6, random_state=0).fit(X, y)
     assert model.capacity_["stopped"] == "time_limit" and len(model.capacity_["curves"]) == 1
+    assert model.capacity_["time_fallback"] is True  # no time left: the cheapest final stage
+    assert model.capacity_["final_estimate_seconds"] > 0
+    roomy = AutoCalibratedBoosting(GRID, time_budget=3600.0, random_state=0).fit(X, y)
+    assert roomy.capacity_["time_fallback"] is False and len(roomy.capacity_["curves"]) > 1
     # the deadline the service publishes has the same effect
     with training_deadline_at(time.monotonic() + 1e-6):
         model = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y)
@@ -133,9 +137,17 @@ def test_parallel_search_gives_the_same_model() -> None:
     X, y = _xor(400)
     one = AutoCalibratedBoosting(GRID, n_jobs=1, random_state=0).fit(X, y)
     two = AutoCalibratedBoosting(GRID, n_jobs=2, random_state=0).fit(X, y)
-    assert {k: v for k, v in one.capacity_.items() if k != "search_seconds"} == {
-        k: v for k, v in two.capacity_.items() if k != "search_seconds"
-    }
+    timing = {"search_seconds", "final_estimate_seconds", "seconds"}
+
+    def untimed(cap: dict[str, object]) -> dict[str, object]:
+        out = {k: v for k, v in cap.items() if k not in timing}
+        out["curves"] = [
+            {k: v for k, v in c.items() if k not in timing}
+            for c in cap["curves"]  # type: ignore[attr-defined]
+        ]
+        return out
+
+    assert untimed(one.capacity_) == untimed(two.capacity_)
     np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
 
 
