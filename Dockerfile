@@ -16,11 +16,18 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     COSTWISE_HOST=0.0.0.0 \
     COSTWISE_PORT=8000 \
-    COSTWISE_DATABASE_URL=sqlite:////data/costwise.db
+    COSTWISE_DATABASE_URL=sqlite:////data/costwise.db \
+    NUMBA_CACHE_DIR=/opt/costwise/numba-cache
 RUN groupadd --system costwise && useradd --system --gid costwise --home-dir /data costwise \
     && mkdir -p /data && chown costwise:costwise /data
 COPY --from=build /wheels /wheels
-RUN python -m pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+# libgomp1: numba's OpenMP threading layer (parallel histograms; without it the kernel
+# stays on one thread). The weak learners' kernels are compiled here, once, into
+# NUMBA_CACHE_DIR, so that no serving process pays the compile on its first training.
+RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
+    && rm -rf /var/lib/apt/lists/*
+RUN python -m pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
+    && python -m models.weak.warmup && chmod -R a+rX /opt/costwise
 USER costwise
 WORKDIR /data
 EXPOSE 8000

@@ -173,3 +173,21 @@ def test_default_sqlite_serve_needs_no_setup(tmp_path: Path, kind: str) -> None:
     r = _serve_and_probe(env)
     assert r.status_code == 200
     assert (tmp_path / "sub" / "dir" / "costwise.db").exists()
+
+
+@pytest.mark.slow
+def test_dockerfile_compiles_the_kernels_into_a_cache_the_server_reads(tmp_path: Path) -> None:
+    """The image's warm-up step, run as the Dockerfile runs it: it fills NUMBA_CACHE_DIR
+    (set for the runtime user too), so a serving process loads the kernels instead of
+    compiling them on its first training."""
+    text = (ROOT / "Dockerfile").read_text()
+    assert "python -m models.weak.warmup" in text
+    assert "NUMBA_CACHE_DIR=/opt/costwise/numba-cache" in text
+    assert "chmod -R a+rX /opt/costwise" in text
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run(
+        [sys.executable, "-m", "models.weak.warmup"], cwd=ROOT, env=env,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert list(tmp_path.rglob("*.nbi")) and list(tmp_path.rglob("*.nbc"))
