@@ -64,7 +64,7 @@ from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.calibration import make_calibrator
 from models.crossfit import _check_n_jobs, cross_fit, fold_indices, run_parallel
-from models.decisions import Decisions
+from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.multiclass.calibrated import CalibratedMulticlass
@@ -547,7 +547,7 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
                 f"labels must hold exactly two classes, got {len(classes)}: {classes.tolist()[:10]}"
             )
         self.classes_ = classes
-        self.class_priors_ = counts / counts.sum()
+        self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         self._search_fit(X, y, y_index, sw)
         return self
@@ -647,7 +647,7 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         if len(classes) < 2:
             raise TrainingError(f"at least two classes are needed, got {classes.tolist()}")
         self.classes_ = classes
-        self.class_priors_ = counts / counts.sum()
+        self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         self._search_fit(X, y, y_index, sw)
         return self
@@ -719,6 +719,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             raise InvalidInput(f"y must be 1-D, got shape {y.shape}")
         self.model_ = self._for(len(np.unique(y))).fit(X, y, sample_weight)
         self.classes_ = self.model_.classes_
+        self.class_priors_ = self.model_.class_priors_
         self.capacity_ = self.model_.capacity_
         self.calibration_info_ = self.model_.calibration_info_
         booster = self.model_.estimator_

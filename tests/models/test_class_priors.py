@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from models.auto import AutoCalibrated
 from models.calibrated import CalibratedBoosting
 from models.decisions import class_priors
 from models.exceptions import InvalidInput
@@ -37,6 +38,8 @@ def _data(k: int) -> tuple[np.ndarray, np.ndarray]:
         (lambda: CalibratedMulticlass(SAMME(n_estimators=5), calibration_split="kfold", n_folds=3), 3),
         (lambda: OneVsRestAdaBoost(n_estimators=5, calibration_split="kfold", n_folds=3), 3),
         (lambda: SAMME(n_estimators=5), 3),
+        (lambda: AutoCalibrated(grid=(("stump", 1, 20),), n_folds=3), 2),
+        (lambda: AutoCalibrated(grid=(("stump", 1, 20),), n_folds=3), 3),
     ],
 )
 def test_estimators_record_weighted_priors(make, k: int) -> None:  # type: ignore[no-untyped-def]
