@@ -1,4 +1,4 @@
-"""Compile the histogram kernels ahead of the first training: ``python -m models.weak.warmup``.
+"""Compile the histogram kernels ahead of the first training: ``python -m models.warmup``.
 
 The weak learners' numba kernels (:mod:`models.weak._hist_kernel`) are compiled on their
 first call and cached on disk (``cache=True``: next to the module in ``__pycache__``, or in
