@@ -134,6 +134,16 @@ class AppliedCosts:
 
 
 @dataclass(frozen=True)
+class Resolution:
+    """Set when the version was resolved from the server's memory while its registry
+    database was down or stalled (``stale`` is then always true)."""
+
+    stale: bool
+    resolved_at: str
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
 class Provenance:
     """Where a decision came from: version (and alias), calibration, rule, costs applied."""
 
@@ -145,6 +155,7 @@ class Provenance:
     decision_rule: str
     applied_costs: AppliedCosts
     training_costs: list[list[float]] | None
+    resolution: Resolution | None = dc_field(default=None, kw_only=True)
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -195,6 +206,7 @@ class Algorithm:
     properties: dict[str, bool] | None
     params: list[AlgorithmParam]
     notes: str
+    weak_learners: list[str] = dc_field(default_factory=list, kw_only=True)
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 

@@ -166,8 +166,8 @@ def fit_parts(
     ...     with fit_parts(2) as part:
     ...         part(0, lambda: report(3, 10))()
     ...         part(1, lambda: report(4, 10))()
-    >>> seen
-    [(3, 20), (7, 20)]
+    >>> seen  # part 0 returned after 3 rounds: a finished part counts its M = 10
+    [(3, 20), (14, 20)]
     """
     parent = _CALLBACK.get()
     if sizes is not None and (len(sizes) != parts or total is None):
