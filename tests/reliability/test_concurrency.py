@@ -33,8 +33,14 @@ def _register(server: Server, barrier: threading.Barrier, seed: int) -> tuple[in
 
 
 def test_sixteen_clients_get_consecutive_versions(database_url: str, server_factory: Any) -> None:
-    """16 simultaneous trainings of one model: 16 x 201 with versions exactly 1..16."""
-    server = server_factory(database_url, workers=2)
+    """16 simultaneous trainings of one model: 16 x 201 with versions exactly 1..16.
+
+    The synchronous-training cap (COSTWISE_MAX_SYNC_TRAININGS, 503 beyond it) is raised to
+    16 here: this test is about version allocation under concurrency, not the cap (which
+    tests/reliability/test_hostile.py covers)."""
+    server = server_factory(
+        database_url, workers=2, env={"COSTWISE_MAX_SYNC_TRAININGS": str(N_CLIENTS)}
+    )
     barrier = threading.Barrier(N_CLIENTS)
     with ThreadPoolExecutor(N_CLIENTS) as pool:
         results = list(pool.map(lambda s: _register(server, barrier, s), range(N_CLIENTS)))
