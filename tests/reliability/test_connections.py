@@ -169,8 +169,8 @@ def test_authentication_before_the_body(served: Any, method: str, path: str) -> 
 
 
 def test_oversized_request_head_is_refused(served: Any) -> None:
-    """A 1 MiB head (the limit is 16 KiB): h11 refuses it once its incomplete buffer is
-    over the limit, so a head costs at most the limit plus one socket read."""
+    """A 1 MiB head (the limit is 16 KiB): the guarded protocol refuses it once its
+    incomplete head is over the limit, so a head costs at most the limit plus one read."""
     head = b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 2**20 + b"\r\n\r\n"
     answer = _raw(_address(served.base_url), head)
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
