@@ -63,9 +63,9 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.calibration import make_calibrator
-from models.crossfit import _check_n_jobs, cross_fit, fold_indices, run_parallel
+from models.crossfit import _check_n_jobs, cross_fit, fold_indices, labelled_rows, run_parallel
 from models.decisions import Decisions, class_priors
-from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.exceptions import InvalidInput, NotFitted
 from models.inference import InferenceModel
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
@@ -535,17 +535,7 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         self._check_auto_params()
         if self.score_kind not in ("vote", "logistic"):
             raise InvalidInput(f"score_kind must be 'vote' or 'logistic', got {self.score_kind!r}")
-        X = np.asarray(X, dtype=np.float64) if not hasattr(X, "dtype") else X
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(X):
-            raise InvalidInput(
-                f"y must be 1-D with one label per row of X ({len(X)} rows), got shape {y.shape}"
-            )
-        classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
-        if len(classes) != 2:
-            raise TrainingError(
-                f"labels must hold exactly two classes, got {len(classes)}: {classes.tolist()[:10]}"
-            )
+        X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=True)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
@@ -637,15 +627,7 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AutoCalibratedMulticlass:
         """Search the capacity and fit the calibrated SAMME booster (module docstring)."""
         self._check_auto_params()
-        X = np.asarray(X, dtype=np.float64) if not hasattr(X, "dtype") else X
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(X):
-            raise InvalidInput(
-                f"y must be 1-D with one label per row of X ({len(X)} rows), got shape {y.shape}"
-            )
-        classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
-        if len(classes) < 2:
-            raise TrainingError(f"at least two classes are needed, got {classes.tolist()}")
+        X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=False)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
         sw = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)

@@ -25,9 +25,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from models._base import BaseBoosting
 from models.adaboost import AdaBoost
 from models.calibration import make_calibrator
-from models.crossfit import SPLITS, check_split_params, cross_fit
+from models.crossfit import SPLITS, check_split_params, cross_fit, labelled_rows
 from models.decisions import Decisions, class_priors
-from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.exceptions import NotFitted
 from models.inference import InferenceModel
 from models.progress import report
 from models.scorers import BinaryScorer
@@ -135,17 +135,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
             for the requested calibration split.
         """
         self._check_params()
-        X = np.asarray(X, dtype=np.float64) if not hasattr(X, "dtype") else X
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(X):
-            raise InvalidInput(
-                f"y must be 1-D with one label per row of X ({len(X)} rows), got shape {y.shape}"
-            )
-        classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
-        if len(classes) != 2:
-            raise TrainingError(
-                f"labels must hold exactly two classes, got {len(classes)}: {classes.tolist()[:10]}"
-            )
+        X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=True)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, 2, sample_weight)
         n = len(y)

@@ -276,3 +276,36 @@ def cross_fit(
         fold_models if keep_folds else [],
         folds,
     )
+
+
+def labelled_rows(
+    X: Any, y: Any, *, two_classes: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Check the training rows of a calibrated wrapper; ``(X, y, classes, y_index, counts)``.
+
+    ``X`` becomes float64 unless it already is an array; ``y`` must be 1-D with one label
+    per row of ``X``; ``classes`` are the sorted labels (exactly two with
+    ``two_classes``, else at least two), ``y_index`` each row's index into them and
+    ``counts`` the rows per class.
+
+    Raises
+    ------
+    InvalidInput
+        ``y`` of the wrong shape.
+    TrainingError
+        The wrong number of classes.
+    """
+    X = np.asarray(X, dtype=np.float64) if not hasattr(X, "dtype") else X
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != len(X):
+        raise InvalidInput(
+            f"y must be 1-D with one label per row of X ({len(X)} rows), got shape {y.shape}"
+        )
+    classes, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if two_classes and len(classes) != 2:
+        raise TrainingError(
+            f"labels must hold exactly two classes, got {len(classes)}: {classes.tolist()[:10]}"
+        )
+    if len(classes) < 2:
+        raise TrainingError(f"at least two classes are needed, got {classes.tolist()}")
+    return X, y, classes, y_index, counts

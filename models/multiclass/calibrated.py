@@ -30,9 +30,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from models.calibration import make_calibrator
-from models.crossfit import SPLITS, check_split_params, cross_fit
+from models.crossfit import SPLITS, check_split_params, cross_fit, labelled_rows
 from models.decisions import Decisions, class_priors
-from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.exceptions import NotFitted, TrainingError
 from models.inference import InferenceModel
 from models.multiclass.samme import SAMME
 from models.multiclass.scorers import CalibratedVoteScorer, normalise_rows
@@ -141,15 +141,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         check_calibration_params(
             self.calibration, self.calibration_split, self.calibration_fraction, self.n_folds
         )
-        X = np.asarray(X, dtype=np.float64) if not hasattr(X, "dtype") else X
-        y = np.asarray(y)
-        if y.ndim != 1 or len(y) != len(X):
-            raise InvalidInput(
-                f"y must be 1-D with one label per row of X ({len(X)} rows), got shape {y.shape}"
-            )
-        classes, y_idx, counts = np.unique(y, return_inverse=True, return_counts=True)
-        if len(classes) < 2:
-            raise TrainingError(f"at least two classes are needed, got {classes.tolist()}")
+        X, y, classes, y_idx, counts = labelled_rows(X, y, two_classes=False)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_idx, len(classes), sample_weight)
         n, k = len(y), len(classes)
