@@ -22,9 +22,8 @@ import numpy as np
 from anyio import to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
 from app.errors import InvalidArgument, Unavailable
-from app.registry.repository import Registry
+from app.registry.repository import writing
 from app.registry.validation import check_tags
 from app.services.deadline import LIMIT_SETTING, training_deadline
 from app.services.inputs import (
@@ -249,8 +248,7 @@ class Trainer:
             "missing_values": int(np.isnan(data.X).sum()),
         }
         seconds = time.perf_counter() - started
-        with database_errors(), self.sessions.begin() as session:
-            reg = Registry(session)
+        with writing(self.sessions) as reg:
             m = reg.get_or_create_model(name, description=description, tags=tags)
             if description is not None:
                 m.description = description
@@ -269,7 +267,7 @@ class Trainer:
             )
             reg.add_plots(v, fit.plots)
             if within is not None:
-                within(session, v.version)
+                within(reg.session, v.version)
             view = version_view(name, v, [])
         log.info("registered %s v%d (%d rows, %.2fs)", name, view.version, len(data.y), seconds)
         return view
