@@ -98,6 +98,14 @@ class BinaryScorer:
     def n_classes(self) -> int:
         return 2
 
+    def raw_scores(self, X: np.ndarray) -> np.ndarray:
+        """The raw score the calibrator takes, s(x) or s'(x), shape (n,)."""
+        return self.ensemble.score(X, self.score_kind)
+
+    def with_calibrator(self, calibrator: Calibrator) -> BinaryScorer:
+        """The same ensemble (the same arrays, not a copy) with another calibration map."""
+        return BinaryScorer(self.ensemble, self.score_kind, calibrator)
+
     def proba(self, X: np.ndarray) -> np.ndarray:
         p1 = self.calibrator.predict(self.ensemble.score(X, self.score_kind))
         out = np.empty((X.shape[0], 2), dtype=np.float64)
