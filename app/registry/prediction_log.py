@@ -187,8 +187,13 @@ class PredictionLog:
         version: int | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        *,
+        limit: int | None = None,
+        latest: bool = False,
     ) -> list[LoggedRow]:
-        """Logged predictions of ``model_id`` (one version, or all), oldest first."""
+        """Logged predictions of ``model_id`` (one version, or all), oldest first.
+
+        At most ``limit`` rows: the oldest, or with ``latest`` the most recent ones."""
         query = select(
             _T.c.prediction_id,
             _T.c.version,
@@ -203,9 +208,28 @@ class PredictionLog:
         ).where(_T.c.model_id == model_id)
         if version is not None:
             query = query.where(_T.c.version == version)
-        query = _window(query, since, until).order_by(_T.c.created_at, _T.c.id)
+        query = _window(query, since, until)
+        if latest:
+            query = query.order_by(_T.c.created_at.desc(), _T.c.id.desc())
+        else:
+            query = query.order_by(_T.c.created_at, _T.c.id)
+        if limit is not None:
+            query = query.limit(limit)
         with database_errors():
-            return [LoggedRow(*r) for r in self.session.execute(query)]
+            found = [LoggedRow(*r) for r in self.session.execute(query)]
+        return found[::-1] if latest else found
+
+    def version_classes(self, model_id: int, versions: Iterable[int]) -> dict[int, list[Any]]:
+        """Class labels (model order) of the given version numbers of ``model_id``."""
+        wanted = sorted(set(versions))
+        if not wanted:
+            return {}
+        query = select(ModelVersion.version, ModelVersion.data).where(
+            ModelVersion.model_id == model_id, ModelVersion.version.in_(wanted)
+        )
+        with database_errors():
+            rows = self.session.execute(query)
+            return {v: list((data or {}).get("classes") or []) for v, data in rows}
 
     def labelled_rows(
         self,
@@ -243,6 +267,18 @@ class PredictionLog:
         with database_errors():
             query = select(func.count()).select_from(_T).where(_T.c.model_id == model_id)
             return int(self.session.scalar(query) or 0)
+
+    def versions_of(self, model_id: int, prediction_ids: Sequence[str]) -> dict[str, int]:
+        """Version number of each logged id of ``model_id`` among ``prediction_ids``."""
+        found: dict[str, int] = {}
+        with database_errors():
+            for start in range(0, len(prediction_ids), 500):
+                chunk = list(prediction_ids[start : start + 500])
+                query = select(_T.c.prediction_id, _T.c.version).where(
+                    _T.c.model_id == model_id, _T.c.prediction_id.in_(chunk)
+                )
+                found.update({pid: int(v) for pid, v in self.session.execute(query)})
+        return found
 
     def record_outcomes(
         self, model_id: int, outcomes: Iterable[tuple[str, int, float | None]]
