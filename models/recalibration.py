@@ -124,7 +124,7 @@ def check_recalibratable(model: InferenceModel) -> BinaryScorer:
 def raw_scores(model: InferenceModel, X: ArrayLike) -> np.ndarray:
     """The raw scores the model's calibrator takes for rows ``X`` (validated features)."""
     scorer = check_recalibratable(model)
-    return scorer.raw_scores(check_features(X, model.n_features))
+    return scorer.raw_score(check_features(X, model.n_features))
 
 
 def _check_labels(y_index: ArrayLike, n: int) -> np.ndarray:

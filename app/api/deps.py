@@ -13,8 +13,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.middleware import Metrics
 from app.db import DatabaseHealth
 from app.services.jobs.service import JobService
+from app.services.log_maintenance import LogMaintenance
 from app.services.model_registry import ModelRegistry
+from app.services.monitoring import Monitoring
+from app.services.outcomes import Outcomes
 from app.services.plots.service import Plots
+from app.services.prediction_log import PredictionLogWriter
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness
 from app.settings import Settings
@@ -36,6 +40,10 @@ class Services:
     health: DatabaseHealth
     readiness: Readiness
     stopping: threading.Event  # set on SIGTERM: synchronous trainings stop at their next round
+    outcomes: Outcomes
+    monitoring: Monitoring
+    log_maintenance: LogMaintenance
+    prediction_log: PredictionLogWriter | None  # None: COSTWISE_PREDICTION_LOG=false
 
 
 async def get_services(request: Request) -> Services:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI
 
 from app import __version__
@@ -17,6 +18,7 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
 from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware, Slots
+from app.api.log_metrics import PredictionLogCollector
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import (
     algorithms,
@@ -24,6 +26,7 @@ from app.api.routes import (
     health,
     jobs,
     keys,
+    monitoring,
     plots,
     predict,
     registry,
@@ -36,8 +39,12 @@ from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
 from app.services.jobs.service import JobService, make_queue
 from app.services.known_models import KnownModels
+from app.services.log_maintenance import LogMaintenance
 from app.services.model_registry import ModelRegistry
+from app.services.monitoring import Monitoring
+from app.services.outcomes import Outcomes
 from app.services.plots.service import Plots
+from app.services.prediction_log import LogStats, PredictionLogWriter
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness, StartupChecks
 from app.settings import Settings, get_settings
@@ -177,6 +184,30 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     known_models = KnownModels(read_sessions, settings.known_models_refresh_seconds)
     queue = make_queue(settings, sessions)
+    writer = (
+        PredictionLogWriter(
+            engine,
+            max_rows=settings.prediction_log_queue_rows,
+            batch_rows=settings.prediction_log_batch_rows,
+            flush_seconds=settings.prediction_log_flush_seconds,
+        )
+        if settings.prediction_log
+        else None
+    )
+    monitor = Monitoring(read_sessions, max_rows=settings.monitoring_max_rows)
+    maintenance = LogMaintenance(
+        sessions,
+        monitor,
+        retention_days=settings.prediction_log_days,
+        refresh_seconds=settings.monitoring_refresh_seconds,
+        window_hours=settings.monitoring_window_hours,
+    )
+    metrics.registry.register(
+        PredictionLogCollector(
+            lambda: writer.stats if writer is not None else LogStats(),
+            lambda: maintenance.snapshot,
+        )
+    )
     services = Services(
         settings=settings,
         engine=engine,
@@ -189,6 +220,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_features=settings.max_features,
             stale_seconds=settings.registry_stale_seconds,
             health=db_health,
+            log=writer,
+            log_features=settings.log_features,
         ),
         metrics=metrics,
         jobs=JobService(sessions, settings, queue),
@@ -196,6 +229,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         health=db_health,
         readiness=Readiness(engine, db_health, checks),
         stopping=threading.Event(),
+        outcomes=Outcomes(sessions),
+        monitoring=monitor,
+        log_maintenance=maintenance,
+        prediction_log=writer,
     )
 
     @asynccontextmanager
@@ -208,11 +245,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 target=_retry_checks, args=(checks, services.stopping), daemon=True
             ).start()
         queue.start()
-        async with known_models.refreshing():
+        if writer is not None:
+            writer.start()
+        async with known_models.refreshing(), maintenance.running():
             yield
         services.stopping.set()
         restore()
         await queue.close()  # in-process jobs still running are stopped and left queued
+        if writer is not None:  # write what is queued (bounded), off the event loop
+            await anyio.to_thread.run_sync(writer.close)
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
@@ -237,6 +278,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         plots.router,
         training.router,
         jobs.router,
+        monitoring.router,
         algorithms.router,
         keys.router,
     ):

@@ -145,8 +145,20 @@ class ModelOut(BaseModel):
     tags: dict[str, str]
     latest_version: int | None
     aliases: dict[str, int]
+    prediction_log: bool = Field(
+        description="Whether this model's predictions are logged (when the service logs "
+        "at all: COSTWISE_PREDICTION_LOG)."
+    )
     created_at: datetime
     updated_at: datetime
+
+
+class ModelUpdate(_Strict):
+    """Settings of a model (admin)."""
+
+    prediction_log: bool = Field(
+        description="Log this model's predictions (for outcomes and monitoring) or not."
+    )
 
 
 class ModelListResponse(BaseModel):
@@ -218,20 +230,37 @@ class _CostChoice(_Strict):
         return self
 
 
-class PredictRequest(_CostChoice):
+class RowsRequest(_CostChoice):
     """Rows to score and the costs to decide with. Without costs, errors cost 1 (0-1 loss)."""
 
     instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
     records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")
 
     @model_validator(mode="after")
-    def _one_input(self) -> PredictRequest:
+    def _one_input(self) -> RowsRequest:
         if (self.instances is None) == (self.records is None):
             raise ValueError("give exactly one of instances or records")
         return self
 
 
+class PredictRequest(RowsRequest):
+    """Rows to score and the costs to decide with. Without costs, errors cost 1 (0-1 loss)."""
+
+    ids: list[str] | None = Field(
+        None,
+        description="Your own id of each row (e.g. the transaction id), one per row, "
+        "distinct, 1-128 characters, unique per model: outcomes are reported against it. "
+        "Default: the prediction log makes one. An id already logged for the model keeps "
+        "its first record (the new row is answered, not logged again).",
+    )
+
+
 class PredictionOut(BaseModel):
+    id: str | None = Field(
+        description="The row's id in the prediction log (yours from `ids`, else made by "
+        "the service): report its outcome with POST /v1/models/{name}/outcomes. Null "
+        "when logging is off (service-wide or for this model) and no `ids` were given."
+    )
     decision: Label
     probabilities: list[float] | None = Field(
         description="Probabilities the decision used, in `classes` order (after any prior "
@@ -306,7 +335,7 @@ class PredictResponse(Provenance):
     predictions: list[PredictionOut]
 
 
-class EvaluateRequest(PredictRequest):
+class EvaluateRequest(RowsRequest):
     labels: list[Label] = Field(description="True label of each row.")
 
 
@@ -447,3 +476,86 @@ class JobOut(BaseModel):
 class JobListResponse(BaseModel):
     jobs: list[JobOut]
     total: int
+
+
+# ------------------------------------------------------------- outcomes, monitoring
+class OutcomeIn(_Strict):
+    id: str = Field(description="The prediction's id (`predictions[i].id` of its predict).")
+    label: Label = Field(description="The true class, as in `classes` (same JSON type).")
+    cost: float | None = Field(
+        None,
+        description="The realised cost of the decision when you know it better than the "
+        "cost matrix applied (e.g. the amount lost); >= 0.",
+    )
+
+
+class OutcomesRequest(_Strict):
+    outcomes: list[OutcomeIn] = Field(
+        min_length=1, description="At most 10,000 outcomes, each id at most once."
+    )
+
+
+class OutcomeOut(BaseModel):
+    id: str
+    status: str = Field(
+        description="recorded (first report), unchanged (the same report again), conflict "
+        "(a different label or cost for a recorded outcome: nothing changed), unknown (no "
+        "logged prediction with this id for this model) or invalid (label not a class of "
+        "the version, or a negative cost)."
+    )
+    version: int | None = Field(description="The version that made the prediction.")
+    detail: str | None = Field(description="Why, for conflict, unknown and invalid.")
+
+
+class OutcomesResponse(BaseModel):
+    model: str
+    counts: dict[str, int] = Field(description="Items per status.")
+    results: list[OutcomeOut] = Field(description="One per outcome, in request order.")
+
+
+class MonitoringFigures(BaseModel):
+    predictions: int
+    labelled: int = Field(description="Predictions with a reported outcome.")
+    coverage: float | None = Field(description="labelled / predictions.")
+    predicted_shares: list[float] = Field(description="Share of each decided class.")
+    observed_shares: list[float] | None = Field(description="Share of each reported class.")
+    predicted_positive_rate: float | None = Field(description="Two classes: classes[1] share.")
+    observed_positive_rate: float | None
+    mean_probability: list[float] | None = Field(description="Mean probability per class.")
+    mean_probability_labelled: list[float] | None = Field(
+        description="The same over the labelled predictions (compare with observed_shares)."
+    )
+    realised_cost: float | None = Field(
+        description="Sum over labelled predictions of C[label][decision] under the costs "
+        "applied when decided, or the cost reported with the outcome."
+    )
+    expected_cost: float | None = Field(description="Sum of their expected costs at decision time.")
+    cost_ratio: float | None = Field(description="realised_cost / expected_cost.")
+    mean_realised_cost: float | None
+    calibration: dict[str, Any] | None = Field(
+        description="On the labelled predictions: n, brier, log_loss, ece, classwise_ece, "
+        "reliability (bins: edges, count, mean_predicted, observed), spiegelhalter {z, "
+        "p_value}, hosmer_lemeshow {statistic, df, p_value} (binary tests; null otherwise)."
+    )
+    calibration_alarm: bool | None = Field(
+        description="Spiegelhalter's p-value < 0.01: the probabilities do not match outcomes."
+    )
+
+
+class MonitoringBucket(MonitoringFigures):
+    start: str = Field(description="Start of the hour or day (UTC).")
+
+
+class VersionMonitoring(BaseModel):
+    version: int
+    classes: list[Label] | None
+    total: MonitoringFigures
+    buckets: list[MonitoringBucket]
+
+
+class MonitoringResponse(BaseModel):
+    model: str
+    since: str | None
+    until: str | None
+    bucket: str
+    versions: list[VersionMonitoring]

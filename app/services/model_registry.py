@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
 from app.errors import Conflict
-from app.registry.orm import ModelVersion, RegisteredModel
+from app.registry.orm import ModelVersion, RegisteredModel, utcnow
 from app.registry.repository import Registry
 
 
@@ -39,6 +39,7 @@ class ModelView:
     tags: dict[str, str]
     latest_version: int | None
     aliases: dict[str, int]
+    prediction_log: bool
     created_at: datetime
     updated_at: datetime
 
@@ -71,6 +72,7 @@ def _model_view(reg: Registry, m: RegisteredModel) -> ModelView:
         tags=dict(m.tags or {}),
         latest_version=versions[0].version if versions else None,
         aliases=dict(sorted(aliases.items())),
+        prediction_log=m.prediction_log,
         created_at=m.created_at,
         updated_at=m.updated_at,
     )
@@ -125,6 +127,16 @@ class ModelRegistry:
                 )
             reg.set_alias(name, alias, version)
             return version
+
+    def set_prediction_log(self, name: str, enabled: bool) -> ModelView:
+        """Turn the logging of model ``name``'s predictions on or off (next request on)."""
+        with database_errors(), self._sessions.begin() as s:
+            reg = Registry(s)
+            model = reg.get_model(name)
+            model.prediction_log = enabled
+            model.updated_at = utcnow()
+            s.flush()
+            return _model_view(reg, model)
 
     def delete_alias(self, name: str, alias: str) -> None:
         with database_errors(), self._sessions.begin() as s:

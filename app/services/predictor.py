@@ -20,6 +20,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from app.registry.repository import Registry, find_ref
 from app.services.core_errors import core_errors
 from app.services.evaluation import RequestMetrics, labels_index, request_metrics
 from app.services.inputs import check_limits, features_matrix, records_matrix
+from app.services.prediction_log import LogEntry, PredictionLogWriter, check_ids, ids_list, new_ids
 from app.services.provenance import Provenance, calibration_summary
 from app.services.request_costs import Costs, CostSetting, cost_setting
 from models.artifacts import load_model
@@ -50,6 +52,8 @@ class Resolved:
     sha256: str
     version_id: int
     stale_since: float | None = None  # epoch seconds: served from memory, database down
+    model_id: int = 0
+    log: bool = True  # the model's prediction-log switch
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,7 @@ class Prediction:
     proba: np.ndarray | None  # None for models that decide without probabilities
     decisions: Decisions
     provenance: Provenance
+    ids: list[str] | None = None  # the rows' ids: logged, or given by the client
 
 
 @dataclass(frozen=True)
@@ -117,8 +122,12 @@ class Predictor:
         max_features: int = 10_000,
         stale_seconds: float = 0.0,
         health: DatabaseHealth | None = None,
+        log: PredictionLogWriter | None = None,
+        log_features: bool = False,
     ) -> None:
         self._sessions = sessions
+        self.log = log  # None: the prediction log is off (COSTWISE_PREDICTION_LOG=false)
+        self.log_features = log_features
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._cache_size = cache_size
@@ -159,7 +168,15 @@ class Predictor:
         if ref is None:  # let the repository say what exists instead
             with database_errors(), self._sessions() as s:
                 ref = Registry(s).resolve_ref(name, version=version, alias=alias)
-        return Resolved(name, ref.version, ref.alias, ref.sha256, ref.id)
+        return Resolved(
+            name,
+            ref.version,
+            ref.alias,
+            ref.sha256,
+            ref.id,
+            model_id=ref.model_id,
+            log=ref.prediction_log,
+        )
 
     def _stale(self, name: str, version: int | None, alias: str | None) -> Resolved | None:
         """A recent resolution whose model is loaded, marked stale; None if there is none."""
@@ -226,7 +243,8 @@ class Predictor:
 
     def _decide(
         self, model: InferenceModel, X: np.ndarray, costs: CostRequest
-    ) -> tuple[np.ndarray | None, Decisions, CostSetting]:
+    ) -> tuple[np.ndarray | None, Decisions, CostSetting, np.ndarray | None]:
+        """Probabilities, decisions, the cost setting and the raw scores (or None)."""
         setting = cost_setting(
             len(X),
             len(model.classes),
@@ -248,11 +266,11 @@ class Predictor:
                 setting = CostSetting(np.asarray(model.training_costs, np.float64), "training")
             field = costs.cost_field or setting.source
             with core_errors(field if setting.source != "training" else None):
-                return None, model.decide(X, setting.matrix), setting
+                return None, model.decide(X, setting.matrix), setting, None
         with core_errors(costs.priors_field):
-            proba = model.decision_proba(X, costs.priors)
+            proba, raw = model.scored_proba(X, costs.priors)
         with core_errors(costs.cost_field or "costs"):
-            return proba, decide(proba, setting.matrix, validated=True), setting
+            return proba, decide(proba, setting.matrix, validated=True), setting, raw
 
     def _run(
         self, name: str, rows: Rows, version: int | None, alias: str | None
@@ -285,11 +303,61 @@ class Predictor:
         *,
         version: int | None = None,
         alias: str | None = None,
+        ids: Sequence[str] | None = None,
+        ids_field: str = "ids",
     ) -> Prediction:
+        """Decide every row; rows are logged (and get ids) unless logging is off.
+
+        ``ids`` are the client's ids of the rows (one per row, distinct; see
+        :func:`app.services.prediction_log.check_ids`), else the log makes its own.
+        """
         resolved, loaded, X = self._run(name, rows, version, alias)
-        proba, decisions, setting = self._decide(loaded.model, X, costs)
+        if ids is not None:
+            check_ids(ids, len(X), ids_field)
+        proba, decisions, setting, raw = self._decide(loaded.model, X, costs)
         provenance = self._provenance(resolved, loaded, setting, costs)
-        return Prediction(resolved, loaded.model.classes, proba, decisions, provenance)
+        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, costs.priors)
+        return Prediction(
+            resolved, loaded.model.classes, proba, decisions, provenance, logged or ids_list(ids)
+        )
+
+    def _log(
+        self,
+        r: Resolved,
+        X: np.ndarray,
+        ids: Sequence[str] | None,
+        proba: np.ndarray | None,
+        raw: np.ndarray | None,
+        decisions: Decisions,
+        setting: CostSetting,
+        priors: Sequence[float] | None,
+    ) -> list[str] | None:
+        """Hand the rows to the log writer (never blocks); their ids, or None if not logged.
+
+        Models that decide without probabilities (``fixed`` rule) are not logged:
+        monitoring needs probabilities."""
+        if self.log is None or not r.log or proba is None or not r.model_id:
+            return None
+        row_ids = list(ids) if ids is not None else new_ids(len(X))
+        entry = LogEntry(
+            model_id=r.model_id,
+            version_id=r.version_id,
+            version=r.version,
+            alias=r.alias,
+            created_at=datetime.now(UTC),
+            ids=row_ids,
+            raw=raw,
+            proba=proba,
+            decision=decisions.labels_index,
+            threshold=decisions.threshold,
+            expected_cost=decisions.expected_cost,
+            cost_setting=setting.source,
+            costs=setting.matrix,
+            priors=priors,
+            features=X if self.log_features else None,
+        )
+        self.log.submit(entry)
+        return row_ids
 
     def evaluate(
         self,
@@ -303,7 +371,7 @@ class Predictor:
     ) -> Evaluation:
         resolved, loaded, X = self._run(name, rows, version, alias)
         y = labels_index(labels, loaded.model.classes, len(X))
-        proba, decisions, setting = self._decide(loaded.model, X, costs)
+        proba, decisions, setting, _ = self._decide(loaded.model, X, costs)
         metrics = request_metrics(y, proba, decisions, setting)
         provenance = self._provenance(resolved, loaded, setting, costs)
         return Evaluation(resolved, loaded.model.classes, metrics, provenance)
