@@ -21,6 +21,7 @@ from app.services.plots.service import Plots
 from app.services.prediction_log import PredictionLogWriter
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness
+from app.services.recalibration import Recalibrator
 from app.settings import Settings
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -42,6 +43,7 @@ class Services:
     stopping: threading.Event  # set on SIGTERM: synchronous trainings stop at their next round
     outcomes: Outcomes
     monitoring: Monitoring
+    recalibrator: Recalibrator
     log_maintenance: LogMaintenance
     prediction_log: PredictionLogWriter | None  # None: COSTWISE_PREDICTION_LOG=false
 

@@ -29,10 +29,17 @@ from app.api.routes import (
     monitoring,
     plots,
     predict,
+    recalibration,
     registry,
     training,
 )
-from app.api.schemas import ErrorResponse, EvaluateRequest, PredictRequest, TrainingRequest
+from app.api.schemas import (
+    ErrorResponse,
+    EvaluateRequest,
+    PredictRequest,
+    RecalibrationRequest,
+    TrainingRequest,
+)
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
@@ -47,6 +54,7 @@ from app.services.plots.service import Plots
 from app.services.prediction_log import LogStats, PredictionLogWriter
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness, StartupChecks
+from app.services.recalibration import Recalibrator
 from app.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -76,7 +84,13 @@ def _document_manual_bodies(app: FastAPI) -> None:
         spec = base()
         ref = "#/components/schemas/{model}"
         components = spec.setdefault("components", {}).setdefault("schemas", {})
-        for model in (TrainingRequest, PredictRequest, EvaluateRequest, InferenceRequest):
+        for model in (
+            TrainingRequest,
+            PredictRequest,
+            EvaluateRequest,
+            InferenceRequest,
+            RecalibrationRequest,
+        ):
             schema = model.model_json_schema(ref_template=ref)
             components.update(schema.pop("$defs", {}))
             components[model.__name__] = schema
@@ -231,6 +245,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         stopping=threading.Event(),
         outcomes=Outcomes(sessions),
         monitoring=monitor,
+        recalibrator=Recalibrator(
+            sessions,
+            max_rows=settings.max_train_rows,
+            max_features=settings.max_features,
+            max_cells=settings.max_cells,
+        ),
         log_maintenance=maintenance,
         prediction_log=writer,
     )
@@ -277,6 +297,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         registry.router,
         plots.router,
         training.router,
+        recalibration.router,
         jobs.router,
         monitoring.router,
         algorithms.router,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -137,6 +137,11 @@ class VersionOut(BaseModel):
     artifact_size: int
     aliases: list[str]
     created_at: datetime
+    parent_version: int | None = Field(
+        None,
+        description="For a recalibrated version: the version whose calibration map it "
+        "replaced (it shares that version's booster). Null for a trained version.",
+    )
 
 
 class ModelOut(BaseModel):
@@ -559,3 +564,50 @@ class MonitoringResponse(BaseModel):
     until: str | None
     bucket: str
     versions: list[VersionMonitoring]
+
+
+# ---------------------------------------------------------------- recalibration
+class OutcomeWindowIn(_Strict):
+    since: datetime | None = Field(
+        None, description="Predictions made at or after this time (ISO 8601; no zone: UTC)."
+    )
+    until: datetime | None = Field(
+        None, description="Predictions made before this time (ISO 8601; no zone: UTC)."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> OutcomeWindowIn:
+        since, until = _utc(self.since), _utc(self.until)
+        if since is not None and until is not None and since >= until:
+            raise ValueError("since must be before until")
+        return self
+
+
+def _utc(t: datetime | None) -> datetime | None:
+    if t is None:
+        return None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+
+
+class RecalibrationRequest(_Strict):
+    """Labelled rows to refit a version's calibration map on, without retraining."""
+
+    method: Literal["platt", "isotonic"] = Field(
+        "platt", description="The new calibration map: Platt scaling or isotonic regression."
+    )
+    instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
+    records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")
+    labels: list[Label] | None = Field(None, description="True label of each row.")
+    from_outcomes: OutcomeWindowIn | None = Field(
+        None,
+        description="Instead of rows: the version's logged predictions in [since, until) "
+        "whose outcomes were reported, with the raw scores logged when they were made.",
+    )
+    holdout_fraction: float = Field(
+        0.3,
+        gt=0.0,
+        le=0.5,
+        description="Stratified share of the labelled rows kept out of the fit, on which "
+        "calibration before and after is measured.",
+    )
+    random_state: int | None = Field(0, ge=0, le=MAX_SEED, description="Seed of that split.")

@@ -348,6 +348,24 @@ class Registry:
             raise NotFound(f"version {version.version} has no stored artifact")
         return bytes(data)
 
+    @_translated
+    def find_artifact_by_sha256(self, model_id: int, sha256: str) -> tuple[int, bytes] | None:
+        """``(version number, artifact bytes)`` of the version of model ``model_id`` whose
+        artifact has digest ``sha256`` (the lowest such version), or None.
+
+        A recalibrated version's artifact names the artifact holding its booster arrays
+        by digest (:mod:`models.artifacts`, format version 3); this finds it.
+        """
+        query = (
+            select(ModelVersion.version, Artifact.data)
+            .join(Artifact, Artifact.version_id == ModelVersion.id)
+            .where(ModelVersion.model_id == model_id, ModelVersion.artifact_sha256 == sha256)
+            .order_by(ModelVersion.version)
+            .limit(1)
+        )
+        row = self.session.execute(query).first()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
     # ------------------------------------------------------------------ plots
 
     @_translated

@@ -30,6 +30,7 @@ class VersionView:
     artifact_size: int
     aliases: list[str]
     created_at: datetime
+    parent_version: int | None = None  # recalibrated from this version (shares its booster)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,16 @@ def version_view(model_name: str, v: ModelVersion, aliases: list[str]) -> Versio
         artifact_size=int(v.artifact_size),
         aliases=sorted(aliases),
         created_at=v.created_at,
+        parent_version=_parent_version(v.params),
     )
+
+
+def _parent_version(params: dict[str, Any] | None) -> int | None:
+    recalibration = (params or {}).get("recalibration")
+    if not isinstance(recalibration, dict):
+        return None
+    parent = recalibration.get("parent_version")
+    return parent if isinstance(parent, int) and not isinstance(parent, bool) else None
 
 
 def _model_view(reg: Registry, m: RegisteredModel) -> ModelView:

@@ -36,7 +36,7 @@ from app.services.inputs import check_limits, features_matrix, records_matrix
 from app.services.prediction_log import LogEntry, PredictionLogWriter, check_ids, ids_list, new_ids
 from app.services.provenance import Provenance, calibration_summary
 from app.services.request_costs import Costs, CostSetting, cost_setting
-from models.artifacts import load_model
+from app.services.stored_models import read_stored
 from models.decisions import Decisions, decide
 from models.inference import InferenceModel, check_features
 
@@ -204,10 +204,9 @@ class Predictor:
         with database_errors(), self._sessions() as s:
             reg = Registry(s)
             version = reg.get_version(resolved.model, resolved.version)
-            blob = reg.get_artifact(version)
+            stored = read_stored(reg, version)
             calibration = calibration_summary(version.calibration)
-        with core_errors():
-            loaded = Loaded(load_model(blob, expected_sha256=resolved.sha256), calibration)
+        loaded = Loaded(replace(stored, sha256=resolved.sha256).load(), calibration)
         with self._lock:
             self._cache[resolved.sha256] = loaded
             while len(self._cache) > self._cache_size:
