@@ -22,6 +22,7 @@ from app.services.prediction_log import PredictionLogWriter
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness
 from app.services.recalibration import Recalibrator
+from app.services.training import Trainer
 from app.settings import Settings
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -35,6 +36,7 @@ class Services:
     sessions: sessionmaker[Session]
     registry: ModelRegistry
     predictor: Predictor
+    trainer: Trainer
     metrics: Metrics
     jobs: JobService
     plots: Plots

@@ -17,7 +17,7 @@ from app import __version__
 from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
-from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware, Slots
+from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware
 from app.api.log_metrics import PredictionLogCollector
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import (
@@ -55,6 +55,7 @@ from app.services.prediction_log import LogStats, PredictionLogWriter
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness, StartupChecks
 from app.services.recalibration import Recalibrator
+from app.services.training import Trainer
 from app.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             lambda: maintenance.snapshot,
         )
     )
+    job_service = JobService(sessions, settings, queue)
+    stopping = threading.Event()  # set on SIGTERM: synchronous trainings stop
     services = Services(
         settings=settings,
         engine=engine,
@@ -238,11 +241,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             log_features=settings.log_features,
         ),
         metrics=metrics,
-        jobs=JobService(sessions, settings, queue),
+        trainer=Trainer(
+            sessions, settings, jobs=job_service, stopping=stopping, registered=known_models.add
+        ),
+        jobs=job_service,
         plots=Plots(read_sessions),
         health=db_health,
         readiness=Readiness(engine, db_health, checks),
-        stopping=threading.Event(),
+        stopping=stopping,
         outcomes=Outcomes(sessions),
         monitoring=monitor,
         recalibrator=Recalibrator(
@@ -279,7 +285,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.services = services
     app.state.known_models = known_models
-    app.state.training_slots = Slots(settings.max_sync_trainings)
     install_error_handlers(app)
     install_auth(app, settings, sessions, db_health)
     # With authentication off, no dependency is attached at all: solving the security

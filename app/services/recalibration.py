@@ -35,8 +35,9 @@ from app.registry.repository import Registry
 from app.services.core_errors import core_errors
 from app.services.evaluation import labels_index
 from app.services.inputs import check_limits, features_matrix, fingerprint, records_matrix
-from app.services.model_registry import VersionView, version_view
+from app.services.model_registry import VersionView
 from app.services.plots.precompute import PlotRow, plot_rows
+from app.services.registration import NewVersion, register_version
 from app.services.stored_models import read_stored
 from models.artifacts import dump_model
 from models.inference import InferenceModel
@@ -253,22 +254,18 @@ class Recalibrator:
             classes = np.asarray(model.classes, dtype=object)
             plots = plot_rows(rec.model, X[hold], classes[y[hold]])
         seconds = time.perf_counter() - started
-        with database_errors(), self._sessions.begin() as session:
-            reg = Registry(session)
-            m = reg.get_model(name)
-            v = reg.add_version(
-                m,
-                algorithm=parent.algorithm,
-                params=documents["params"],
-                calibration=documents["calibration"],
-                data=documents["data"],
-                metrics=documents["metrics"],
-                training_seconds=seconds,
-                artifact=blob,
-                artifact_sha256=sha,
-            )
-            reg.add_plots(v, plots)
-            view = version_view(name, v, [])
+        new = NewVersion(
+            algorithm=parent.algorithm,
+            params=documents["params"],
+            calibration=documents["calibration"],
+            data=documents["data"],
+            metrics=documents["metrics"],
+            training_seconds=seconds,
+            artifact=blob,
+            artifact_sha256=sha,
+            plots=plots,
+        )
+        view = register_version(self._sessions, name, new)
         log.info(
             "recalibrated %s v%d -> v%d (%s, %d rows)",
             name,
