@@ -88,6 +88,7 @@ class Version:
     artifact_size: int
     aliases: list[str]
     created_at: datetime
+    parent_version: int | None = None  # recalibrated from this version (shares its booster)
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -130,6 +131,9 @@ class AppliedCosts:
     cost_matrix: list[list[float]] | None
     row_costs: RowCostsSummary | None
     priors: list[float] | None
+    # the server's recorded prior estimate applied by ``priors="estimated"`` (id, version,
+    # estimated_at, since, until, n_rows); None otherwise
+    priors_estimate: dict[str, Any] | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 

@@ -20,6 +20,7 @@ from app.services.outcomes import Outcomes
 from app.services.plots.service import Plots
 from app.services.prediction_log import PredictionLogWriter
 from app.services.predictor import Predictor
+from app.services.priors import PriorEstimates
 from app.services.readiness import Readiness
 from app.services.recalibration import Recalibrator
 from app.services.training import Trainer
@@ -46,6 +47,7 @@ class Services:
     outcomes: Outcomes
     monitoring: Monitoring
     recalibrator: Recalibrator
+    priors: PriorEstimates
     log_maintenance: LogMaintenance
     prediction_log: PredictionLogWriter | None  # None: COSTWISE_PREDICTION_LOG=false
 

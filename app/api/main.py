@@ -29,6 +29,7 @@ from app.api.routes import (
     monitoring,
     plots,
     predict,
+    priors,
     recalibration,
     registry,
     training,
@@ -53,6 +54,7 @@ from app.services.outcomes import Outcomes
 from app.services.plots.service import Plots
 from app.services.prediction_log import LogStats, PredictionLogWriter
 from app.services.predictor import Predictor
+from app.services.priors import PriorEstimates
 from app.services.readiness import Readiness, StartupChecks
 from app.services.recalibration import Recalibrator
 from app.services.training import Trainer
@@ -225,6 +227,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     job_service = JobService(sessions, settings, queue)
     stopping = threading.Event()  # set on SIGTERM: synchronous trainings stop
+    estimates = PriorEstimates(sessions, read_sessions, max_rows=settings.monitoring_max_rows)
     services = Services(
         settings=settings,
         engine=engine,
@@ -239,6 +242,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             health=db_health,
             log=writer,
             log_features=settings.log_features,
+            estimates=estimates,
         ),
         metrics=metrics,
         trainer=Trainer(
@@ -257,6 +261,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_features=settings.max_features,
             max_cells=settings.max_cells,
         ),
+        priors=estimates,
         log_maintenance=maintenance,
         prediction_log=writer,
     )
@@ -305,6 +310,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         recalibration.router,
         jobs.router,
         monitoring.router,
+        priors.router,
         algorithms.router,
         keys.router,
     ):

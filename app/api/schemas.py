@@ -217,10 +217,12 @@ class _CostChoice(_Strict):
         description="One binary cost setting per row (`c_fp`, `c_fn`, optional `c_tp`, "
         "`c_tn`): example-dependent costs, e.g. a miss costs that transaction's amount.",
     )
-    priors: list[float] | None = Field(
+    priors: list[float] | Literal["estimated"] | None = Field(
         None,
         description="Deployment class priors (in `classes` order) when they differ "
-        "from the training class balance.",
+        'from the training class balance, or `"estimated"`: the latest estimate of the '
+        "serving version's priors from its prediction log (`GET /v1/models/{name}/priors`); "
+        "`applied_costs.priors_estimate` then names it.",
     )
     version: int | None = Field(None, ge=1, le=MAX_INT, description="Use this version.")
     alias: str | None = Field(None, description="Use the version this alias points at.")
@@ -291,12 +293,24 @@ class RowCostsSummary(BaseModel):
     max: list[list[float]] = Field(description="Entry-wise maximum of the per-row matrices.")
 
 
+class PriorEstimateRef(BaseModel):
+    id: int = Field(description="The estimate's id.")
+    version: int = Field(description="The version whose logged predictions it used.")
+    estimated_at: str = Field(description="When it was estimated (UTC, ISO 8601).")
+    since: str | None = Field(description="Window start of the predictions used, if any.")
+    until: str | None = Field(description="Window end of the predictions used, if any.")
+    n_rows: int = Field(description="Logged predictions used.")
+
+
 class AppliedCostsOut(BaseModel):
     cost_matrix: list[list[float]] | None = Field(
         description="The one K x K matrix every row was decided with (null: per-row costs)."
     )
     row_costs: RowCostsSummary | None = Field(description="Summary of per-row costs, if any.")
     priors: list[float] | None = Field(description="Deployment priors applied, if any.")
+    priors_estimate: PriorEstimateRef | None = Field(
+        None, description='The recorded estimate that `"priors": "estimated"` applied.'
+    )
 
 
 class ResolutionOut(BaseModel):
@@ -611,3 +625,23 @@ class RecalibrationRequest(_Strict):
         "calibration before and after is measured.",
     )
     random_state: int | None = Field(0, ge=0, le=MAX_SEED, description="Seed of that split.")
+
+
+# ----------------------------------------------------------------------- priors
+class PriorEstimateResponse(PriorEstimateRef):
+    model: str
+    classes: list[Label]
+    priors: list[float] = Field(description="Estimated deployment priors, in `classes` order.")
+    train_priors: list[float] = Field(description="The version's training priors.")
+    n_iter: int = Field(description="EM iterations run.")
+    converged: bool = Field(description="Whether EM reached its tolerance (1e-8).")
+    log_likelihood_ratio: float = Field(
+        description="Log likelihood of the rows under the estimated priors minus under the "
+        "training priors (section 2.3 of Saerens et al. 2002)."
+    )
+    p_value: float = Field(
+        description="Of the likelihood-ratio test 'the priors did not change' (chi-squared, "
+        "K - 1 degrees of freedom)."
+    )
+    first_prediction_at: str | None
+    last_prediction_at: str | None

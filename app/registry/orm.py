@@ -49,6 +49,7 @@ __all__ = [
     "Artifact",
     "JOB_STATUSES",
     "LoggedPrediction",
+    "PriorEstimate",
     "TrainingJob",
     "TrainingJobInput",
     "VersionPlot",
@@ -357,3 +358,38 @@ class LoggedPrediction(Base):
 
     def __repr__(self) -> str:
         return f"LoggedPrediction(model_id={self.model_id}, prediction_id={self.prediction_id!r})"
+
+
+class PriorEstimate(Base):
+    """Deployment class priors of one version estimated from its logged probabilities.
+
+    Written by :class:`app.services.priors.PriorEstimates` (EM of Saerens et al. 2002, see
+    :mod:`models.priors`) over the version's logged predictions in ``[since, until)``:
+    ``priors`` and ``train_priors`` (model class order), the rows used, the iterations,
+    whether EM converged, and the likelihood-ratio test of "the priors did not change".
+    The latest row of a version is what ``"priors": "estimated"`` applies.
+    """
+
+    __tablename__ = "prior_estimates"
+    __table_args__ = (
+        Index("ix_prior_estimates_version_id_created_at", "version_id", "created_at"),
+        CheckConstraint("n_rows >= 1", name="n_rows_positive"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
+    version: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    since: Mapped[datetime | None] = mapped_column(default=None)
+    until: Mapped[datetime | None] = mapped_column(default=None)
+    n_rows: Mapped[int]
+    priors: Mapped[Any] = mapped_column(JSON)
+    train_priors: Mapped[Any] = mapped_column(JSON)
+    n_iter: Mapped[int]
+    converged: Mapped[bool] = mapped_column(Boolean)
+    log_likelihood_ratio: Mapped[float] = mapped_column(Float)
+    p_value: Mapped[float] = mapped_column(Float)
+
+    def __repr__(self) -> str:
+        return f"PriorEstimate(version_id={self.version_id}, id={self.id})"

@@ -34,6 +34,7 @@ from app.services.core_errors import core_errors
 from app.services.evaluation import RequestMetrics, labels_index, request_metrics
 from app.services.inputs import check_limits, features_matrix, records_matrix
 from app.services.prediction_log import LogEntry, PredictionLogWriter, check_ids, ids_list, new_ids
+from app.services.priors import PriorEstimates
 from app.services.provenance import Provenance, calibration_summary
 from app.services.request_costs import Costs, CostSetting, cost_setting
 from app.services.stored_models import read_stored
@@ -79,9 +80,10 @@ class CostRequest:
     row_costs: Sequence[Costs] | None = None
     cost_array: np.ndarray | None = None  # layout told by its shape (see cost_setting)
     cost_layout: str | None = None
-    priors: Sequence[float] | None = None
+    priors: Sequence[float] | str | None = None  # "estimated": the latest prior estimate
     cost_field: str | None = None
     priors_field: str = "priors"
+    priors_estimate: dict[str, Any] | None = None  # which estimate "estimated" applied
 
 
 @dataclass(frozen=True)
@@ -124,8 +126,10 @@ class Predictor:
         health: DatabaseHealth | None = None,
         log: PredictionLogWriter | None = None,
         log_features: bool = False,
+        estimates: PriorEstimates | None = None,
     ) -> None:
         self._sessions = sessions
+        self.estimates = estimates  # "priors": "estimated" (None: not available)
         self.log = log  # None: the prediction log is off (COSTWISE_PREDICTION_LOG=false)
         self.log_features = log_features
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
@@ -271,6 +275,20 @@ class Predictor:
         with core_errors(costs.cost_field or "costs"):
             return proba, decide(proba, setting.matrix, validated=True), setting, raw
 
+    def _estimated(self, r: Resolved, costs: CostRequest) -> CostRequest:
+        """``"priors": "estimated"`` replaced by the latest estimate of the version."""
+        if not isinstance(costs.priors, str):
+            return costs
+        field = costs.priors_field
+        if costs.priors != "estimated" or self.estimates is None:
+            raise InvalidArgument(
+                f'{field}: expected a list of class priors or "estimated", got '
+                f"{costs.priors!r:.40}",
+                field=field,
+            )
+        applied = self.estimates.applied(r.model, r.version, r.version_id, field)
+        return replace(costs, priors=applied.priors, priors_estimate=applied.ref)
+
     def _run(
         self, name: str, rows: Rows, version: int | None, alias: str | None
     ) -> tuple[Resolved, Loaded, np.ndarray]:
@@ -288,9 +306,10 @@ class Predictor:
             m.calibration,
             m.model.rule,
             setting,
-            c.priors,
+            None if isinstance(c.priors, str) else c.priors,
             trained,
             stale_since=r.stale_since,
+            priors_estimate=c.priors_estimate,
         )
 
     # -------------------------------------------------------------- use cases
@@ -313,9 +332,11 @@ class Predictor:
         resolved, loaded, X = self._run(name, rows, version, alias)
         if ids is not None:
             check_ids(ids, len(X), ids_field)
+        costs = self._estimated(resolved, costs)
         proba, decisions, setting, raw = self._decide(loaded.model, X, costs)
         provenance = self._provenance(resolved, loaded, setting, costs)
-        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, costs.priors)
+        priors = None if isinstance(costs.priors, str) else costs.priors
+        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors)
         return Prediction(
             resolved, loaded.model.classes, proba, decisions, provenance, logged or ids_list(ids)
         )
@@ -370,6 +391,7 @@ class Predictor:
     ) -> Evaluation:
         resolved, loaded, X = self._run(name, rows, version, alias)
         y = labels_index(labels, loaded.model.classes, len(X))
+        costs = self._estimated(resolved, costs)
         proba, decisions, setting, _ = self._decide(loaded.model, X, costs)
         metrics = request_metrics(y, proba, decisions, setting)
         provenance = self._provenance(resolved, loaded, setting, costs)

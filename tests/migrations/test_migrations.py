@@ -34,6 +34,7 @@ REGISTRY_TABLES = {
     "training_jobs",
     "training_job_inputs",
     "logged_predictions",
+    "prior_estimates",
 }
 
 

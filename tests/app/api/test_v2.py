@@ -355,6 +355,7 @@ def test_provenance_on_v1_predict_and_evaluate(client: TestClient) -> None:
         "cost_matrix": [[0.0, 1.0], [4.0, 0.0]],
         "row_costs": None,
         "priors": [0.9, 0.1],
+        "priors_estimate": None,
     }
     assert p["cost_setting"] == "cost_matrix" and p["decision_rule"] == "threshold"
     e = client.post(
