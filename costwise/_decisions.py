@@ -51,7 +51,8 @@ def predict(
     feature name); ``None`` is a missing value. Costs: one of ``costs``
     (``{"c_fp": 1, "c_fn": 5}``), ``cost_matrix`` (``C[i][j]`` = cost of predicting j
     when the truth is i) or ``row_costs`` (one ``costs`` per row); none = 0-1 costs.
-    ``priors``: deployment class priors. ``version`` or ``alias`` pins the version
+    ``priors``: deployment class priors, or ``"estimated"`` for the server's latest
+    estimate (:meth:`estimate_priors`). ``version`` or ``alias`` pins the version
     (default: alias ``production``, else the latest). Retried on 503 (changes nothing).
     """
     body = _decision_body(instances, options)

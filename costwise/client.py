@@ -118,6 +118,8 @@ class _Base(Generic[H]):
     delete_alias = _Method(ops.delete_alias)
     list_algorithms = _Method(ops.list_algorithms)
     train = _Method(ops.train)
+    recalibrate = _Method(ops.recalibrate)
+    estimate_priors = _Method(ops.estimate_priors)
     get_job = _Method(ops.get_job)
     list_jobs = _Method(ops.list_jobs)
     cancel_job = _Method(ops.cancel_job)

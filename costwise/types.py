@@ -93,6 +93,29 @@ class Version:
 
 
 @dataclass(frozen=True)
+class PriorEstimate:
+    """Deployment class priors estimated from a version's logged probabilities (EM)."""
+
+    model: str
+    id: int
+    version: int
+    estimated_at: str
+    since: str | None
+    until: str | None
+    n_rows: int
+    classes: list[Label]
+    priors: list[float]
+    train_priors: list[float]
+    n_iter: int
+    converged: bool
+    log_likelihood_ratio: float
+    p_value: float
+    first_prediction_at: str | None = None
+    last_prediction_at: str | None = None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
 class Alias:
     model: str
     alias: str

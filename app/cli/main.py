@@ -1,6 +1,6 @@
-"""The ``costwise`` command line: serve, migrate, train, predict, list models, jobs.
+"""The ``costwise`` command line: serve, migrate, train, predict, recalibrate, models, jobs.
 
-``models``, ``train`` and ``predict`` work on the local registry, or on a running
+``models``, ``train``, ``predict`` and ``recalibrate`` work on the local registry, or on a running
 server with ``--url`` (see :mod:`app.cli.remote`).
 """
 
@@ -17,6 +17,7 @@ from app.cli import remote
 from app.cli.keys import add_keys_parser
 from app.cli.predict import add_predict_parser
 from app.cli.progress import progress_bar
+from app.cli.recalibrate import add_recalibrate_parser
 from app.cli.remote import (
     add_jobs_parser,
     add_remote_options,
@@ -206,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=local_or_remote(cmd_train, lambda a: remote.train(a, _params(a))))
 
     add_predict_parser(sub, _sessions, add_remote_options)
+    add_recalibrate_parser(sub, _sessions, add_remote_options)
 
     m = sub.add_parser("models", help="list registered models")
     add_remote_options(m, progress=False)
