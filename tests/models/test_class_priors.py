@@ -35,12 +35,7 @@ def _data(k: int) -> tuple[np.ndarray, np.ndarray]:
     "make, k",
     [
         (lambda: CalibratedBoosting(split="kfold", n_folds=3), 2),
-        (
-            lambda: CalibratedMulticlass(
-                SAMME(n_estimators=5), calibration_split="kfold", n_folds=3
-            ),
-            3,
-        ),
+        (lambda: CalibratedMulticlass(SAMME(n_estimators=5), calibration_split="kfold", n_folds=3), 3),
         (lambda: OneVsRestAdaBoost(n_estimators=5, calibration_split="kfold", n_folds=3), 3),
         (lambda: SAMME(n_estimators=5), 3),
         (lambda: AutoCalibrated(grid=(("stump", 1, 20),), n_folds=3), 2),
