@@ -111,6 +111,62 @@ def ratio(on: float, off: float) -> float:
     return round(on / off, 3) if off else float("nan")
 
 
+def in_process(db_url: str, X: np.ndarray, quick: bool) -> dict[str, Any]:
+    """The cost of logging without HTTP and without the noise of other processes.
+
+    ``Predictor.predict`` on the trained model, with the log off and on (interleaved,
+    best of several rounds), the writer not running while timed: that is the cost on
+    the request path. Then the writer is started and its CPU time (process CPU while the
+    main thread only waits) is divided by the rows it wrote: the cost per row off the
+    request path, paid by the same process. Total with logging = on + writer x rows.
+    """
+    from app.db import make_engine, make_session_factory
+    from app.services.prediction_log import PredictionLogWriter
+    from app.services.predictor import CostRequest, Predictor, Rows
+
+    engine = make_engine(db_url)
+    sessions = make_session_factory(engine, readonly=True)
+    writer = PredictionLogWriter(engine, max_rows=10**8, batch_rows=10_000)  # never started
+    off, on = Predictor(sessions), Predictor(sessions, log=writer)
+    costs = CostRequest(costs=COSTS)
+    on.predict(MODEL_NAME, Rows(instances=X[:1].tolist()), costs)
+    writer.write_pending()  # warm: connection, statement
+    out: dict[str, Any] = {}
+    cases = (("1 row", 1, 200 if quick else 1000), (f"{N_BIG:,} rows", N_BIG, 3 if quick else 10))
+    for label, n, reps in cases:
+        rows = Rows(instances=X[:n].tolist())
+        best = {"off": float("inf"), "on": float("inf")}
+        for _ in range(3 if quick else 7):
+            for name, predictor in (("off", off), ("on", on)):
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    predictor.predict(MODEL_NAME, rows, costs)
+                best[name] = min(best[name], (time.perf_counter() - t0) / reps * 1e3)
+        queued, written = writer.stats.queued, writer.stats.written
+        cpu0 = time.process_time()
+        writer.write_pending()  # what the writer thread would do, timed in this thread
+        writer_cpu_ms_per_row = (time.process_time() - cpu0) * 1e3 / queued
+        if writer.stats.written - written != queued:
+            fail(f"in process: {queued} rows queued, {writer.stats.written - written} written")
+        total_on = best["on"] + writer_cpu_ms_per_row * n
+        out[label] = {
+            "off_ms": round(best["off"], 4),
+            "on_request_path_ms": round(best["on"], 4),
+            "writer_cpu_ms_per_row": round(writer_cpu_ms_per_row, 5),
+            "on_total_ms": round(total_on, 4),
+            "slowdown_request_path": ratio(best["on"], best["off"]),
+            "slowdown_total": ratio(total_on, best["off"]),
+            "rows_written": queued,
+        }
+        print(f"  in process, {label}: {out[label]}", flush=True)
+    engine.dispose()
+    return out
+
+
+def cpu_ms_per_request(run: dict[str, Any], seconds: float) -> float:
+    return run["cpu"]["server_cpu_pct"] / 100 * seconds * 1e3 / max(1, run["requests"])
+
+
 def summarise(res: dict[str, Any]) -> list[tuple[str, float, float, float, bool]]:
     """(measure, off, on, on/off slowdown, within goal) per measure, medians over rounds."""
     rows = []
@@ -125,6 +181,14 @@ def summarise(res: dict[str, Any]) -> list[tuple[str, float, float, float, bool]
         on_p50 = statistics.median(ms(x["lat_p50_us"]) for x in on)
         slow = ratio(on_p50, off_p50)
         rows.append((f"1 row, c={c}: p50 ms", off_p50, on_p50, slow, slow <= GOAL_SLOWDOWN))
+        # CPU time of the server process (all its threads: the log writer too) per
+        # request: what logging costs, whatever share of CPU 0 other processes took
+        off_cpu = statistics.median(cpu_ms_per_request(x, res["wrk_seconds"]) for x in off)
+        on_cpu = statistics.median(cpu_ms_per_request(x, res["wrk_seconds"]) for x in on)
+        slow = ratio(on_cpu, off_cpu)
+        rows.append(
+            (f"1 row, c={c}: server CPU ms/request", off_cpu, on_cpu, slow, slow <= GOAL_SLOWDOWN)
+        )
     off_big = statistics.median(r["off_big"]["median_ms"] for r in res["rounds"])
     on_big = statistics.median(r["on_big"]["median_ms"] for r in res["rounds"])
     slow = ratio(on_big, off_big)
@@ -142,13 +206,30 @@ def markdown(res: dict[str, Any]) -> str:
         "same run, rather than the absolute figures).  ",
         f"Model: {res['model']}. Servers pinned to CPU 0, wrk and the client to CPU 1; "
         f"{res['rounds_n']} interleaved rounds (off, on) of {res['wrk_seconds']} s wrk runs "
-        f"and {res['n_big']} sequential {N_BIG:,}-row requests; medians over rounds.",
+        f"and {res['n_big']} sequential {N_BIG:,}-row requests; medians over rounds. "
+        "Server CPU ms/request is the CPU time of the server process (request threads and "
+        "the log writer) per answered request: the least disturbed by other processes.",
         "",
         "| measure | logging off | logging on | slowdown (on/off) | within 10% |",
         "|---|---:|---:|---:|:---:|",
     ]
     for name, off, on, slow, ok in res["summary"]:
         out.append(f"| {name} | {off:,.3f} | {on:,.3f} | {slow:.3f} | {'yes' if ok else 'NO'} |")
+    out += [
+        "",
+        "In process (`Predictor.predict` without HTTP; best of 7 interleaved rounds; the "
+        "writer's CPU per row measured while it drains what the timed calls queued):",
+        "",
+        "| request | log off ms | log on, request path ms | writer CPU ms per row "
+        "| log on, total ms | slowdown request path | slowdown total |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, r in res["in_process"].items():
+        out.append(
+            f"| {label} | {r['off_ms']:.4f} | {r['on_request_path_ms']:.4f} | "
+            f"{r['writer_cpu_ms_per_row']:.5f} | {r['on_total_ms']:.4f} | "
+            f"{r['slowdown_request_path']:.3f} | {r['slowdown_total']:.3f} |"
+        )
     load = res["load"]
     out += [
         "",
@@ -239,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
                     "log": tmp / f"{name}.log",
                 }
             )
+        print("in process (no HTTP): predict with the log off and on ...", flush=True)
+        inproc = in_process(db_url, X, args.quick)
+        logged_before = logged_rows(db_url)  # rows the in-process run wrote
         rounds: list[dict[str, Any]] = []
         with servers(*specs) as started, httpx.Client(timeout=120) as client:
             off, on = started
@@ -279,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
                 k: log_counter(client, on.base, k)
                 for k in ("written", "dropped", "duplicate", "failed")
             }
-        logged = logged_rows(db_url)
+        logged = logged_rows(db_url) - logged_before
     load = {
         "clients": args.load_clients,
         "seconds": load_seconds,
@@ -302,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         "wrk_seconds": seconds,
         "n_big": n_big,
         "rounds": rounds,
+        "in_process": inproc,
         "load": load,
     }
     result["summary"] = summarise(result)

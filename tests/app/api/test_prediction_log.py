@@ -306,3 +306,56 @@ def test_shutdown_flushes_the_queue(settings: Settings) -> None:
         services = c.app.state.services  # type: ignore[attr-defined]
         assert services.prediction_log.stats.queued == 3  # not yet written (60 s interval)
     assert [r.version for r in _rows(c)] == [1, 1, 1]  # written at shutdown
+
+
+def test_ids_and_times_that_cannot_be_stored_are_refused(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    X, _ = dataset(300)
+    r = client.post(
+        "/v1/models/fraud/predict", json={"instances": X[:1].tolist(), "ids": ["a\x00"]}
+    )
+    assert r.status_code == 422 and r.json()["field"] == "ids[0]", r.text
+    long = client.post(
+        "/v1/models/fraud/predict", json={"instances": X[:1].tolist(), "ids": ["x" * 129]}
+    )
+    assert long.status_code == 422 and long.json()["field"] == "ids[0]", long.text
+    r = _outcomes(client, [{"id": "b\x00", "label": 1}])
+    assert r.status_code == 422 and r.json()["field"] == "outcomes[0].id", r.text
+    r = client.get("/v1/models/fraud/monitoring", params={"until": "9999-12-31T23:00:00-12:00"})
+    assert r.status_code == 422 and r.json()["field"] == "until", r.text
+
+
+def test_multiclass_monitoring_reports_class_shares(client: TestClient) -> None:
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        300, 5, n_informative=4, n_redundant=1, n_classes=3, n_clusters_per_class=1,
+        random_state=4,
+    )  # fmt: skip
+    body = {"features": np.round(X, 4).tolist(), "labels": y.tolist(), "algorithm": "samme",
+            "n_estimators": 10}  # fmt: skip
+    r = client.post("/v1/models/tri/versions", json=body)
+    assert r.status_code == 201, r.text
+    r = client.post(
+        "/v1/models/tri/predict",
+        json={"instances": np.round(X[:30], 4).tolist(), "ids": [f"m{i}" for i in range(30)]},
+    )
+    assert r.status_code == 200, r.text
+    preds = r.json()["predictions"]
+    _flush(client)
+    items = [{"id": f"m{i}", "label": int(y[i])} for i in range(30)]
+    out = _outcomes(client, items, model="tri").json()
+    assert out["counts"]["recorded"] == 30
+    total = client.get("/v1/models/tri/monitoring").json()["versions"][0]["total"]
+    assert total["predicted_positive_rate"] is None and len(total["observed_shares"]) == 3
+    assert total["observed_shares"] == pytest.approx(np.bincount(y[:30], minlength=3) / 30)
+    # 0-1 costs: the realised cost is the number of errors
+    errors = sum(p["decision"] != int(y[i]) for i, p in enumerate(preds))
+    assert total["realised_cost"] == errors
+    assert total["calibration"]["classwise_ece"] is not None
+    assert total["calibration"]["spiegelhalter"] is None
+    rows = [r for r in _rows(client) if r.prediction_id.startswith("m")]
+    assert all(isinstance(r.raw_score, list) and len(r.raw_score) == 3 for r in rows) or all(
+        r.raw_score is None for r in rows
+    )
