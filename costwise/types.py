@@ -63,6 +63,7 @@ class Model:
     aliases: dict[str, int]
     created_at: datetime
     updated_at: datetime
+    prediction_log: bool = True
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -129,6 +130,7 @@ class Prediction:
     probabilities: list[float] | None
     threshold: float | None
     expected_cost: float | None
+    id: str | None = None  # the row's id in the prediction log (report outcomes with it)
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -326,6 +328,26 @@ class WhatIf:
     n: int
     labels: list[Label]
     costs: dict[str, float]
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class OutcomeResult:
+    """What happened to one reported outcome: ``status`` is recorded, unchanged,
+    conflict, unknown or invalid (``detail`` says why)."""
+
+    id: str
+    status: str
+    version: int | None
+    detail: str | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class OutcomesReport:
+    model: str
+    counts: dict[str, int]
+    results: list[OutcomeResult]
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from app.cli import remote
 from app.cli.keys import add_keys_parser
+from app.cli.monitoring import add_monitoring_parsers
 from app.cli.predict import add_predict_parser
 from app.cli.progress import progress_bar
 from app.cli.recalibrate import add_recalibrate_parser
@@ -214,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=local_or_remote(cmd_models, remote.models))
     add_jobs_parser(sub)
 
+    add_monitoring_parsers(sub)
     add_keys_parser(sub, _sessions)
     add_worker_parser(sub, _sessions)
     return p

@@ -103,7 +103,8 @@ def insert_rows(conn: Connection, columns: Mapping[str, Sequence[Any]]) -> int:
         else:
             cols = [columns[c] for c in LOG_COLUMNS]
             at = LOG_COLUMNS.index("created_at")
-            cols[at] = [sqlite_time(t) for t in cols[at]]
+            times: dict[datetime, str] = {}  # the rows of one request share their time
+            cols[at] = [times.get(t) or times.setdefault(t, sqlite_time(t)) for t in cols[at]]
             result = conn.exec_driver_sql(_SQLITE_INSERT, list(zip(*cols, strict=True)))
         return int(result.rowcount)
 

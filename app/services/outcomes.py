@@ -62,9 +62,9 @@ def _check_batch(outcomes: Sequence[Outcome]) -> None:
         )
     seen: dict[str, int] = {}
     for i, o in enumerate(outcomes):
-        if not 1 <= len(o.id) <= PREDICTION_ID_LENGTH:
+        if not 1 <= len(o.id) <= PREDICTION_ID_LENGTH or "\x00" in o.id:
             raise InvalidArgument(
-                f"outcomes[{i}].id: expected 1 to {PREDICTION_ID_LENGTH} characters",
+                f"outcomes[{i}].id: expected 1 to {PREDICTION_ID_LENGTH} characters (no NUL)",
                 field=f"outcomes[{i}].id",
             )
         first = seen.setdefault(o.id, i)

@@ -15,12 +15,15 @@ batch that fails because the database is unavailable stays queued and is retried
 (with backoff, while new rows keep queueing up to the bound); a batch refused for any
 other reason (e.g. its version was deleted meanwhile) is counted as ``failed``. Ids
 already logged for the model are skipped (``duplicate``): the first record of an id
-stands. :meth:`close` writes what is queued before the process exits.
+stands. :meth:`close` writes what is queued before the process exits. The writer
+thread runs at the lowest CPU priority (nice 19), so that under CPU contention the
+requests go first.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import threading
 import time
@@ -68,10 +71,14 @@ def check_ids(ids: Sequence[Any], n_rows: int, field: str = "ids") -> None:
         )
     seen: dict[str, int] = {}
     for i, value in enumerate(ids):
-        if not isinstance(value, str) or not 1 <= len(value) <= PREDICTION_ID_LENGTH:
+        if (
+            not isinstance(value, str)
+            or not 1 <= len(value) <= PREDICTION_ID_LENGTH
+            or "\x00" in value
+        ):
             raise InvalidArgument(
-                f"{field}[{i}]: expected a string of 1 to {PREDICTION_ID_LENGTH} characters, "
-                f"got {value!r:.60}",
+                f"{field}[{i}]: expected a string of 1 to {PREDICTION_ID_LENGTH} characters "
+                f"(no NUL), got {value!r:.60}",
                 field=f"{field}[{i}]",
             )
         first = seen.setdefault(value, i)
@@ -111,10 +118,10 @@ def _json_rows(a: np.ndarray | None, n: int) -> list[Any]:
     """One JSON text per row of ``a`` (None for a missing array; NaN/inf as null)."""
     if a is None:
         return [None] * n
-    if a.ndim == 1:
-        return [repr(x) if np.isfinite(x) else None for x in a.tolist()]
-    opts = orjson.OPT_SERIALIZE_NUMPY
-    return [orjson.dumps(r, option=opts).decode() for r in a]
+    if a.ndim == 1:  # one dump of the whole vector, split (orjson writes NaN/inf as null)
+        text = orjson.dumps(a.tolist()).decode()[1:-1]
+        return [None if v == "null" else v for v in text.split(",")] if n else []
+    return [orjson.dumps(r).decode() for r in a.tolist()]
 
 
 def _floats(a: np.ndarray | None, n: int) -> list[float | None]:
@@ -223,6 +230,7 @@ class PredictionLogWriter:
         return taken
 
     def _run(self) -> None:
+        _lowest_priority()
         while True:
             with self._cond:
                 if not self._queue and not self._closing:
@@ -250,7 +258,10 @@ class PredictionLogWriter:
                 time.sleep(self.retry_seconds)
 
     def _write(self, batch: list[LogEntry]) -> bool:
-        """Insert ``batch``; False to retry later (database unavailable)."""
+        """Insert ``batch``; False to retry later (database unavailable).
+
+        A batch the database refuses for another reason is written again one request
+        at a time, so that one bad request cannot lose the rows of the others."""
         n = sum(len(e) for e in batch)
         try:
             with self._engine.begin() as conn:
@@ -259,6 +270,8 @@ class PredictionLogWriter:
             if isinstance(error, Unavailable) or _transient(error):
                 log.warning("prediction log: %d rows wait, database unavailable: %s", n, error)
                 return False
+            if len(batch) > 1:
+                return all([self._write([e]) for e in batch])
             log.error("prediction log: %d rows refused by the database: %s", n, error)
             self.stats.failed += n
             return True
@@ -269,6 +282,21 @@ class PredictionLogWriter:
         self.stats.written += new
         self.stats.duplicate += n - new
         return True
+
+    def write_pending(self) -> None:
+        """Write everything queued, in the calling thread (for tools and benchmarks; the
+        writer thread must not be running). Stops early while the database is down."""
+        while True:
+            with self._cond:
+                if not self._queue:
+                    return
+                batch = self._take()
+            if not self._write(batch):
+                return
+            with self._cond:
+                for _ in batch:
+                    self._queue.popleft()
+                self.stats.queued -= sum(len(e) for e in batch)
 
     # ------------------------------------------------------------ lifecycle
     def flush(self, timeout: float = 10.0) -> bool:
@@ -302,6 +330,19 @@ class PredictionLogWriter:
                 self.stats.dropped += left
                 self.stats.queued = 0
                 self._queue.clear()
+
+
+def _lowest_priority() -> None:
+    """Run the calling thread at nice 19 (Linux: a thread is a task of its own).
+
+    Under CPU contention the request threads then go first: the writer works in the
+    time they leave idle, and its rows wait in the bounded queue meanwhile. Without the
+    GIL (SQLite and PostgreSQL calls release it) the writer uses another core if there
+    is one. No-op where per-thread priorities are not available."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError) as error:  # pragma: no cover - not Linux
+        log.debug("prediction log writer keeps its priority: %s", error)
 
 
 def _transient(error: SQLAlchemyError) -> bool:

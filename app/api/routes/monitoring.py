@@ -17,6 +17,7 @@ from app.api.schemas import (
     OutcomesRequest,
     OutcomesResponse,
 )
+from app.errors import InvalidArgument
 from app.services.outcomes import Outcome
 
 router = APIRouter(
@@ -61,10 +62,18 @@ async def outcomes(name: ModelName, body: OutcomesRequest, services: ServicesDep
     )
 
 
-def _utc(t: datetime | None) -> datetime | None:
+def _utc(t: datetime | None, field: str) -> datetime | None:
+    """``t`` in UTC (a time without a zone is taken as UTC)."""
     if t is None:
         return None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+    if t.tzinfo is None:
+        return t.replace(tzinfo=UTC)
+    try:
+        return t.astimezone(UTC)
+    except OverflowError:
+        raise InvalidArgument(
+            f"{field}: {t.isoformat()} is out of range in UTC", field=field
+        ) from None
 
 
 @router.get(
@@ -87,6 +96,6 @@ def monitoring(
     bucket: Literal["hour", "day"] = "day",
 ) -> Any:
     report = services.monitoring.report(
-        name, version=version, since=_utc(since), until=_utc(until), bucket=bucket
+        name, version=version, since=_utc(since, "since"), until=_utc(until, "until"), bucket=bucket
     )
     return FastJSONResponse(report)
