@@ -18,7 +18,10 @@ service (the app factory in-process, a temporary SQLite registry, the prediction
    calibration map as the rows themselves);
 5. every variant's probabilities of the test rows are scored against their labels:
    Brier score, ECE (10 equal-width bins), log loss, and the mean realised cost of the
-   decisions at ``c_fp = 1, c_fn = 5``.
+   decisions at ``c_fp = 1, c_fn = 5``;
+6. the test rows are served again by version 1 and by the Platt-recalibrated version,
+   with ids, their outcomes reported, and ``GET .../monitoring`` says of each version
+   whether the calibration test flags it and the realised against expected cost.
 
 The booster arrays of each recalibrated version are checked byte-identical to version
 1's. Results: ``bench/results/recalibration-<date>.json`` and ``.md``.
@@ -181,6 +184,7 @@ def run_unit(
                 201,
             )
             out[f"recal_{method}_seconds"] = time.perf_counter() - t0
+            out[f"recal_{method}_version"] = v["version"]
             out[f"recal_{method}_artifact_bytes"] = v["artifact_size"]
             out[f"recal_{method}_heldout"] = {
                 k: {m: v["metrics"]["recalibration"][k][m] for m in ("brier", "ece", "log_loss")}
@@ -221,9 +225,53 @@ def run_unit(
         )
         p_log = _proba(client, rows(test), version=v_log["version"])
         out["from_outcomes_max_abs_diff"] = float(np.max(np.abs(p_log - probas["recal_platt"])))
+        out["monitoring"] = _monitor(
+            client, rows(test), y[test], recal_platt_version=out["recal_platt_version"]
+        )
     y_test = y[test]
     out["scores"] = {name: scores(y_test, p) for name, p in probas.items()}
     return out
+
+
+def _monitor(client: Any, X: np.ndarray, y: np.ndarray, recal_platt_version: int) -> dict[str, Any]:
+    """The test rows served by version 1 and by the Platt-recalibrated version with ids,
+    their outcomes reported; what ``GET .../monitoring`` says of each version."""
+    from datetime import UTC, datetime
+
+    since = datetime.now(UTC).isoformat()
+    found: dict[str, Any] = {}
+    for version in (1, recal_platt_version):
+        ids = [f"m{version}-{i}" for i in range(len(X))]
+        for start in range(0, len(X), 5000):
+            body = {
+                "instances": _json_rows(X[start : start + 5000]),
+                "ids": ids[start : start + 5000],
+                "version": version,
+                "costs": {"c_fp": C_FP, "c_fn": C_FN},
+            }
+            _ok(client.post("/v1/models/shift/predict", json=body))
+        assert client.app.state.services.prediction_log.flush(30.0)
+        outcomes = [{"id": i, "label": int(t)} for i, t in zip(ids, y, strict=True)]
+        for start in range(0, len(outcomes), 10_000):
+            chunk = outcomes[start : start + 10_000]
+            _ok(client.post("/v1/models/shift/outcomes", json={"outcomes": chunk}))
+        report = _ok(
+            client.get(
+                "/v1/models/shift/monitoring",
+                params={"version": version, "since": since, "bucket": "day"},
+            )
+        )
+        total = report["versions"][0]["total"]
+        cal = total["calibration"]
+        found[str(version)] = {
+            "labelled": total["labelled"],
+            "ece": cal["ece"],
+            "brier": cal["brier"],
+            "spiegelhalter_p": (cal["spiegelhalter"] or {}).get("p_value"),
+            "calibration_alarm": total["calibration_alarm"],
+            "cost_ratio": total["cost_ratio"],
+        }
+    return found
 
 
 def _json_rows(X: np.ndarray) -> list[list[float | None]]:
@@ -255,6 +303,13 @@ def summarise(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
             u["recal_platt_booster_identical"] and u["recal_isotonic_booster_identical"] for u in us
         )
         row["from_outcomes_max_abs_diff"] = max(u["from_outcomes_max_abs_diff"] for u in us)
+        for key in ("parent", "recal"):
+            mon = [
+                u["monitoring"]["1" if key == "parent" else str(u["recal_platt_version"])]
+                for u in us
+            ]
+            row[f"{key}_alarms"] = sum(bool(m["calibration_alarm"]) for m in mon)
+            row[f"{key}_cost_ratio"] = _mean([m["cost_ratio"] for m in mon])
         table.append(row)
     return table
 
@@ -296,6 +351,25 @@ def markdown(table: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 [
                     r["dataset"],
                     *[f"{f(r[f'{v}:log_loss'])} / {f(r[f'{v}:mean_cost'])}" for v in VARIANTS],
+                ]
+                for r in table
+            ],
+        ),
+        "",
+        "What `GET /v1/models/{name}/monitoring` said of the test rows served by each "
+        "version, their outcomes reported: calibration alarms (Spiegelhalter p < 0.01) out "
+        "of the seeds, and realised / expected cost:",
+        "",
+        md_table(
+            ["dataset", "parent alarms", "recal_platt alarms", "parent realised/expected",
+             "recal_platt realised/expected"],
+            [
+                [
+                    r["dataset"],
+                    f"{r['parent_alarms']} of {r['seeds']}",
+                    f"{r['recal_alarms']} of {r['seeds']}",
+                    f"{r['parent_cost_ratio']:.2f}",
+                    f"{r['recal_cost_ratio']:.2f}",
                 ]
                 for r in table
             ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sklearn import metrics as skm
 from sklearn.datasets import make_classification
 
@@ -43,3 +44,7 @@ def test_one_unit_runs_through_the_service(tmp_path: Path) -> None:
     s = unit["scores"]
     assert s["recal_platt"]["ece"] < s["parent"]["ece"]
     assert abs(unit["em_prior"] - unit["deploy_share"]) < 0.03
+    mon = unit["monitoring"]
+    assert set(mon) == {"1", str(unit["recal_platt_version"])}
+    assert all(m["labelled"] == unit["n_test"] for m in mon.values())
+    assert mon["1"]["ece"] == pytest.approx(s["parent"]["ece"])
