@@ -93,3 +93,16 @@ def test_services_know_nothing_of_http() -> None:
         if web.search(p.read_text())
     ]
     assert hits == [], f"HTTP concerns below the API layer: {hits}"
+
+
+def test_services_leave_database_errors_to_the_repositories() -> None:
+    """Database errors are translated once, in app/registry (the repositories and their
+    ``reading`` / ``writing`` units): services see service errors only. The readiness
+    probe, whose job is to ask the database whether it answers, is the one exception."""
+    db_errors = re.compile(r"\bdatabase_errors\b|\bsqlalchemy\.exc\b|\bIntegrityError\b")
+    hits = [
+        str(p.relative_to(ROOT))
+        for p in sorted((ROOT / "app" / "services").rglob("*.py"))
+        if p.name != "readiness.py" and db_errors.search(p.read_text())
+    ]
+    assert hits == [], f"database errors translated in services: {hits}"

@@ -47,13 +47,24 @@ def _prepare_database(settings: Settings, migrate: bool) -> None:
         upgrade_to_head(settings.database_url)
 
 
+_ENGINES: list[Any] = []  # the engines of this command (one, normally)
+
+
 def _sessions(settings: Settings) -> Any:
     from app.db import ensure_schema_at_head, make_engine, make_session_factory
 
     _prepare_database(settings, migrate=_sqlite_path(settings.database_url) is not None)
     engine = make_engine(settings.database_url)
+    _ENGINES.append(engine)  # disposed when the command ends (main)
     ensure_schema_at_head(engine)
     return make_session_factory(engine)
+
+
+def _dispose_engines() -> None:
+    """Close the connection pools the command opened (pooled connections left to the
+    garbage collector are closed unannounced: a ResourceWarning, a server-side log line)."""
+    while _ENGINES:
+        _ENGINES.pop().dispose()
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -105,7 +116,11 @@ def cmd_db(args: argparse.Namespace, settings: Settings) -> int:
         _prepare_database(settings, migrate=True)
         print("database schema is at head")
         return 0
-    current, head = schema_revision(make_engine(settings.database_url))
+    engine = make_engine(settings.database_url)
+    try:
+        current, head = schema_revision(engine)
+    finally:
+        engine.dispose()
     print(json.dumps({"current": current, "head": head, "at_head": current == head}))
     return 0 if current == head else 1
 
@@ -240,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        _dispose_engines()
 
 
 if __name__ == "__main__":

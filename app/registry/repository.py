@@ -2,27 +2,31 @@
 
 It adds and flushes, never commits: the caller (a service) owns the transaction, so a
 version row and its artifact are committed together or not at all. Database errors
-become :mod:`app.errors` domain errors here; ``get_*`` raise NotFound, ``find_*``
-return None.
+become :mod:`app.errors` domain errors here, never in the services: services open the
+repository with :func:`reading` (a session) or :func:`writing` (one transaction), which
+translate what the session itself raises too (connecting, lazy loads, the commit), and
+resolve the hot path's version with :func:`lookup_ref`. ``get_*`` raise NotFound,
+``find_*`` return None.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from sqlalchemy import and_, bindparam, func, select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
 from app.errors import AlreadyExists, Conflict, NotFound
 from app.registry.orm import Alias, Artifact, ModelVersion, RegisteredModel, VersionPlot, utcnow
 from app.registry.validation import check_name, check_page, check_tags, check_version_metadata
 
-__all__ = ["DEFAULT_ALIAS", "Registry"]
+__all__ = ["DEFAULT_ALIAS", "Registry", "find_ref", "lookup_ref", "reading", "writing"]
 
 DEFAULT_ALIAS = "production"
 _ALLOCATION_ATTEMPTS = 5
@@ -90,6 +94,31 @@ def find_ref(
         if drow is None:
             return None
         return VersionRef(drow[0], drow[1], drow[2], drow[5], drow[3], drow[4])
+
+
+def lookup_ref(
+    engine: Engine, name: str, version: int | None = None, alias: str | None = None
+) -> VersionRef | None:
+    """:func:`find_ref` on a connection of ``engine`` (connecting translated too)."""
+    with database_errors(), engine.connect() as conn:
+        return find_ref(conn, name, version, alias)
+
+
+@contextmanager
+def reading(sessions: sessionmaker[Session]) -> Iterator[Registry]:
+    """A :class:`Registry` on a new session (closed at the end); database errors raised
+    anywhere in the block, the session's own included, become :class:`Unavailable`."""
+    with database_errors(), sessions() as session:
+        yield Registry(session)
+
+
+@contextmanager
+def writing(sessions: sessionmaker[Session]) -> Iterator[Registry]:
+    """A :class:`Registry` in one transaction, committed at the end of the block and
+    rolled back if it raises; database errors (the commit's included) become
+    :class:`Unavailable`. ``registry.session`` is the transaction's session."""
+    with database_errors(), sessions.begin() as session:
+        yield Registry(session)
 
 
 def _translated(method: Callable[P, R]) -> Callable[P, R]:
@@ -164,6 +193,11 @@ class Registry:
     def count_models(self) -> int:
         """Number of registered models."""
         return self.session.scalar(select(func.count()).select_from(RegisteredModel)) or 0
+
+    @_translated
+    def model_names(self) -> frozenset[str]:
+        """The names of every registered model (one small query)."""
+        return frozenset(self.session.scalars(select(RegisteredModel.name)))
 
     # ------------------------------------------------------------------ versions
 

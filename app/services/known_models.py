@@ -18,12 +18,10 @@ import logging
 from collections.abc import AsyncIterator
 
 import anyio.to_thread
-from sqlalchemy import select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import ServiceError
-from app.registry.orm import RegisteredModel
+from app.registry.repository import reading
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +48,13 @@ class KnownModels:
     def refresh(self) -> bool:
         """Re-read every name (blocking: call it in a worker thread). False on failure."""
         try:
-            with self._sessions() as session:
-                names = frozenset(session.scalars(select(RegisteredModel.name)))
-        except (SQLAlchemyError, ServiceError) as error:
+            with reading(self._sessions) as registry:
+                names = registry.model_names()
+        except ServiceError as error:  # the database is down: keep the last set
             log.debug("model names not refreshed: %s", error)
+            return False
+        except Exception:  # e.g. no registry tables yet: keep the last set, keep refreshing
+            log.warning("model names not refreshed", exc_info=True)
             return False
         self._names = names
         return True

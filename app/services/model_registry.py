@@ -9,10 +9,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
 from app.errors import Conflict
 from app.registry.orm import ModelVersion, RegisteredModel, utcnow
-from app.registry.repository import Registry
+from app.registry.repository import Registry, reading, writing
 
 
 @dataclass(frozen=True)
@@ -98,18 +97,15 @@ class ModelRegistry:
         self._read = read_sessions or sessions
 
     def list_models(self, limit: int = 100, offset: int = 0) -> tuple[list[ModelView], int]:
-        with database_errors(), self._read() as s:
-            reg = Registry(s)
+        with reading(self._read) as reg:
             return [_model_view(reg, m) for m in reg.list_models(limit, offset)], reg.count_models()
 
     def get_model(self, name: str) -> ModelView:
-        with database_errors(), self._read() as s:
-            reg = Registry(s)
+        with reading(self._read) as reg:
             return _model_view(reg, reg.get_model(name))
 
     def list_versions(self, name: str, limit: int = 100, offset: int = 0) -> list[VersionView]:
-        with database_errors(), self._read() as s:
-            reg = Registry(s)
+        with reading(self._read) as reg:
             by_version = reg.aliases_by_version(reg.get_model(name))
             return [
                 version_view(name, v, by_version.get(v.version, []))
@@ -117,16 +113,14 @@ class ModelRegistry:
             ]
 
     def get_version(self, name: str, version: int) -> VersionView:
-        with database_errors(), self._read() as s:
-            reg = Registry(s)
+        with reading(self._read) as reg:
             v = reg.get_version(name, version)
             return version_view(name, v, reg.aliases_by_version(v.model).get(v.version, []))
 
     def set_alias(self, name: str, alias: str, version: int) -> int:
         """Point ``alias`` at ``version`` once its stored artifact passes its checksum
         (a corrupted artifact is a 409 here, not a 500 on every later predict)."""
-        with database_errors(), self._sessions.begin() as s:
-            reg = Registry(s)
+        with writing(self._sessions) as reg:
             target = reg.get_version(name, version)
             blob = reg.get_artifact(target)
             if hashlib.sha256(blob).hexdigest() != target.artifact_sha256:
@@ -140,14 +134,13 @@ class ModelRegistry:
 
     def set_prediction_log(self, name: str, enabled: bool) -> ModelView:
         """Turn the logging of model ``name``'s predictions on or off (next request on)."""
-        with database_errors(), self._sessions.begin() as s:
-            reg = Registry(s)
+        with writing(self._sessions) as reg:
             model = reg.get_model(name)
             model.prediction_log = enabled
             model.updated_at = utcnow()
-            s.flush()
+            reg.session.flush()
             return _model_view(reg, model)
 
     def delete_alias(self, name: str, alias: str) -> None:
-        with database_errors(), self._sessions.begin() as s:
-            Registry(s).delete_alias(name, alias)
+        with writing(self._sessions) as reg:
+            reg.delete_alias(name, alias)

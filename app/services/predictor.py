@@ -27,9 +27,9 @@ import numpy as np
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import DatabaseHealth, database_errors
+from app.db import DatabaseHealth
 from app.errors import InvalidArgument, Unavailable
-from app.registry.repository import Registry, find_ref
+from app.registry.repository import lookup_ref, reading
 from app.services.core_errors import core_errors
 from app.services.evaluation import RequestMetrics, labels_index, request_metrics
 from app.services.inputs import check_limits, features_matrix, records_matrix
@@ -167,11 +167,10 @@ class Predictor:
         return resolved
 
     def _resolve(self, name: str, version: int | None, alias: str | None) -> Resolved:
-        with database_errors(), self._engine.connect() as conn:
-            ref = find_ref(conn, name, version, alias)
+        ref = lookup_ref(self._engine, name, version, alias)
         if ref is None:  # let the repository say what exists instead
-            with database_errors(), self._sessions() as s:
-                ref = Registry(s).resolve_ref(name, version=version, alias=alias)
+            with reading(self._sessions) as reg:
+                ref = reg.resolve_ref(name, version=version, alias=alias)
         return Resolved(
             name,
             ref.version,
@@ -205,8 +204,7 @@ class Predictor:
             if found is not None:
                 self._cache.move_to_end(resolved.sha256)
                 return found
-        with database_errors(), self._sessions() as s:
-            reg = Registry(s)
+        with reading(self._sessions) as reg:
             version = reg.get_version(resolved.model, resolved.version)
             stored = read_stored(reg, version)
             calibration = calibration_summary(version.calibration)

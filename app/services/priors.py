@@ -24,11 +24,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
 from app.errors import InvalidArgument, NotFound
 from app.registry.orm import PriorEstimate
 from app.registry.prior_estimates import PriorEstimateStore, estimate_fields
-from app.registry.repository import Registry
+from app.registry.repository import reading, writing
 from app.services.core_errors import core_errors
 from app.services.stored_models import read_stored
 from models.priors import estimate_priors
@@ -99,8 +98,8 @@ class PriorEstimates:
         ``[since, until)`` (at most ``max_rows`` of them)."""
         if since is not None and until is not None and since >= until:
             raise InvalidArgument("since: must be before until", field="since")
-        with database_errors(), self._read() as s:
-            reg = Registry(s)
+        with reading(self._read) as reg:
+            s = reg.session
             v = reg.get_version(name, version) if version is not None else reg.resolve(name)[0]
             number, version_id, model_id = v.version, v.id, v.model_id
             method = (v.calibration or {}).get("method")
@@ -136,8 +135,8 @@ class PriorEstimates:
             log_likelihood_ratio=est.log_likelihood_ratio,
             p_value=est.p_value,
         )
-        with database_errors(), self._sessions.begin() as s:
-            PriorEstimateStore(s).add(row)
+        with writing(self._sessions) as reg:
+            PriorEstimateStore(reg.session).add(row)
             ref = _ref(row)
         with self._lock:
             self._cache[version_id] = (
@@ -167,8 +166,8 @@ class PriorEstimates:
         with self._lock:
             hit = self._cache.get(version_id)
         if hit is None or hit[0] < now:
-            with database_errors(), self._read() as s:
-                e = PriorEstimateStore(s).latest(version_id)
+            with reading(self._read) as reg:
+                e = PriorEstimateStore(reg.session).latest(version_id)
                 found = None if e is None else AppliedEstimate(list(e.priors), _ref(e))
             hit = (now + CACHE_SECONDS, found)
             with self._lock:

@@ -28,10 +28,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
 from app.errors import InvalidArgument, PayloadTooLarge
 from app.registry.prediction_log import LabelledRows, PredictionLog
-from app.registry.repository import Registry
+from app.registry.repository import reading
 from app.services.core_errors import core_errors
 from app.services.evaluation import labels_index
 from app.services.inputs import check_limits, features_matrix, fingerprint, records_matrix
@@ -115,8 +114,8 @@ class Recalibrator:
     def _parent(
         self, name: str, version: int, window: OutcomeWindow | None
     ) -> tuple[_Parent, LabelledRows | None]:
-        with database_errors(), self._sessions() as s:
-            reg = Registry(s)
+        with reading(self._sessions) as reg:
+            s = reg.session
             v = reg.get_version(name, version)
             stored = read_stored(reg, v)
             logged = None

@@ -15,8 +15,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
-from app.registry.repository import Registry
+from app.registry.repository import writing
 from app.services.model_registry import VersionView, version_view
 from app.services.plots.precompute import PlotRow
 
@@ -55,8 +54,7 @@ def register_version(
     ``within(session, version)`` runs inside the transaction (a training job records its
     outcome there, so that both are committed together or not at all).
     """
-    with database_errors(), sessions.begin() as session:
-        reg = Registry(session)
+    with writing(sessions) as reg:
         if create:
             m = reg.get_or_create_model(name, description=description, tags=tags)
             if description is not None:
@@ -78,5 +76,5 @@ def register_version(
         )
         reg.add_plots(v, new.plots)
         if within is not None:
-            within(session, v.version)
+            within(reg.session, v.version)
         return version_view(name, v, [])

@@ -127,7 +127,7 @@ def test_production_bootstrap_key_needs_entropy(
 ) -> None:
     settings = Settings(database_url=database_url, env="prod", auth="on", bootstrap_admin_key=key)
     if accepted:
-        create_app(settings)
+        create_app(settings).state.services.engine.dispose()
     else:
         with pytest.raises(Misconfigured, match="not random enough"):
             create_app(settings)

@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
 from app.errors import InvalidArgument, NotFound
 from app.registry.orm import ModelVersion
-from app.registry.repository import Registry
+from app.registry.repository import Registry, reading
 from app.services.core_errors import core_errors
 from app.services.plots.charts import TITLES, render_svg
 from app.services.plots.precompute import HELDOUT
@@ -93,8 +92,8 @@ class Plots:
 
     def list_plots(self, name: str, version: int) -> list[PlotInfo]:
         """The plots of a version, in :data:`PLOT_KINDS` order (NotFound says why if none)."""
-        with database_errors(), self._sessions() as s:
-            _, kinds = self._version(Registry(s), name, version)
+        with reading(self._sessions) as reg:
+            _, kinds = self._version(reg, name, version)
         return [PlotInfo(k, TITLES[k]) for k in PLOT_KINDS if k in kinds]
 
     def _held_out(self, reg: Registry, name: str, v: ModelVersion) -> tuple[np.ndarray, np.ndarray]:
@@ -124,8 +123,7 @@ class Plots:
             raise InvalidArgument(
                 f"{field}: only the cost_curve plot takes a cost range", field=field
             )
-        with database_errors(), self._sessions() as s:
-            reg = Registry(s)
+        with reading(self._sessions) as reg:
             v, kinds = self._version(reg, name, version)
             if kind not in kinds:
                 listed = ", ".join(k for k in PLOT_KINDS if k in kinds)
@@ -161,8 +159,7 @@ class Plots:
     ) -> dict[str, Any]:
         """Threshold, confusion matrix and cost of one binary cost setting on held-out rows."""
         binary_costs(c_fp, c_fn, c_tp, c_tn)  # the rules of predict's costs; names the field
-        with database_errors(), self._sessions() as s:
-            reg = Registry(s)
+        with reading(self._sessions) as reg:
             v = reg.get_version(name, version)
             _two_classes(name, v, "what-if")
             y, p = self._held_out(reg, name, v)

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sklearn.datasets import make_classification
 from sqlalchemy import create_engine, text
 
-from app.services.training import _evaluation_split
+from app.services.training.spec import evaluation_split as _evaluation_split
 from app.settings import Settings
 from tests.app.api.conftest import dataset, train_body
 
