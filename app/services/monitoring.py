@@ -15,7 +15,6 @@ Hosmer-Lemeshow) on the labelled rows (:func:`models.monitoring.calibration_summ
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -94,12 +93,6 @@ def summarise(rows: Sequence[LoggedRow], n_classes: int) -> dict[str, Any]:
         calibration_alarm=None if z is None else bool(z["p_value"] < ALARM_P_VALUE),
     )
     return out
-
-
-@dataclass(frozen=True)
-class Window:
-    since: datetime | None
-    until: datetime | None
 
 
 class Monitoring:

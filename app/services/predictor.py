@@ -11,6 +11,10 @@ look-up raises :class:`app.errors.Unavailable`, at once while
 :class:`app.db.DatabaseHealth` says it is down), a resolution at most
 ``stale_seconds`` old whose model is still loaded is used instead, marked stale
 (:attr:`Resolved.stale_since`); otherwise the 503 stands. ``stale_seconds=0`` disables it.
+
+The prediction log: every predicted row (with its id, raw score, probabilities, decision
+and costs) is handed to :class:`app.services.prediction_log.PredictionLogWriter`, which
+writes it off the request path; a predict never waits for the log.
 """
 
 from __future__ import annotations
