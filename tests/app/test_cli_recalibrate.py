@@ -44,7 +44,8 @@ def test_recalibrate_a_local_version_from_a_csv(
     out = json.loads(captured.out)
     assert (out["model"], out["version"], out["parent_version"]) == ("fraud", 2, 1)
     assert out["calibration"]["method"] == "isotonic"
-    assert out["data"]["source"] == "rows" and out["data"]["n_rows"] == 1500
+    n_second = len(second.read_text().splitlines()) - 1
+    assert out["data"]["source"] == "rows" and out["data"]["n_rows"] == n_second
     assert set(out["before"]) == set(out["after"]) == {"brier", "log_loss", "ece"}
     assert "recalibrated from v1" in captured.err
 
