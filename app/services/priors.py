@@ -10,7 +10,8 @@ enters EM as the calibrated posterior under the version's training priors.
 ``"priors": "estimated"`` in a predict or evaluate request applies the latest recorded
 estimate of the version that serves it (:meth:`PriorEstimates.applied`); the response's
 provenance names it (id, version, when, rows, window). Estimates are read through a cache
-of :data:`CACHE_SECONDS`, so a new estimate reaches every replica within that time.
+of :data:`CACHE_SECONDS`, so a new estimate reaches every replica within that time;
+while the database is down, the estimate read last goes on being applied.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound
+from app.errors import InvalidArgument, NotFound, Unavailable
 from app.registry.orm import PriorEstimate
 from app.registry.prior_estimates import PriorEstimateStore, estimate_fields
 from app.registry.repository import reading, writing
@@ -166,9 +167,14 @@ class PriorEstimates:
         with self._lock:
             hit = self._cache.get(version_id)
         if hit is None or hit[0] < now:
-            with reading(self._read) as reg:
-                e = PriorEstimateStore(reg.session).latest(version_id)
-                found = None if e is None else AppliedEstimate(list(e.priors), _ref(e))
+            try:
+                with reading(self._read) as reg:
+                    e = PriorEstimateStore(reg.session).latest(version_id)
+                    found = None if e is None else AppliedEstimate(list(e.priors), _ref(e))
+            except Unavailable:
+                if hit is None or hit[1] is None:
+                    raise
+                found = hit[1]  # database down: the estimate read last (predictions go on)
             hit = (now + CACHE_SECONDS, found)
             with self._lock:
                 self._cache[version_id] = hit

@@ -149,3 +149,27 @@ def test_uncalibrated_version_is_refused(client: TestClient) -> None:
     r = client.get("/v1/models/raw/priors")
     assert r.status_code == 422 and r.json()["field"] == "version", r.text
     assert "calibrated probabilities" in r.json()["detail"]
+
+
+def test_estimated_priors_survive_a_database_outage(
+    client: TestClient, balanced: dict[str, Any], tmp_path: Any
+) -> None:
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    X, y = _population()
+    traffic = _shifted(X[2000:], y[2000:], 0.2, 600, seed=4)
+    _predict(client, traffic)
+    _flush(client)
+    est = client.get("/v1/models/traffic/priors").json()
+    estimates = client.app.state.services.priors  # type: ignore[attr-defined]
+    # the estimate's cache has expired and the database no longer answers
+    down = create_engine(f"sqlite:///{tmp_path}/missing/dir/x.db")
+    estimates._read = sessionmaker(bind=down)
+    estimates._cache = {k: (0.0, v) for k, (_, v) in estimates._cache.items()}
+    try:
+        out = _predict(client, traffic[:5], priors="estimated")
+    finally:
+        down.dispose()
+    assert out["applied_costs"]["priors_estimate"]["id"] == est["id"]
+    assert out["applied_costs"]["priors"] == est["priors"]
