@@ -18,7 +18,7 @@ from app.cli.keys import add_keys_parser
 from app.cli.monitoring import add_monitoring_parsers
 from app.cli.predict import add_predict_parser
 from app.cli.progress import progress_bar
-from app.cli.recalibrate import add_recalibrate_parser
+from app.cli.recalibrate import add_priors_parser, add_recalibrate_parser
 from app.cli.remote import (
     add_jobs_parser,
     add_remote_options,
@@ -224,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_predict_parser(sub, _sessions, add_remote_options)
     add_recalibrate_parser(sub, _sessions, add_remote_options)
+    add_priors_parser(sub, _sessions, add_remote_options)
 
     m = sub.add_parser("models", help="list registered models")
     add_remote_options(m, progress=False)

@@ -1,10 +1,15 @@
-"""``costwise recalibrate``: a new calibration map for a version, locally or on a server.
+"""``costwise recalibrate`` and ``costwise priors``, locally or on a server.
+
+``recalibrate``: a new calibration map for a version.
 
 Labelled rows come from a CSV (header = the model's feature names, plus the label
 column), or with ``--from-outcomes`` from the version's logged predictions whose
 outcomes were reported (``--since`` / ``--until``, ISO 8601). The new version is
 registered as the next version of the model, sharing the parent's booster; the command
 prints it with the calibration before and after on the held-out rows.
+
+``priors``: the class priors of a version's recent traffic, estimated by EM from its
+logged probabilities and recorded (``"priors": "estimated"`` in predict applies it).
 """
 
 from __future__ import annotations
@@ -132,3 +137,40 @@ def add_recalibrate_parser(
     r.add_argument("--until", help="with --from-outcomes: predictions made before (ISO 8601)")
     add_remote_options(r, progress=False)
     r.set_defaults(func=lambda args, settings: cmd_recalibrate(args, settings, sessions))
+
+
+def cmd_priors(args: argparse.Namespace, settings: Settings, sessions: Any) -> int:
+    """Estimate (and record) the priors on the server at ``--url`` if given, else locally."""
+    if args.url:
+        import dataclasses
+
+        from app.cli.remote import connect
+
+        with connect(args) as client:
+            est = client.estimate_priors(
+                args.model, version=args.version, since=args.since, until=args.until
+            )
+        out = {k: v for k, v in dataclasses.asdict(est).items() if k != "extra"}
+    else:
+        from app.services.priors import PriorEstimates
+
+        factory = sessions(settings)
+        estimates = PriorEstimates(factory, factory, max_rows=settings.monitoring_max_rows)
+        out = estimates.estimate(
+            args.model, version=args.version, since=_when(args.since), until=_when(args.until)
+        )
+    print(json.dumps(out, indent=2, default=str))
+    return 0
+
+
+def add_priors_parser(sub: Any, sessions: Any, add_remote_options: Callable[..., None]) -> None:
+    """Register ``costwise priors MODEL``."""
+    q = sub.add_parser(
+        "priors", help="estimate the class priors of a version's recent traffic (EM, no labels)"
+    )
+    q.add_argument("model", help="registered model name")
+    q.add_argument("--version", type=int, help="default: the version served now")
+    q.add_argument("--since", help="predictions made at or after (ISO 8601)")
+    q.add_argument("--until", help="predictions made before (ISO 8601)")
+    add_remote_options(q, progress=False)
+    q.set_defaults(func=lambda args, settings: cmd_priors(args, settings, sessions))

@@ -67,3 +67,14 @@ def test_recalibrate_errors_exit_2(
     assert "[NOT_FOUND]" in capsys.readouterr().err
     assert main(["recalibrate", "fraud", "1", "--from-outcomes"]) == 2
     assert "no logged predictions" in capsys.readouterr().err
+
+
+def test_priors_of_a_version_never_logged(
+    registry: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, _ = _halves(tmp_path)
+    train = ["train", str(first), "--model", "fraud", "--label-column", "fraud"]
+    assert main([*train, "--n-estimators", "20"]) == 0
+    capsys.readouterr()
+    assert main(["priors", "fraud"]) == 2
+    assert "[NOT_FOUND]" in capsys.readouterr().err

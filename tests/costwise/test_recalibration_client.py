@@ -87,3 +87,18 @@ def test_cli_recalibrate_with_url(server: Service, fraud: dict[str, Any], tmp_pa
         check=False,
     )
     assert bad.returncode == 2 and "field from_outcomes" in bad.stderr
+
+
+def test_cli_priors_with_url(server: Service, fraud: dict[str, Any]) -> None:
+    X, _ = dataset(200, seed=9)
+    with Client(server.url, api_key=ADMIN_KEY) as c:
+        c.predict("fraud", X, version=1)
+    remote = ["--url", server.url, "--api-key", ADMIN_KEY]
+    for _ in range(100):  # the log is written off the request path
+        out = costwise("priors", "fraud", "--version", "1", *remote, check=False)
+        if out.returncode == 0:
+            break
+        time.sleep(0.05)
+    est = json.loads(out.stdout)
+    assert est["version"] == 1 and est["n_rows"] >= 200 and est["converged"] is True
+    assert abs(sum(est["priors"]) - 1.0) < 1e-9
