@@ -213,6 +213,57 @@ class Settings(BaseSettings):
         description="How long a verified API key is trusted without a database look-up "
         "(a revocation takes effect on every replica within this time).",
     )
+    prediction_log: bool = Field(
+        True,
+        description="Record every /v1 predict and /v2 infer row (id, version, raw score, "
+        "probabilities, decision, costs) for outcomes and monitoring; written in batches "
+        "off the request path. Off per model with PATCH /v1/models/{name} "
+        '{"prediction_log": false}.',
+    )
+    log_features: bool = Field(
+        False, description="Also record each logged row's feature values (off: not stored)."
+    )
+    prediction_log_days: float = Field(
+        30.0,
+        ge=0,
+        description="Logged predictions older than this many days are deleted (checked "
+        "every COSTWISE_MONITORING_REFRESH_SECONDS); 0 keeps them forever.",
+    )
+    prediction_log_queue_rows: int = Field(
+        200_000,
+        ge=1,
+        description="Most rows waiting to be written; a request whose rows do not fit is "
+        "answered but not logged, and counted in costwise_prediction_log_rows_total"
+        '{outcome="dropped"} (predictions never wait for the log).',
+    )
+    prediction_log_batch_rows: int = Field(
+        10_000, ge=1, description="Most rows the log writer inserts in one statement."
+    )
+    prediction_log_flush_seconds: float = Field(
+        0.2,
+        gt=0,
+        le=60,
+        description="Longest a logged row waits before it is written (an outcome for it is "
+        "accepted once written).",
+    )
+    monitoring_refresh_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="How often the monitoring gauges of /metrics are recomputed (in a worker "
+        "thread) and the retention delete runs.",
+    )
+    monitoring_max_rows: int = Field(
+        1_000_000,
+        ge=1,
+        description="Most logged predictions one monitoring request (or one model's "
+        "gauges) reads; a wider window is refused with 413 (narrow since/until).",
+    )
+    monitoring_window_hours: float = Field(
+        24.0,
+        gt=0,
+        description="The monitoring gauges of /metrics cover the predictions of this many "
+        "last hours.",
+    )
 
 
 @lru_cache(maxsize=1)

@@ -24,6 +24,7 @@ class DecisionOptions(TypedDict, total=False):
     priors: Sequence[float] | Any
     version: int
     alias: str
+    ids: Sequence[str]
 
 
 def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str, Any]:
@@ -39,6 +40,8 @@ def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str
         body["row_costs"] = [dict(c) for c in body["row_costs"]]
     if "records" in body:
         body["records"] = [dict(r) for r in body["records"]]
+    if "ids" in body:
+        body["ids"] = [str(i) for i in body["ids"]]
     return body
 
 
@@ -51,8 +54,11 @@ def predict(
     feature name); ``None`` is a missing value. Costs: one of ``costs``
     (``{"c_fp": 1, "c_fn": 5}``), ``cost_matrix`` (``C[i][j]`` = cost of predicting j
     when the truth is i) or ``row_costs`` (one ``costs`` per row); none = 0-1 costs.
-    ``priors``: deployment class priors. ``version`` or ``alias`` pins the version
-    (default: alias ``production``, else the latest). Retried on 503 (changes nothing).
+    ``priors``: deployment class priors, or ``"estimated"`` for the server's latest
+    estimate (:meth:`estimate_priors`). ``version`` or ``alias`` pins the version
+    (default: alias ``production``, else the latest). ``ids``: your id of each row (e.g.
+    the transaction id) for :meth:`send_outcomes`; else each ``predictions[i].id`` is the
+    service's. Retried on 503 (a retried row keeps its first logged record).
     """
     body = _decision_body(instances, options)
     return one(Call("POST", _model(name, "predict"), json=body), _as(PredictResponse))
@@ -66,6 +72,8 @@ def evaluate(
 ) -> Operation[Evaluation]:
     """``POST /v1/models/{name}/evaluate``: what deciding these labelled rows would cost
     (confusion matrix, total and mean cost, Q, Brier). Arguments as :meth:`predict`."""
+    if "ids" in options:
+        raise ValueError("ids are for predict: evaluate logs nothing")
     body = _decision_body(instances, options)
     body["labels"] = _plain(labels)
     return one(Call("POST", _model(name, "evaluate"), json=body), _as(Evaluation))

@@ -30,6 +30,7 @@ from costwise.types import (
     Label,
     Model,
     ModelPage,
+    PriorEstimate,
     TrainingParams,
     Version,
     from_json,
@@ -199,6 +200,58 @@ def train(
 
 
 # ---------------------------------------------------------------------- jobs
+def recalibrate(
+    name: str,
+    version: int,
+    instances: Rows | None = None,
+    labels: Sequence[Label] | Any | None = None,
+    *,
+    records: Records | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    from_outcomes: bool = False,
+    method: Literal["platt", "isotonic"] = "platt",
+    holdout_fraction: float | None = None,
+    random_state: int | None = None,
+) -> Operation[Version]:
+    """``POST .../versions/{version}/recalibrate``: a new calibration map, no retraining.
+
+    Labelled rows: ``instances`` (or ``records``) and ``labels``; or ``from_outcomes=True``
+    with an optional ``since`` / ``until`` (ISO 8601): the version's logged predictions
+    whose outcomes were reported. Returns the new :class:`Version` (its
+    ``parent_version`` is ``version``; ``metrics["recalibration"]`` has the calibration
+    before and after on held-out rows). Never retried once sent (see :meth:`train`).
+    """
+    body: dict[str, Any] = {"method": method}
+    if from_outcomes or since is not None or until is not None:
+        if instances is not None or records is not None or labels is not None:
+            raise ValueError("give either labelled rows or from_outcomes/since/until, not both")
+        body["from_outcomes"] = _page(since=since, until=until)
+    else:
+        if (instances is None) == (records is None) or labels is None:
+            raise ValueError("give instances or records, and labels (or from_outcomes=True)")
+        if instances is not None:
+            body["instances"] = _plain(instances)
+        else:
+            body["records"] = [dict(r) for r in records or []]
+        body["labels"] = _plain(labels)
+    body.update(_page(holdout_fraction=holdout_fraction, random_state=random_state))
+    call = Call(
+        "POST", _model(name, "versions", version, "recalibrate"), json=body, retry="connect"
+    )
+    return one(call, _as(Version))
+
+
+def estimate_priors(
+    name: str, version: int | None = None, since: str | None = None, until: str | None = None
+) -> Operation[PriorEstimate]:
+    """``GET /v1/models/{name}/priors``: the class priors of recent traffic, estimated
+    by EM from the logged probabilities (and recorded: ``priors="estimated"`` in
+    :meth:`predict` applies the latest)."""
+    query = _page(version=version, since=since, until=until)
+    return one(Call("GET", _model(name, "priors"), params=query), _as(PriorEstimate))
+
+
 def get_job(job_id: str) -> Operation[Job]:
     """``GET /v1/jobs/{id}``: status, phase, progress, timings, and the version or error."""
     return one(Call("GET", f"/v1/jobs/{_seg(job_id)}"), _as(Job))

@@ -28,6 +28,7 @@ from typing import Any, Generic, ParamSpec, Self, TypeVar, overload
 import httpx
 
 from costwise import _decisions as dec
+from costwise import _monitoring as mon
 from costwise import _operations as ops
 from costwise._core import Call, Done, Operation, Plan, Reply, Retry, Sleep, advance, plan
 
@@ -118,6 +119,8 @@ class _Base(Generic[H]):
     delete_alias = _Method(ops.delete_alias)
     list_algorithms = _Method(ops.list_algorithms)
     train = _Method(ops.train)
+    recalibrate = _Method(ops.recalibrate)
+    estimate_priors = _Method(ops.estimate_priors)
     get_job = _Method(ops.get_job)
     list_jobs = _Method(ops.list_jobs)
     cancel_job = _Method(ops.cancel_job)
@@ -131,6 +134,9 @@ class _Base(Generic[H]):
     get_plot = _Method(dec.get_plot)
     get_plot_svg = _Method(dec.get_plot_svg)
     whatif = _Method(dec.whatif)
+    send_outcomes = _Method(mon.send_outcomes)
+    monitoring = _Method(mon.monitoring)
+    set_prediction_log = _Method(mon.set_prediction_log)
 
 
 class Client(_Base[httpx.Client]):

@@ -63,6 +63,7 @@ class Model:
     aliases: dict[str, int]
     created_at: datetime
     updated_at: datetime
+    prediction_log: bool = True
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -88,6 +89,30 @@ class Version:
     artifact_size: int
     aliases: list[str]
     created_at: datetime
+    parent_version: int | None = None  # recalibrated from this version (shares its booster)
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class PriorEstimate:
+    """Deployment class priors estimated from a version's logged probabilities (EM)."""
+
+    model: str
+    id: int
+    version: int
+    estimated_at: str
+    since: str | None
+    until: str | None
+    n_rows: int
+    classes: list[Label]
+    priors: list[float]
+    train_priors: list[float]
+    n_iter: int
+    converged: bool
+    log_likelihood_ratio: float
+    p_value: float
+    first_prediction_at: str | None = None
+    last_prediction_at: str | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -105,6 +130,7 @@ class Prediction:
     probabilities: list[float] | None
     threshold: float | None
     expected_cost: float | None
+    id: str | None = None  # the row's id in the prediction log (report outcomes with it)
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -130,6 +156,9 @@ class AppliedCosts:
     cost_matrix: list[list[float]] | None
     row_costs: RowCostsSummary | None
     priors: list[float] | None
+    # the server's recorded prior estimate applied by ``priors="estimated"`` (id, version,
+    # estimated_at, since, until, n_rows); None otherwise
+    priors_estimate: dict[str, Any] | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -299,6 +328,26 @@ class WhatIf:
     n: int
     labels: list[Label]
     costs: dict[str, float]
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class OutcomeResult:
+    """What happened to one reported outcome: ``status`` is recorded, unchanged,
+    conflict, unknown or invalid (``detail`` says why)."""
+
+    id: str
+    status: str
+    version: int | None
+    detail: str | None
+    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class OutcomesReport:
+    model: str
+    counts: dict[str, int]
+    results: list[OutcomeResult]
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 

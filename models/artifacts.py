@@ -15,6 +15,23 @@ builds an :class:`~models.inference.InferenceModel` from numbers and arrays only
 Nothing named in an artifact is ever imported. The sha256 of the whole blob is returned
 by :func:`dump_model` and checked by :func:`load_model` when the caller passes the digest
 it stored beside the blob. Format version 1 (binary models only) still loads.
+
+Format version 3 is version 2 plus a **base**: an artifact that shares arrays with
+another artifact (a recalibrated version shares its parent's booster) stores only the
+arrays that differ and names the artifact holding the others::
+
+    manifest.json        ... as version 2, plus
+                         base {"sha256": digest of the base artifact's blob,
+                               "arrays": [names of the arrays read from the base]}
+    arrays/<name>.npy    only the arrays that are not in the base
+
+``array_sha256`` still lists the digest of every array, shared ones included, and an
+array is shared only when the base holds it under the same name with the same digest,
+so the arrays served are byte-identical to the base's. The base must itself have no
+base (one level, never a chain). :func:`load_model` needs the base's bytes
+(``base=``) and checks them against the recorded digest; :func:`artifact_base` tells
+which base an artifact needs. An artifact written without ``base`` is version 2,
+byte-identical to what earlier builds wrote.
 """
 
 from __future__ import annotations
@@ -36,7 +53,8 @@ from models.multiclass.scorers import AngleScorer, CalibratedVoteScorer, OneVsRe
 from models.scorers import BinaryScorer, Scorer
 
 FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+BASED_FORMAT_VERSION = 3  # version 2 plus a base artifact holding shared arrays
+READABLE_VERSIONS = (1, 2, 3)
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 MAX_ARRAY_BYTES = 512 * 1024 * 1024
 _NUMERIC_KINDS = frozenset("biuf")
@@ -81,8 +99,10 @@ def _npy(arr: np.ndarray, name: str) -> bytes:
     return buf.getvalue()
 
 
-def dump_model(model: InferenceModel, metadata: dict[str, Any] | None = None) -> tuple[bytes, str]:
-    """Serialise ``model`` to artifact bytes (format version 2).
+def dump_model(
+    model: InferenceModel, metadata: dict[str, Any] | None = None, *, base: bytes | None = None
+) -> tuple[bytes, str]:
+    """Serialise ``model`` to artifact bytes (format version 2, or 3 with ``base``).
 
     Parameters
     ----------
@@ -91,16 +111,27 @@ def dump_model(model: InferenceModel, metadata: dict[str, Any] | None = None) ->
     metadata : dict, optional
         JSON-able extra information (algorithm, parameters, ...), merged into the
         model's own metadata.
+    base : bytes, optional
+        Another artifact (of format version 1 or 2, without a base of its own) whose
+        arrays this one shares: every array of ``model`` that the base holds under the
+        same name with the same sha256 is left out and recorded under ``base`` in the
+        manifest (format version 3). Loading then needs the base's bytes.
 
     Returns
     -------
     blob, sha256 : bytes, str
         Equal models give equal bytes (fixed zip timestamps, sorted keys).
+
+    Raises
+    ------
+    ArtifactError
+        ``base`` is not a readable artifact, or has a base itself.
     """
     spec, arrays = model.scorer.to_parts()
     files = {f"arrays/{name}.npy": _npy(arr, name) for name, arr in sorted(arrays.items())}
+    digests = {f: sha256_hex(b) for f, b in files.items()}
     costs = model.training_costs
-    manifest = {
+    manifest: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
         "kind": model.scorer.kind,
         "classes": [_json_label(c) for c in model.classes],
@@ -112,8 +143,19 @@ def dump_model(model: InferenceModel, metadata: dict[str, Any] | None = None) ->
         "training_costs": None if costs is None else np.asarray(costs, float).tolist(),
         "rule": model.rule,
         "metadata": {**model.metadata, **(metadata or {})},
-        "array_sha256": {f: sha256_hex(b) for f, b in files.items()},
+        "array_sha256": digests,
     }
+    if base is not None:
+        base_digests = _base_digests(base)
+        shared = sorted(
+            name
+            for name in arrays
+            if base_digests.get(f"arrays/{name}.npy") == digests[f"arrays/{name}.npy"]
+        )
+        for name in shared:
+            del files[f"arrays/{name}.npy"]
+        manifest["format_version"] = BASED_FORMAT_VERSION
+        manifest["base"] = {"sha256": sha256_hex(base), "arrays": shared}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         members = [("manifest.json", json.dumps(manifest, sort_keys=True).encode()), *files.items()]
@@ -123,6 +165,49 @@ def dump_model(model: InferenceModel, metadata: dict[str, Any] | None = None) ->
             zf.writestr(info, data)
     blob = out.getvalue()
     return blob, sha256_hex(blob)
+
+
+def _manifest(blob: bytes) -> dict[str, Any]:
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+            manifest = json.loads(_read_member(zf, "manifest.json", MAX_MANIFEST_BYTES))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, json.JSONDecodeError, EOFError) as exc:
+        raise ArtifactError(f"artifact is not a valid costwise model: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise ArtifactError("artifact manifest must be a JSON object")
+    return manifest
+
+
+def _base_digests(base: bytes) -> dict[str, str]:
+    """Array file -> sha256 of an artifact usable as a base (format 1 or 2, no base)."""
+    manifest = _manifest(base)
+    if manifest.get("format_version") not in (1, FORMAT_VERSION) or "base" in manifest:
+        raise ArtifactError(
+            "a base artifact must hold its own arrays (format version 1 or 2, without a "
+            "base of its own)"
+        )
+    digests = manifest.get("array_sha256")
+    if not isinstance(digests, dict):
+        raise ArtifactError("base artifact manifest has no array_sha256 object")
+    return {str(k): str(v) for k, v in digests.items()}
+
+
+def artifact_base(blob: bytes) -> str | None:
+    """The sha256 of the base artifact that ``blob`` needs to load, or None.
+
+    Reads the manifest only (nothing is verified here; :func:`load_model` verifies).
+
+    Raises
+    ------
+    ArtifactError
+        ``blob`` is not an artifact, or its ``base`` field is malformed.
+    """
+    base = _manifest(blob).get("base")
+    if base is None:
+        return None
+    if not isinstance(base, dict) or not isinstance(base.get("sha256"), str):
+        raise ArtifactError("artifact field 'base' must be an object with a 'sha256' string")
+    return str(base["sha256"])
 
 
 def _read_member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
@@ -135,17 +220,29 @@ def _read_member(zf: zipfile.ZipFile, name: str, limit: int) -> bytes:
     return zf.read(info)
 
 
-def load_model(blob: bytes, expected_sha256: str | None = None) -> InferenceModel:
+def load_model(
+    blob: bytes, expected_sha256: str | None = None, *, base: bytes | None = None
+) -> InferenceModel:
     """Load artifact bytes into an :class:`InferenceModel`, never unpickling anything.
+
+    Parameters
+    ----------
+    blob : bytes
+        The artifact.
+    expected_sha256 : str, optional
+        The digest recorded beside the blob; checked before anything is read.
+    base : bytes, optional
+        The base artifact, required when ``blob`` has one (format version 3, see
+        :func:`artifact_base`); checked against the digest the manifest records.
 
     Raises
     ------
     ArtifactIntegrityError
-        The blob's digest differs from ``expected_sha256``, or an array's digest
-        differs from the manifest's.
+        The blob's digest differs from ``expected_sha256``, the base's from the one
+        recorded in the manifest, or an array's digest differs from the manifest's.
     ArtifactError
         Anything malformed: not a zip, unknown format version or kind, missing or
-        non-numeric arrays, inconsistent shapes.
+        non-numeric arrays, inconsistent shapes, a missing base.
     """
     if expected_sha256 is not None and sha256_hex(blob) != expected_sha256:
         raise ArtifactIntegrityError(
@@ -154,7 +251,11 @@ def load_model(blob: bytes, expected_sha256: str | None = None) -> InferenceMode
     try:
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
             manifest = json.loads(_read_member(zf, "manifest.json", MAX_MANIFEST_BYTES))
-            return _build(zf, manifest)
+            if isinstance(manifest, dict) and manifest.get("base") is not None:
+                base_zf = _open_base(manifest, base)
+                with base_zf:
+                    return _build(zf, manifest, base_zf)
+            return _build(zf, manifest, None)
     except ArtifactError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, json.JSONDecodeError, EOFError) as exc:
@@ -163,14 +264,40 @@ def load_model(blob: bytes, expected_sha256: str | None = None) -> InferenceMode
         raise ArtifactError(f"artifact manifest is malformed: {exc!r}") from None
 
 
+def _open_base(manifest: dict[str, Any], base: bytes | None) -> zipfile.ZipFile:
+    ref = manifest["base"]
+    if manifest.get("format_version") != BASED_FORMAT_VERSION:
+        raise ArtifactError(
+            f"artifact has a base but format_version {manifest.get('format_version')!r} "
+            f"(expected {BASED_FORMAT_VERSION})"
+        )
+    if not isinstance(ref, dict) or not isinstance(ref.get("sha256"), str):
+        raise ArtifactError("artifact field 'base' must be an object with a 'sha256' string")
+    if base is None:
+        raise ArtifactError(
+            f"artifact shares arrays with the base artifact {ref['sha256'][:12]}...; "
+            "load it with base=<that artifact's bytes>"
+        )
+    if sha256_hex(base) != ref["sha256"]:
+        raise ArtifactIntegrityError(
+            "base artifact sha256 does not match the digest recorded in the artifact"
+        )
+    _base_digests(base)  # one level only: the base holds its own arrays
+    return zipfile.ZipFile(io.BytesIO(base))
+
+
 def _read_arrays(
-    zf: zipfile.ZipFile, names: dict[str, Any], digests: dict[str, Any]
+    zf: zipfile.ZipFile,
+    names: dict[str, Any],
+    digests: dict[str, Any],
+    shared: tuple[zipfile.ZipFile, frozenset[str]] | None = None,
 ) -> dict[str, np.ndarray]:
     arrays: dict[str, np.ndarray] = {}
     for name, fname in names.items():
         if not isinstance(fname, str) or fname != f"arrays/{name}.npy":
             raise ArtifactError(f"array {name!r} has an unexpected file name {fname!r}")
-        data = _read_member(zf, fname, MAX_ARRAY_BYTES)
+        source = shared[0] if shared is not None and name in shared[1] else zf
+        data = _read_member(source, fname, MAX_ARRAY_BYTES)
         if sha256_hex(data) != digests.get(fname):
             raise ArtifactIntegrityError(f"array {fname!r} does not match its recorded sha256")
         arr = np.load(io.BytesIO(data), allow_pickle=False)
@@ -180,7 +307,13 @@ def _read_arrays(
     return arrays
 
 
-def _scorer(zf: zipfile.ZipFile, manifest: dict[str, Any], version: int, n_features: int) -> Any:
+def _scorer(
+    zf: zipfile.ZipFile,
+    manifest: dict[str, Any],
+    version: int,
+    n_features: int,
+    base_zf: zipfile.ZipFile | None = None,
+) -> Any:
     digests = manifest["array_sha256"]
     if version == 1:  # binary models: one ensemble, score kind and calibrator at top level
         if manifest.get("kind") != "calibrated_binary":
@@ -199,11 +332,19 @@ def _scorer(zf: zipfile.ZipFile, manifest: dict[str, Any], version: int, n_featu
     spec = manifest["scorer"]
     if not isinstance(spec, dict):
         raise ArtifactError("scorer spec must be a JSON object")
-    arrays = _read_arrays(zf, manifest["arrays"], digests)
+    shared = None
+    if base_zf is not None:
+        names = manifest["base"].get("arrays")
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ArtifactError("artifact field 'base.arrays' must be a list of array names")
+        shared = (base_zf, frozenset(names))
+    arrays = _read_arrays(zf, manifest["arrays"], digests, shared)
     return SCORER_KINDS[kind].from_parts(spec, arrays, n_features)
 
 
-def _build(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> InferenceModel:
+def _build(
+    zf: zipfile.ZipFile, manifest: dict[str, Any], base_zf: zipfile.ZipFile | None
+) -> InferenceModel:
     if not isinstance(manifest, dict):
         raise ArtifactError("artifact manifest must be a JSON object")
     version = manifest.get("format_version")
@@ -213,7 +354,9 @@ def _build(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> InferenceModel:
             f"{list(READABLE_VERSIONS)})"
         )
     n_features = int(manifest["n_features"])
-    scorer = _scorer(zf, manifest, version, n_features)
+    if version == BASED_FORMAT_VERSION and base_zf is None:
+        raise ArtifactError("artifact format_version 3 needs a 'base' field")
+    scorer = _scorer(zf, manifest, version, n_features, base_zf)
     classes = tuple(_json_label(c) for c in manifest["classes"])
     if len(classes) != scorer.n_classes or len(set(classes)) != len(classes):
         raise ArtifactError(f"expected {scorer.n_classes} distinct classes, got {classes!r}")

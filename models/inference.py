@@ -154,7 +154,25 @@ class InferenceModel:
     def decision_proba(self, X: Any, priors: Any = None) -> np.ndarray:
         """The probabilities the decision uses: training skew removed (``skew_change``
         rule), then shifted to deployment class ``priors`` when given."""
-        proba = self.predict_proba(X)
+        return self._adjusted(self.predict_proba(X), priors)
+
+    def scored_proba(self, X: Any, priors: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`decision_proba` and the raw score its calibration map took.
+
+        The raw score is ``(n,)`` for a binary scorer with one calibrator, ``(n, K)`` for
+        per-class calibration, None for scorers without a separate calibration map (the
+        probabilities are then computed as by :meth:`decision_proba`). Computing both
+        costs no more than the probabilities alone.
+        """
+        X = check_features(X, self.n_features)
+        raw_score = getattr(self.scorer, "raw_score", None)
+        if raw_score is None:
+            return self._adjusted(self.scorer.proba(X), priors), None
+        raw = raw_score(X)
+        proba = self.scorer.proba_from_raw(raw)  # type: ignore[attr-defined]
+        return self._adjusted(proba, priors), raw
+
+    def _adjusted(self, proba: np.ndarray, priors: Any) -> np.ndarray:
         z_tr = self.training_skew
         if self.rule == "skew_change" and z_tr is not None:
             proba = remove_training_skew(proba, z_tr)

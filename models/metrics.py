@@ -44,6 +44,7 @@ __all__ = [
     "normalized_cost_loss",
     "probability_bins",
     "roc_auc",
+    "row_costs",
     "skew",
     "skew_change",
     "summarize",
@@ -486,6 +487,25 @@ def _row_costs(y: np.ndarray, d: np.ndarray, costs: CostMatrix | ArrayLike) -> n
         _check_stack(c, "rows")
         return c[np.arange(y.size), y, d]
     raise InvalidCostMatrix(f"costs: expected shape (K, K) or (n, K, K), got {c.shape}")
+
+
+def row_costs(
+    y_index: ArrayLike, decision_index: ArrayLike, costs: CostMatrix | ArrayLike
+) -> np.ndarray:
+    """Realised cost of each decision, ``C_r[y_r][d_r]`` (one matrix or one per row).
+
+    Parameters
+    ----------
+    y_index, decision_index : array-like of int, shape (n,)
+        True and decided class indices.
+    costs : CostMatrix, array-like (K, K) or (n, K, K)
+        One cost matrix or one per row (validated as in :mod:`models.decisions`).
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+    """
+    return _row_costs(np.asarray(y_index), np.asarray(decision_index), costs).astype(np.float64)
 
 
 def total_cost(

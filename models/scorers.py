@@ -98,12 +98,24 @@ class BinaryScorer:
     def n_classes(self) -> int:
         return 2
 
-    def proba(self, X: np.ndarray) -> np.ndarray:
-        p1 = self.calibrator.predict(self.ensemble.score(X, self.score_kind))
-        out = np.empty((X.shape[0], 2), dtype=np.float64)
+    def raw_score(self, X: np.ndarray) -> np.ndarray:
+        """The score the calibrator takes, shape (n,): s(x) or s'(x)."""
+        return self.ensemble.score(X, self.score_kind)
+
+    def with_calibrator(self, calibrator: Calibrator) -> BinaryScorer:
+        """The same ensemble (the same arrays, not a copy) with another calibration map."""
+        return BinaryScorer(self.ensemble, self.score_kind, calibrator)
+
+    def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
+        """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
+        p1 = self.calibrator.predict(raw)
+        out = np.empty((raw.shape[0], 2), dtype=np.float64)
         out[:, 1] = p1
         out[:, 0] = 1.0 - p1
         return out
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        return self.proba_from_raw(self.raw_score(X))
 
     def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         spec = {

@@ -14,6 +14,7 @@ route                                                  minimum role
                                                        calls ``/v1`` with the user's key)
 ``GET`` under ``/v1`` (incl. jobs) and ``/v2``         ``reader``
 ``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
+``POST /v1/models/{name}/outcomes``                    ``predictor``
 ``POST /v2/models/{name}[/versions/{v}]/infer``        ``predictor``
 ``POST /v1/jobs/{id}/cancel``                          ``admin``
 everything else (train, aliases, ``/v1/keys``)          ``admin``
@@ -42,7 +43,7 @@ from app.services.auth import ANONYMOUS_ADMIN, Authenticator, Principal
 from app.settings import Settings
 
 ANONYMOUS = Principal(None, "anonymous", "reader")  # caller of an open route (never checked)
-PREDICTOR_SUFFIXES = ("/predict", "/evaluate", "/infer")
+PREDICTOR_SUFFIXES = ("/predict", "/evaluate", "/infer", "/outcomes")
 OPEN_PREFIXES = ("/health/", "/v2/health/", "/console/")
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

@@ -13,10 +13,16 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.middleware import Metrics
 from app.db import DatabaseHealth
 from app.services.jobs.service import JobService
+from app.services.log_maintenance import LogMaintenance
 from app.services.model_registry import ModelRegistry
+from app.services.monitoring import Monitoring
+from app.services.outcomes import Outcomes
 from app.services.plots.service import Plots
+from app.services.prediction_log import PredictionLogWriter
 from app.services.predictor import Predictor
+from app.services.priors import PriorEstimates
 from app.services.readiness import Readiness
+from app.services.recalibration import Recalibrator
 from app.services.training import Trainer
 from app.settings import Settings
 
@@ -38,6 +44,12 @@ class Services:
     health: DatabaseHealth
     readiness: Readiness
     stopping: threading.Event  # set on SIGTERM: synchronous trainings stop at their next round
+    outcomes: Outcomes
+    monitoring: Monitoring
+    recalibrator: Recalibrator
+    priors: PriorEstimates
+    log_maintenance: LogMaintenance
+    prediction_log: PredictionLogWriter | None  # None: COSTWISE_PREDICTION_LOG=false
 
 
 async def get_services(request: Request) -> Services:

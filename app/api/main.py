@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI
 
 from app import __version__
@@ -17,6 +18,7 @@ from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
 from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware
+from app.api.log_metrics import PredictionLogCollector
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import (
     algorithms,
@@ -24,22 +26,37 @@ from app.api.routes import (
     health,
     jobs,
     keys,
+    monitoring,
     plots,
     predict,
+    priors,
+    recalibration,
     registry,
     training,
 )
-from app.api.schemas import ErrorResponse, EvaluateRequest, PredictRequest, TrainingRequest
+from app.api.schemas import (
+    ErrorResponse,
+    EvaluateRequest,
+    PredictRequest,
+    RecalibrationRequest,
+    TrainingRequest,
+)
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
 from app.services.jobs.service import JobService, make_queue
 from app.services.known_models import KnownModels
+from app.services.log_maintenance import LogMaintenance
 from app.services.model_registry import ModelRegistry
+from app.services.monitoring import Monitoring
+from app.services.outcomes import Outcomes
 from app.services.plots.service import Plots
+from app.services.prediction_log import LogStats, PredictionLogWriter
 from app.services.predictor import Predictor
+from app.services.priors import PriorEstimates
 from app.services.readiness import Readiness, StartupChecks
+from app.services.recalibration import Recalibrator
 from app.services.training import Trainer
 from app.settings import Settings, get_settings
 
@@ -70,7 +87,13 @@ def _document_manual_bodies(app: FastAPI) -> None:
         spec = base()
         ref = "#/components/schemas/{model}"
         components = spec.setdefault("components", {}).setdefault("schemas", {})
-        for model in (TrainingRequest, PredictRequest, EvaluateRequest, InferenceRequest):
+        for model in (
+            TrainingRequest,
+            PredictRequest,
+            EvaluateRequest,
+            InferenceRequest,
+            RecalibrationRequest,
+        ):
             schema = model.model_json_schema(ref_template=ref)
             components.update(schema.pop("$defs", {}))
             components[model.__name__] = schema
@@ -178,8 +201,33 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     known_models = KnownModels(read_sessions, settings.known_models_refresh_seconds)
     queue = make_queue(settings, sessions)
+    writer = (
+        PredictionLogWriter(
+            engine,
+            max_rows=settings.prediction_log_queue_rows,
+            batch_rows=settings.prediction_log_batch_rows,
+            flush_seconds=settings.prediction_log_flush_seconds,
+        )
+        if settings.prediction_log
+        else None
+    )
+    monitor = Monitoring(read_sessions, max_rows=settings.monitoring_max_rows)
+    maintenance = LogMaintenance(
+        sessions,
+        monitor,
+        retention_days=settings.prediction_log_days,
+        refresh_seconds=settings.monitoring_refresh_seconds,
+        window_hours=settings.monitoring_window_hours,
+    )
+    metrics.registry.register(
+        PredictionLogCollector(
+            lambda: writer.stats if writer is not None else LogStats(),
+            lambda: maintenance.snapshot,
+        )
+    )
     job_service = JobService(sessions, settings, queue)
     stopping = threading.Event()  # set on SIGTERM: synchronous trainings stop
+    estimates = PriorEstimates(sessions, read_sessions, max_rows=settings.monitoring_max_rows)
     services = Services(
         settings=settings,
         engine=engine,
@@ -192,6 +240,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_features=settings.max_features,
             stale_seconds=settings.registry_stale_seconds,
             health=db_health,
+            log=writer,
+            log_features=settings.log_features,
+            estimates=estimates,
         ),
         metrics=metrics,
         trainer=Trainer(
@@ -202,6 +253,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         health=db_health,
         readiness=Readiness(engine, db_health, checks),
         stopping=stopping,
+        outcomes=Outcomes(sessions),
+        monitoring=monitor,
+        recalibrator=Recalibrator(
+            sessions,
+            max_rows=settings.max_train_rows,
+            max_features=settings.max_features,
+            max_cells=settings.max_cells,
+        ),
+        priors=estimates,
+        log_maintenance=maintenance,
+        prediction_log=writer,
     )
 
     @asynccontextmanager
@@ -214,11 +276,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 target=_retry_checks, args=(checks, services.stopping), daemon=True
             ).start()
         queue.start()
-        async with known_models.refreshing():
+        if writer is not None:
+            writer.start()
+        async with known_models.refreshing(), maintenance.running():
             yield
         services.stopping.set()
         restore()
         await queue.close()  # in-process jobs still running are stopped and left queued
+        if writer is not None:  # write what is queued (bounded), off the event loop
+            await anyio.to_thread.run_sync(writer.close)
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
@@ -241,7 +307,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         registry.router,
         plots.router,
         training.router,
+        recalibration.router,
         jobs.router,
+        monitoring.router,
+        priors.router,
         algorithms.router,
         keys.router,
     ):

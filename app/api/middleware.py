@@ -84,6 +84,7 @@ class WithoutModelNames:
     Counters and histogram buckets, sums and counts are summed over models (the totals
     stay right); ``_created`` timestamps keep the earliest. Served by ``/metrics`` to
     callers without a key when authentication is on (model names are not public).
+    Per-model gauges (``costwise_monitoring_*``: ratios, which cannot be summed) are left out.
     """
 
     def __init__(self, registry: CollectorRegistry) -> None:
@@ -91,6 +92,8 @@ class WithoutModelNames:
 
     def collect(self) -> Iterator[Metric]:
         for metric in self.registry.collect():
+            if metric.name.startswith("costwise_monitoring_"):
+                continue
             merged: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
             for sample in metric.samples:
                 labels = tuple(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -137,6 +137,11 @@ class VersionOut(BaseModel):
     artifact_size: int
     aliases: list[str]
     created_at: datetime
+    parent_version: int | None = Field(
+        None,
+        description="For a recalibrated version: the version whose calibration map it "
+        "replaced (it shares that version's booster). Null for a trained version.",
+    )
 
 
 class ModelOut(BaseModel):
@@ -145,8 +150,20 @@ class ModelOut(BaseModel):
     tags: dict[str, str]
     latest_version: int | None
     aliases: dict[str, int]
+    prediction_log: bool = Field(
+        description="Whether this model's predictions are logged (when the service logs "
+        "at all: COSTWISE_PREDICTION_LOG)."
+    )
     created_at: datetime
     updated_at: datetime
+
+
+class ModelUpdate(_Strict):
+    """Settings of a model (admin)."""
+
+    prediction_log: bool = Field(
+        description="Log this model's predictions (for outcomes and monitoring) or not."
+    )
 
 
 class ModelListResponse(BaseModel):
@@ -200,10 +217,12 @@ class _CostChoice(_Strict):
         description="One binary cost setting per row (`c_fp`, `c_fn`, optional `c_tp`, "
         "`c_tn`): example-dependent costs, e.g. a miss costs that transaction's amount.",
     )
-    priors: list[float] | None = Field(
+    priors: list[float] | Literal["estimated"] | None = Field(
         None,
         description="Deployment class priors (in `classes` order) when they differ "
-        "from the training class balance.",
+        'from the training class balance, or `"estimated"`: the latest estimate of the '
+        "serving version's priors from its prediction log (`GET /v1/models/{name}/priors`); "
+        "`applied_costs.priors_estimate` then names it.",
     )
     version: int | None = Field(None, ge=1, le=MAX_INT, description="Use this version.")
     alias: str | None = Field(None, description="Use the version this alias points at.")
@@ -218,20 +237,37 @@ class _CostChoice(_Strict):
         return self
 
 
-class PredictRequest(_CostChoice):
+class RowsRequest(_CostChoice):
     """Rows to score and the costs to decide with. Without costs, errors cost 1 (0-1 loss)."""
 
     instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
     records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")
 
     @model_validator(mode="after")
-    def _one_input(self) -> PredictRequest:
+    def _one_input(self) -> RowsRequest:
         if (self.instances is None) == (self.records is None):
             raise ValueError("give exactly one of instances or records")
         return self
 
 
+class PredictRequest(RowsRequest):
+    """Rows to score and the costs to decide with. Without costs, errors cost 1 (0-1 loss)."""
+
+    ids: list[str] | None = Field(
+        None,
+        description="Your own id of each row (e.g. the transaction id), one per row, "
+        "distinct, 1-128 characters, unique per model: outcomes are reported against it. "
+        "Default: the prediction log makes one. An id already logged for the model keeps "
+        "its first record (the new row is answered, not logged again).",
+    )
+
+
 class PredictionOut(BaseModel):
+    id: str | None = Field(
+        description="The row's id in the prediction log (yours from `ids`, else made by "
+        "the service): report its outcome with POST /v1/models/{name}/outcomes. Null "
+        "when logging is off (service-wide or for this model) and no `ids` were given."
+    )
     decision: Label
     probabilities: list[float] | None = Field(
         description="Probabilities the decision used, in `classes` order (after any prior "
@@ -257,12 +293,24 @@ class RowCostsSummary(BaseModel):
     max: list[list[float]] = Field(description="Entry-wise maximum of the per-row matrices.")
 
 
+class PriorEstimateRef(BaseModel):
+    id: int = Field(description="The estimate's id.")
+    version: int = Field(description="The version whose logged predictions it used.")
+    estimated_at: str = Field(description="When it was estimated (UTC, ISO 8601).")
+    since: str | None = Field(description="Window start of the predictions used, if any.")
+    until: str | None = Field(description="Window end of the predictions used, if any.")
+    n_rows: int = Field(description="Logged predictions used.")
+
+
 class AppliedCostsOut(BaseModel):
     cost_matrix: list[list[float]] | None = Field(
         description="The one K x K matrix every row was decided with (null: per-row costs)."
     )
     row_costs: RowCostsSummary | None = Field(description="Summary of per-row costs, if any.")
     priors: list[float] | None = Field(description="Deployment priors applied, if any.")
+    priors_estimate: PriorEstimateRef | None = Field(
+        None, description='The recorded estimate that `"priors": "estimated"` applied.'
+    )
 
 
 class ResolutionOut(BaseModel):
@@ -306,7 +354,7 @@ class PredictResponse(Provenance):
     predictions: list[PredictionOut]
 
 
-class EvaluateRequest(PredictRequest):
+class EvaluateRequest(RowsRequest):
     labels: list[Label] = Field(description="True label of each row.")
 
 
@@ -447,3 +495,153 @@ class JobOut(BaseModel):
 class JobListResponse(BaseModel):
     jobs: list[JobOut]
     total: int
+
+
+# ------------------------------------------------------------- outcomes, monitoring
+class OutcomeIn(_Strict):
+    id: str = Field(description="The prediction's id (`predictions[i].id` of its predict).")
+    label: Label = Field(description="The true class, as in `classes` (same JSON type).")
+    cost: float | None = Field(
+        None,
+        description="The realised cost of the decision when you know it better than the "
+        "cost matrix applied (e.g. the amount lost); >= 0.",
+    )
+
+
+class OutcomesRequest(_Strict):
+    outcomes: list[OutcomeIn] = Field(
+        min_length=1, description="At most 10,000 outcomes, each id at most once."
+    )
+
+
+class OutcomeOut(BaseModel):
+    id: str
+    status: str = Field(
+        description="recorded (first report), unchanged (the same report again), conflict "
+        "(a different label or cost for a recorded outcome: nothing changed), unknown (no "
+        "logged prediction with this id for this model) or invalid (label not a class of "
+        "the version, or a negative cost)."
+    )
+    version: int | None = Field(description="The version that made the prediction.")
+    detail: str | None = Field(description="Why, for conflict, unknown and invalid.")
+
+
+class OutcomesResponse(BaseModel):
+    model: str
+    counts: dict[str, int] = Field(description="Items per status.")
+    results: list[OutcomeOut] = Field(description="One per outcome, in request order.")
+
+
+class MonitoringFigures(BaseModel):
+    predictions: int
+    labelled: int = Field(description="Predictions with a reported outcome.")
+    coverage: float | None = Field(description="labelled / predictions.")
+    predicted_shares: list[float] = Field(description="Share of each decided class.")
+    observed_shares: list[float] | None = Field(description="Share of each reported class.")
+    predicted_positive_rate: float | None = Field(description="Two classes: classes[1] share.")
+    observed_positive_rate: float | None
+    mean_probability: list[float] | None = Field(description="Mean probability per class.")
+    mean_probability_labelled: list[float] | None = Field(
+        description="The same over the labelled predictions (compare with observed_shares)."
+    )
+    realised_cost: float | None = Field(
+        description="Sum over labelled predictions of C[label][decision] under the costs "
+        "applied when decided, or the cost reported with the outcome."
+    )
+    expected_cost: float | None = Field(description="Sum of their expected costs at decision time.")
+    cost_ratio: float | None = Field(description="realised_cost / expected_cost.")
+    mean_realised_cost: float | None
+    calibration: dict[str, Any] | None = Field(
+        description="On the labelled predictions: n, brier, log_loss, ece, classwise_ece, "
+        "reliability (bins: edges, count, mean_predicted, observed), spiegelhalter {z, "
+        "p_value}, hosmer_lemeshow {statistic, df, p_value} (binary tests; null otherwise)."
+    )
+    calibration_alarm: bool | None = Field(
+        description="Spiegelhalter's p-value < 0.01: the probabilities do not match outcomes."
+    )
+
+
+class MonitoringBucket(MonitoringFigures):
+    start: str = Field(description="Start of the hour or day (UTC).")
+
+
+class VersionMonitoring(BaseModel):
+    version: int
+    classes: list[Label] | None
+    total: MonitoringFigures
+    buckets: list[MonitoringBucket]
+
+
+class MonitoringResponse(BaseModel):
+    model: str
+    since: str | None
+    until: str | None
+    bucket: str
+    versions: list[VersionMonitoring]
+
+
+# ---------------------------------------------------------------- recalibration
+class OutcomeWindowIn(_Strict):
+    since: datetime | None = Field(
+        None, description="Predictions made at or after this time (ISO 8601; no zone: UTC)."
+    )
+    until: datetime | None = Field(
+        None, description="Predictions made before this time (ISO 8601; no zone: UTC)."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> OutcomeWindowIn:
+        since, until = _utc(self.since), _utc(self.until)
+        if since is not None and until is not None and since >= until:
+            raise ValueError("since must be before until")
+        return self
+
+
+def _utc(t: datetime | None) -> datetime | None:
+    if t is None:
+        return None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+
+
+class RecalibrationRequest(_Strict):
+    """Labelled rows to refit a version's calibration map on, without retraining."""
+
+    method: Literal["platt", "isotonic"] = Field(
+        "platt", description="The new calibration map: Platt scaling or isotonic regression."
+    )
+    instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
+    records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")
+    labels: list[Label] | None = Field(None, description="True label of each row.")
+    from_outcomes: OutcomeWindowIn | None = Field(
+        None,
+        description="Instead of rows: the version's logged predictions in [since, until) "
+        "whose outcomes were reported, with the raw scores logged when they were made.",
+    )
+    holdout_fraction: float = Field(
+        0.3,
+        gt=0.0,
+        le=0.5,
+        description="Stratified share of the labelled rows kept out of the fit, on which "
+        "calibration before and after is measured.",
+    )
+    random_state: int | None = Field(0, ge=0, le=MAX_SEED, description="Seed of that split.")
+
+
+# ----------------------------------------------------------------------- priors
+class PriorEstimateResponse(PriorEstimateRef):
+    model: str
+    classes: list[Label]
+    priors: list[float] = Field(description="Estimated deployment priors, in `classes` order.")
+    train_priors: list[float] = Field(description="The version's training priors.")
+    n_iter: int = Field(description="EM iterations run.")
+    converged: bool = Field(description="Whether EM reached its tolerance (1e-8).")
+    log_likelihood_ratio: float = Field(
+        description="Log likelihood of the rows under the estimated priors minus under the "
+        "training priors (section 2.3 of Saerens et al. 2002)."
+    )
+    p_value: float = Field(
+        description="Of the likelihood-ratio test 'the priors did not change' (chi-squared, "
+        "K - 1 degrees of freedom)."
+    )
+    first_prediction_at: str | None
+    last_prediction_at: str | None

@@ -1,6 +1,6 @@
-"""The ``costwise`` command line: serve, migrate, train, predict, list models, jobs.
+"""The ``costwise`` command line: serve, migrate, train, predict, recalibrate, models, jobs.
 
-``models``, ``train`` and ``predict`` work on the local registry, or on a running
+``models``, ``train``, ``predict`` and ``recalibrate`` work on the local registry, or on a running
 server with ``--url`` (see :mod:`app.cli.remote`).
 """
 
@@ -15,8 +15,10 @@ from typing import Any
 
 from app.cli import remote
 from app.cli.keys import add_keys_parser
+from app.cli.monitoring import add_monitoring_parsers
 from app.cli.predict import add_predict_parser
 from app.cli.progress import progress_bar
+from app.cli.recalibrate import add_priors_parser, add_recalibrate_parser
 from app.cli.remote import (
     add_jobs_parser,
     add_remote_options,
@@ -221,12 +223,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=local_or_remote(cmd_train, lambda a: remote.train(a, _params(a))))
 
     add_predict_parser(sub, _sessions, add_remote_options)
+    add_recalibrate_parser(sub, _sessions, add_remote_options)
+    add_priors_parser(sub, _sessions, add_remote_options)
 
     m = sub.add_parser("models", help="list registered models")
     add_remote_options(m, progress=False)
     m.set_defaults(func=local_or_remote(cmd_models, remote.models))
     add_jobs_parser(sub)
 
+    add_monitoring_parsers(sub)
     add_keys_parser(sub, _sessions)
     add_worker_parser(sub, _sessions)
     return p

@@ -6,7 +6,9 @@ table so that listing versions never reads it), ``aliases`` (model, alias) -> ve
 ``api_keys`` (hashed API keys with a role), ``version_plots`` (plot data computed at
 registration, one row per version and kind), ``training_jobs`` (trainings run as jobs:
 status, progress, timings, result) and ``training_job_inputs`` (a job's training data,
-in its own table so that listing jobs never reads it).
+in its own table so that listing jobs never reads it) and ``logged_predictions`` (one
+row per served prediction, with its outcome once reported: see
+:mod:`app.registry.prediction_log`).
 Constraint names follow :data:`NAMING_CONVENTION` so that migrations can refer to them.
 Any change here needs a hand-reviewed Alembic revision in ``migrations/versions``.
 """
@@ -25,12 +27,15 @@ from sqlalchemy import (
     Dialect,
     Float,
     ForeignKey,
+    Index,
+    Integer,
     LargeBinary,
     MetaData,
     String,
     Text,
     TypeDecorator,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -43,6 +48,8 @@ __all__ = [
     "ApiKey",
     "Artifact",
     "JOB_STATUSES",
+    "LoggedPrediction",
+    "PriorEstimate",
     "TrainingJob",
     "TrainingJobInput",
     "VersionPlot",
@@ -118,6 +125,9 @@ class RegisteredModel(Base):
     name: Mapped[str] = mapped_column(String(NAME_LENGTH), unique=True)
     description: Mapped[str] = mapped_column(Text, default="")
     tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # whether predictions of this model are written to logged_predictions (when the
+    # service-wide COSTWISE_PREDICTION_LOG is on)
+    prediction_log: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -292,3 +302,94 @@ class TrainingJobInput(Base):
     )
     sha256: Mapped[str] = mapped_column(String(64))
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+#: Longest id of a logged prediction (a client's own id, e.g. a transaction id).
+PREDICTION_ID_LENGTH = 128
+#: Integer primary key that is 64-bit on PostgreSQL (SQLite's rowid is 64-bit already,
+#: and only ``INTEGER PRIMARY KEY`` is its rowid alias).
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+#: JSON of the log: plain ``json`` on PostgreSQL (stored as written; ``jsonb`` parsing
+#: cost ~10 us per value on the write path, which only ever writes whole rows).
+LogJSON = JSON()
+
+
+class LoggedPrediction(Base):
+    """One served prediction row (``/v1`` predict or ``/v2`` infer) and its late outcome.
+
+    Written in batches by :class:`app.services.prediction_log.PredictionLogWriter`, off the
+    request path. ``prediction_id`` is unique per model: the service's id (32 hex digits)
+    or the client's (``ids``). ``raw_score`` is what the calibrator took (a number for
+    binary scorers, one per class for per-class calibration, null for models without a
+    calibration map); ``probabilities`` are those the decision used (after deployment
+    ``priors``); ``decision`` is a class index; ``costs`` the ``(K, K)`` cost matrix applied
+    to this row (rows = truth); ``cost_setting`` where it came from. ``label`` (a class
+    index), ``outcome_cost`` and ``labelled_at`` are set once by an outcome report.
+    """
+
+    __tablename__ = "logged_predictions"
+    __table_args__ = (
+        UniqueConstraint("model_id", "prediction_id"),
+        Index("ix_logged_predictions_version_id_created_at", "version_id", "created_at"),
+        Index("ix_logged_predictions_created_at", "created_at"),
+        CheckConstraint("decision >= 0", name="decision_non_negative"),
+        CheckConstraint("label IS NULL OR label >= 0", name="label_non_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
+    version: Mapped[int]
+    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH))
+    alias: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
+    created_at: Mapped[datetime]
+    raw_score: Mapped[Any | None] = mapped_column(LogJSON, default=None)
+    probabilities: Mapped[Any | None] = mapped_column(LogJSON, default=None)
+    decision: Mapped[int]
+    threshold: Mapped[float | None] = mapped_column(Float, default=None)
+    expected_cost: Mapped[float | None] = mapped_column(Float, default=None)
+    cost_setting: Mapped[str] = mapped_column(String(16))
+    costs: Mapped[Any] = mapped_column(LogJSON)
+    priors: Mapped[Any | None] = mapped_column(LogJSON, default=None)
+    features: Mapped[Any | None] = mapped_column(LogJSON, default=None)
+    label: Mapped[int | None] = mapped_column(default=None)
+    outcome_cost: Mapped[float | None] = mapped_column(Float, default=None)
+    labelled_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    def __repr__(self) -> str:
+        return f"LoggedPrediction(model_id={self.model_id}, prediction_id={self.prediction_id!r})"
+
+
+class PriorEstimate(Base):
+    """Deployment class priors of one version estimated from its logged probabilities.
+
+    Written by :class:`app.services.priors.PriorEstimates` (EM of Saerens et al. 2002, see
+    :mod:`models.priors`) over the version's logged predictions in ``[since, until)``:
+    ``priors`` and ``train_priors`` (model class order), the rows used, the iterations,
+    whether EM converged, and the likelihood-ratio test of "the priors did not change".
+    The latest row of a version is what ``"priors": "estimated"`` applies.
+    """
+
+    __tablename__ = "prior_estimates"
+    __table_args__ = (
+        Index("ix_prior_estimates_version_id_created_at", "version_id", "created_at"),
+        CheckConstraint("n_rows >= 1", name="n_rows_positive"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
+    version: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    since: Mapped[datetime | None] = mapped_column(default=None)
+    until: Mapped[datetime | None] = mapped_column(default=None)
+    n_rows: Mapped[int]
+    priors: Mapped[Any] = mapped_column(JSON)
+    train_priors: Mapped[Any] = mapped_column(JSON)
+    n_iter: Mapped[int]
+    converged: Mapped[bool] = mapped_column(Boolean)
+    log_likelihood_ratio: Mapped[float] = mapped_column(Float)
+    p_value: Mapped[float] = mapped_column(Float)
+
+    def __repr__(self) -> str:
+        return f"PriorEstimate(version_id={self.version_id}, id={self.id})"

@@ -42,12 +42,14 @@ class VersionRef(NamedTuple):
     version: int
     sha256: str
     alias: str | None
+    model_id: int = 0
+    prediction_log: bool = True  # the model's switch (RegisteredModel.prediction_log)
 
 
 _M = RegisteredModel.__table__
 _V = ModelVersion.__table__
 _A = Alias.__table__
-_REF_COLUMNS = (_V.c.id, _V.c.version, _V.c.artifact_sha256)
+_REF_COLUMNS = (_V.c.id, _V.c.version, _V.c.artifact_sha256, _V.c.model_id, _M.c.prediction_log)
 _BY_VERSION = (
     select(*_REF_COLUMNS)
     .select_from(_V.join(_M, _V.c.model_id == _M.c.id))
@@ -82,12 +84,16 @@ def find_ref(
     with database_errors():
         if version is not None:
             row = conn.execute(_BY_VERSION, {"name": name, "version": version}).first()
-            return None if row is None else VersionRef(row[0], row[1], row[2], None)
+            return None if row is None else VersionRef(row[0], row[1], row[2], None, row[3], row[4])
         if alias is not None:
             row = conn.execute(_BY_ALIAS, {"name": name, "alias": alias}).first()
-            return None if row is None else VersionRef(row[0], row[1], row[2], alias)
+            return (
+                None if row is None else VersionRef(row[0], row[1], row[2], alias, row[3], row[4])
+            )
         drow = conn.execute(_BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}).first()
-        return None if drow is None else VersionRef(drow[0], drow[1], drow[2], drow[3])
+        if drow is None:
+            return None
+        return VersionRef(drow[0], drow[1], drow[2], drow[5], drow[3], drow[4])
 
 
 def lookup_ref(
@@ -357,7 +363,14 @@ class Registry:
         ref = find_ref(self.session.connection(), name, version, alias)
         if ref is None:
             found, used = self.resolve(name, version=version, alias=alias)
-            ref = VersionRef(found.id, found.version, found.artifact_sha256, used)
+            ref = VersionRef(
+                found.id,
+                found.version,
+                found.artifact_sha256,
+                used,
+                found.model_id,
+                found.model.prediction_log,
+            )
         return ref
 
     @_translated
@@ -368,6 +381,24 @@ class Registry:
         if data is None:
             raise NotFound(f"version {version.version} has no stored artifact")
         return bytes(data)
+
+    @_translated
+    def find_artifact_by_sha256(self, model_id: int, sha256: str) -> tuple[int, bytes] | None:
+        """``(version number, artifact bytes)`` of the version of model ``model_id`` whose
+        artifact has digest ``sha256`` (the lowest such version), or None.
+
+        A recalibrated version's artifact names the artifact holding its booster arrays
+        by digest (:mod:`models.artifacts`, format version 3); this finds it.
+        """
+        query = (
+            select(ModelVersion.version, Artifact.data)
+            .join(Artifact, Artifact.version_id == ModelVersion.id)
+            .where(ModelVersion.model_id == model_id, ModelVersion.artifact_sha256 == sha256)
+            .order_by(ModelVersion.version)
+            .limit(1)
+        )
+        row = self.session.execute(query).first()
+        return None if row is None else (int(row[0]), bytes(row[1]))
 
     # ------------------------------------------------------------------ plots
 

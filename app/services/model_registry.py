@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import Conflict
-from app.registry.orm import ModelVersion, RegisteredModel
+from app.registry.orm import ModelVersion, RegisteredModel, utcnow
 from app.registry.repository import Registry, reading, writing
 
 
@@ -29,6 +29,7 @@ class VersionView:
     artifact_size: int
     aliases: list[str]
     created_at: datetime
+    parent_version: int | None = None  # recalibrated from this version (shares its booster)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class ModelView:
     tags: dict[str, str]
     latest_version: int | None
     aliases: dict[str, int]
+    prediction_log: bool
     created_at: datetime
     updated_at: datetime
 
@@ -57,7 +59,16 @@ def version_view(model_name: str, v: ModelVersion, aliases: list[str]) -> Versio
         artifact_size=int(v.artifact_size),
         aliases=sorted(aliases),
         created_at=v.created_at,
+        parent_version=_parent_version(v.params),
     )
+
+
+def _parent_version(params: dict[str, Any] | None) -> int | None:
+    recalibration = (params or {}).get("recalibration")
+    if not isinstance(recalibration, dict):
+        return None
+    parent = recalibration.get("parent_version")
+    return parent if isinstance(parent, int) and not isinstance(parent, bool) else None
 
 
 def _model_view(reg: Registry, m: RegisteredModel) -> ModelView:
@@ -70,6 +81,7 @@ def _model_view(reg: Registry, m: RegisteredModel) -> ModelView:
         tags=dict(m.tags or {}),
         latest_version=versions[0].version if versions else None,
         aliases=dict(sorted(aliases.items())),
+        prediction_log=m.prediction_log,
         created_at=m.created_at,
         updated_at=m.updated_at,
     )
@@ -119,6 +131,15 @@ class ModelRegistry:
                 )
             reg.set_alias(name, alias, version)
             return version
+
+    def set_prediction_log(self, name: str, enabled: bool) -> ModelView:
+        """Turn the logging of model ``name``'s predictions on or off (next request on)."""
+        with writing(self._sessions) as reg:
+            model = reg.get_model(name)
+            model.prediction_log = enabled
+            model.updated_at = utcnow()
+            reg.session.flush()
+            return _model_view(reg, model)
 
     def delete_alias(self, name: str, alias: str) -> None:
         with writing(self._sessions) as reg:

@@ -11,6 +11,10 @@ look-up raises :class:`app.errors.Unavailable`, at once while
 :class:`app.db.DatabaseHealth` says it is down), a resolution at most
 ``stale_seconds`` old whose model is still loaded is used instead, marked stale
 (:attr:`Resolved.stale_since`); otherwise the 503 stands. ``stale_seconds=0`` disables it.
+
+The prediction log: every predicted row (with its id, raw score, probabilities, decision
+and costs) is handed to :class:`app.services.prediction_log.PredictionLogWriter`, which
+writes it off the request path; a predict never waits for the log.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -32,9 +37,11 @@ from app.registry.repository import lookup_ref, reading
 from app.services.core_errors import core_errors
 from app.services.evaluation import RequestMetrics, labels_index, request_metrics
 from app.services.inputs import check_limits, features_matrix, records_matrix
+from app.services.prediction_log import LogEntry, PredictionLogWriter, check_ids, ids_list, new_ids
+from app.services.priors import PriorEstimates
 from app.services.provenance import Provenance, calibration_summary
 from app.services.request_costs import Costs, CostSetting, cost_setting
-from models.artifacts import load_model
+from app.services.stored_models import read_stored
 from models.decisions import Decisions, decide
 from models.inference import InferenceModel, check_features
 
@@ -50,6 +57,8 @@ class Resolved:
     sha256: str
     version_id: int
     stale_since: float | None = None  # epoch seconds: served from memory, database down
+    model_id: int = 0
+    log: bool = True  # the model's prediction-log switch
 
 
 @dataclass(frozen=True)
@@ -75,9 +84,10 @@ class CostRequest:
     row_costs: Sequence[Costs] | None = None
     cost_array: np.ndarray | None = None  # layout told by its shape (see cost_setting)
     cost_layout: str | None = None
-    priors: Sequence[float] | None = None
+    priors: Sequence[float] | str | None = None  # "estimated": the latest prior estimate
     cost_field: str | None = None
     priors_field: str = "priors"
+    priors_estimate: dict[str, Any] | None = None  # which estimate "estimated" applied
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,7 @@ class Prediction:
     proba: np.ndarray | None  # None for models that decide without probabilities
     decisions: Decisions
     provenance: Provenance
+    ids: list[str] | None = None  # the rows' ids: logged, or given by the client
 
 
 @dataclass(frozen=True)
@@ -117,8 +128,14 @@ class Predictor:
         max_features: int = 10_000,
         stale_seconds: float = 0.0,
         health: DatabaseHealth | None = None,
+        log: PredictionLogWriter | None = None,
+        log_features: bool = False,
+        estimates: PriorEstimates | None = None,
     ) -> None:
         self._sessions = sessions
+        self.estimates = estimates  # "priors": "estimated" (None: not available)
+        self.log = log  # None: the prediction log is off (COSTWISE_PREDICTION_LOG=false)
+        self.log_features = log_features
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._cache_size = cache_size
@@ -158,7 +175,15 @@ class Predictor:
         if ref is None:  # let the repository say what exists instead
             with reading(self._sessions) as reg:
                 ref = reg.resolve_ref(name, version=version, alias=alias)
-        return Resolved(name, ref.version, ref.alias, ref.sha256, ref.id)
+        return Resolved(
+            name,
+            ref.version,
+            ref.alias,
+            ref.sha256,
+            ref.id,
+            model_id=ref.model_id,
+            log=ref.prediction_log,
+        )
 
     def _stale(self, name: str, version: int | None, alias: str | None) -> Resolved | None:
         """A recent resolution whose model is loaded, marked stale; None if there is none."""
@@ -185,10 +210,9 @@ class Predictor:
                 return found
         with reading(self._sessions) as reg:
             version = reg.get_version(resolved.model, resolved.version)
-            blob = reg.get_artifact(version)
+            stored = read_stored(reg, version)
             calibration = calibration_summary(version.calibration)
-        with core_errors():
-            loaded = Loaded(load_model(blob, expected_sha256=resolved.sha256), calibration)
+        loaded = Loaded(replace(stored, sha256=resolved.sha256).load(), calibration)
         with self._lock:
             self._cache[resolved.sha256] = loaded
             while len(self._cache) > self._cache_size:
@@ -224,7 +248,8 @@ class Predictor:
 
     def _decide(
         self, model: InferenceModel, X: np.ndarray, costs: CostRequest
-    ) -> tuple[np.ndarray | None, Decisions, CostSetting]:
+    ) -> tuple[np.ndarray | None, Decisions, CostSetting, np.ndarray | None]:
+        """Probabilities, decisions, the cost setting and the raw scores (or None)."""
         setting = cost_setting(
             len(X),
             len(model.classes),
@@ -246,11 +271,25 @@ class Predictor:
                 setting = CostSetting(np.asarray(model.training_costs, np.float64), "training")
             field = costs.cost_field or setting.source
             with core_errors(field if setting.source != "training" else None):
-                return None, model.decide(X, setting.matrix), setting
+                return None, model.decide(X, setting.matrix), setting, None
         with core_errors(costs.priors_field):
-            proba = model.decision_proba(X, costs.priors)
+            proba, raw = model.scored_proba(X, costs.priors)
         with core_errors(costs.cost_field or "costs"):
-            return proba, decide(proba, setting.matrix, validated=True), setting
+            return proba, decide(proba, setting.matrix, validated=True), setting, raw
+
+    def _estimated(self, r: Resolved, costs: CostRequest) -> CostRequest:
+        """``"priors": "estimated"`` replaced by the latest estimate of the version."""
+        if not isinstance(costs.priors, str):
+            return costs
+        field = costs.priors_field
+        if costs.priors != "estimated" or self.estimates is None:
+            raise InvalidArgument(
+                f'{field}: expected a list of class priors or "estimated", got '
+                f"{costs.priors!r:.40}",
+                field=field,
+            )
+        applied = self.estimates.applied(r.model, r.version, r.version_id, field)
+        return replace(costs, priors=applied.priors, priors_estimate=applied.ref)
 
     def _run(
         self, name: str, rows: Rows, version: int | None, alias: str | None
@@ -269,9 +308,10 @@ class Predictor:
             m.calibration,
             m.model.rule,
             setting,
-            c.priors,
+            None if isinstance(c.priors, str) else c.priors,
             trained,
             stale_since=r.stale_since,
+            priors_estimate=c.priors_estimate,
         )
 
     # -------------------------------------------------------------- use cases
@@ -283,11 +323,63 @@ class Predictor:
         *,
         version: int | None = None,
         alias: str | None = None,
+        ids: Sequence[str] | None = None,
+        ids_field: str = "ids",
     ) -> Prediction:
+        """Decide every row; rows are logged (and get ids) unless logging is off.
+
+        ``ids`` are the client's ids of the rows (one per row, distinct; see
+        :func:`app.services.prediction_log.check_ids`), else the log makes its own.
+        """
         resolved, loaded, X = self._run(name, rows, version, alias)
-        proba, decisions, setting = self._decide(loaded.model, X, costs)
+        if ids is not None:
+            check_ids(ids, len(X), ids_field)
+        costs = self._estimated(resolved, costs)
+        proba, decisions, setting, raw = self._decide(loaded.model, X, costs)
         provenance = self._provenance(resolved, loaded, setting, costs)
-        return Prediction(resolved, loaded.model.classes, proba, decisions, provenance)
+        priors = None if isinstance(costs.priors, str) else costs.priors
+        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors)
+        return Prediction(
+            resolved, loaded.model.classes, proba, decisions, provenance, logged or ids_list(ids)
+        )
+
+    def _log(
+        self,
+        r: Resolved,
+        X: np.ndarray,
+        ids: Sequence[str] | None,
+        proba: np.ndarray | None,
+        raw: np.ndarray | None,
+        decisions: Decisions,
+        setting: CostSetting,
+        priors: Sequence[float] | None,
+    ) -> list[str] | None:
+        """Hand the rows to the log writer (never blocks); their ids, or None if not logged.
+
+        Models that decide without probabilities (``fixed`` rule) are not logged:
+        monitoring needs probabilities."""
+        if self.log is None or not r.log or proba is None or not r.model_id:
+            return None
+        row_ids = list(ids) if ids is not None else new_ids(len(X))
+        entry = LogEntry(
+            model_id=r.model_id,
+            version_id=r.version_id,
+            version=r.version,
+            alias=r.alias,
+            created_at=datetime.now(UTC),
+            ids=row_ids,
+            raw=raw,
+            proba=proba,
+            decision=decisions.labels_index,
+            threshold=decisions.threshold,
+            expected_cost=decisions.expected_cost,
+            cost_setting=setting.source,
+            costs=setting.matrix,
+            priors=priors,
+            features=X if self.log_features else None,
+        )
+        self.log.submit(entry)
+        return row_ids
 
     def evaluate(
         self,
@@ -301,7 +393,8 @@ class Predictor:
     ) -> Evaluation:
         resolved, loaded, X = self._run(name, rows, version, alias)
         y = labels_index(labels, loaded.model.classes, len(X))
-        proba, decisions, setting = self._decide(loaded.model, X, costs)
+        costs = self._estimated(resolved, costs)
+        proba, decisions, setting, _ = self._decide(loaded.model, X, costs)
         metrics = request_metrics(y, proba, decisions, setting)
         provenance = self._provenance(resolved, loaded, setting, costs)
         return Evaluation(resolved, loaded.model.classes, metrics, provenance)

@@ -41,6 +41,8 @@ class Provenance:
     # epoch seconds of the last resolution from the database, when the version was
     # resolved from memory because the database is down (None: resolved just now)
     stale_since: float | None = None
+    # the recorded prior estimate applied by "priors": "estimated" (id, version, when, rows)
+    priors_estimate: dict[str, Any] | None = None
 
     @classmethod
     def of(
@@ -55,6 +57,7 @@ class Provenance:
         training_costs: list[list[float]] | None,
         *,
         stale_since: float | None = None,
+        priors_estimate: dict[str, Any] | None = None,
     ) -> Provenance:
         applied = setting.describe()
         return cls(
@@ -69,10 +72,16 @@ class Provenance:
             None if priors is None else [float(p) for p in priors],
             training_costs,
             stale_since,
+            priors_estimate,
         )
 
     def applied_costs(self) -> dict[str, Any]:
-        return {"cost_matrix": self.cost_matrix, "row_costs": self.row_costs, "priors": self.priors}
+        return {
+            "cost_matrix": self.cost_matrix,
+            "row_costs": self.row_costs,
+            "priors": self.priors,
+            "priors_estimate": self.priors_estimate,
+        }
 
     def resolution(self) -> dict[str, Any] | None:
         """``{"stale": true, "resolved_at": ISO time}`` when served from memory, else None."""

@@ -105,7 +105,5 @@ class Readiness:
             ok = False
         since = self._health.down_since
         if since is not None:
-            checks["database_down_since"] = time.strftime(
-                "%Y-%m-%dT%H:%M:%SZ", time.gmtime(since)
-            )
+            checks["database_down_since"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since))
         return ok, checks

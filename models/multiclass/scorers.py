@@ -211,10 +211,17 @@ class CalibratedVoteScorer:
     def n_classes(self) -> int:
         return self.ensemble.n_classes
 
-    def proba(self, X: np.ndarray) -> np.ndarray:
-        s = raw_vote_scores(self.ensemble, X, self.score_kind)
-        p = np.column_stack([c.predict(s[:, k]) for k, c in enumerate(self.calibrators)])
+    def raw_score(self, X: np.ndarray) -> np.ndarray:
+        """The scores the per-class calibrators take, shape (n, K)."""
+        return raw_vote_scores(self.ensemble, X, self.score_kind)
+
+    def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
+        """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
+        p = np.column_stack([c.predict(raw[:, k]) for k, c in enumerate(self.calibrators)])
         return normalise_rows(p)
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        return self.proba_from_raw(self.raw_score(X))
 
     def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         spec = {

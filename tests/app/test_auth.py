@@ -92,6 +92,23 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         200,
     ),
     (
+        "POST",
+        "/v1/models/{name}/outcomes",
+        "/v1/models/m/outcomes",
+        {"outcomes": [{"id": "never-logged", "label": 1}]},
+        "predictor",
+        200,
+    ),
+    (
+        "GET",
+        "/v1/models/{name}/monitoring",
+        "/v1/models/m/monitoring",
+        None,
+        "reader",
+        200,
+    ),
+    ("PATCH", "/v1/models/{name}", "/v1/models/m", {"prediction_log": True}, "admin", 200),
+    (
         "PUT",
         "/v1/models/{name}/aliases/{alias}",
         "/v1/models/m/aliases/production",

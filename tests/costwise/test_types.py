@@ -39,6 +39,7 @@ PAIRS: list[tuple[type, type[BaseModel]]] = [
     (types.JobPage, schemas.JobListResponse),
     (types.Plot, schemas.PlotInfoOut),
     (types.WhatIf, schemas.WhatIfResponse),
+    (types.PriorEstimate, schemas.PriorEstimateResponse),
 ]
 
 

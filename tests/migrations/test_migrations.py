@@ -33,6 +33,8 @@ REGISTRY_TABLES = {
     "version_plots",
     "training_jobs",
     "training_job_inputs",
+    "logged_predictions",
+    "prior_estimates",
 }
 
 

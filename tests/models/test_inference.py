@@ -61,3 +61,28 @@ def test_check_features_messages() -> None:
     with pytest.raises(InvalidInput, match="row 1, feature 0: infinite"):
         check_features([[1, 2], [np.inf, 1]], 2)
     assert np.isnan(check_features([[None, 1.0]], 2)[0, 0])
+
+
+def test_scored_proba_returns_the_score_the_calibrator_took(model: InferenceModel) -> None:
+    X, _ = make_classification(50, 4, random_state=1)
+    priors = [0.3, 0.7]
+    proba, raw = model.scored_proba(X, priors)
+    np.testing.assert_array_equal(proba, model.decision_proba(X, priors))
+    assert raw is not None and raw.shape == (50,)
+    scorer = model.scorer
+    np.testing.assert_array_equal(raw, scorer.ensemble.score(X, scorer.score_kind))  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(scorer.proba_from_raw(raw), model.predict_proba(X))  # type: ignore[attr-defined]
+
+
+def test_scored_proba_of_per_class_calibration_has_one_score_per_class() -> None:
+    from models.multiclass.calibrated import CalibratedMulticlass
+    from models.multiclass.samme import SAMME
+
+    X, y = make_classification(
+        300, 5, n_informative=4, n_redundant=1, n_classes=3, n_clusters_per_class=1,
+        random_state=4,
+    )  # fmt: skip
+    m = CalibratedMulticlass(SAMME(10), random_state=0).fit(X, y).to_inference()
+    proba, raw = m.scored_proba(X[:20])
+    assert raw is not None and raw.shape == (20, 3)
+    np.testing.assert_array_equal(proba, m.predict_proba(X[:20]))

@@ -19,13 +19,14 @@ from app.api.schemas import (
     EvaluateResponse,
     PredictRequest,
     PredictResponse,
+    RowsRequest,
 )
 from app.errors import PayloadTooLarge
 from app.services.inputs import check_limits
 from app.services.predictor import CostRequest, Prediction, Rows
 from app.settings import Settings
 
-R = TypeVar("R", bound=PredictRequest)
+R = TypeVar("R", bound=RowsRequest)
 INLINE_PARSE_BYTES = 64 * 1024  # larger bodies are parsed off the event loop
 
 router = APIRouter(
@@ -41,7 +42,7 @@ router = APIRouter(
 )
 
 
-def _costs(req: PredictRequest) -> CostRequest:
+def _costs(req: RowsRequest) -> CostRequest:
     return CostRequest(
         costs=None if req.costs is None else req.costs.model_dump(),
         cost_matrix=req.cost_matrix,
@@ -57,17 +58,18 @@ def _render(p: Prediction) -> dict[str, Any]:
     n = len(labels)
     thresholds = [None] * n if d.threshold is None else d.threshold.tolist()
     probas = [None] * n if p.proba is None else p.proba.tolist()
+    ids: list[str | None] = list(p.ids) if p.ids is not None else [None] * n
     # orjson writes NaN (no expected cost without probabilities) as null
     preds = [
-        {"decision": lab, "probabilities": pr, "threshold": th, "expected_cost": ec}
-        for lab, pr, th, ec in zip(
-            labels, probas, thresholds, d.expected_cost.tolist(), strict=True
+        {"id": i, "decision": lab, "probabilities": pr, "threshold": th, "expected_cost": ec}
+        for i, lab, pr, th, ec in zip(
+            ids, labels, probas, thresholds, d.expected_cost.tolist(), strict=True
         )
     ]
     return {**p.provenance.fields(), "classes": classes, "predictions": preds}
 
 
-def _body(model: type[PredictRequest]) -> dict[str, Any]:
+def _body(model: type[RowsRequest]) -> dict[str, Any]:
     ref = {"$ref": f"#/components/schemas/{model.__name__}"}
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
 
@@ -141,7 +143,13 @@ async def predict(name: ModelName, request: Request, services: ServicesDep) -> A
         return req
     rows = Rows(req.instances, req.records)
     call = partial(
-        services.predictor.predict, name, rows, _costs(req), version=req.version, alias=req.alias
+        services.predictor.predict,
+        name,
+        rows,
+        _costs(req),
+        version=req.version,
+        alias=req.alias,
+        ids=req.ids,
     )
     # Always in the thread pool, even a 1-row request: resolving the version reads the
     # database, and a stalled database must never hold the event loop (a thread hop

@@ -14,6 +14,7 @@ from app.api.schemas import (
     ErrorResponse,
     ModelListResponse,
     ModelOut,
+    ModelUpdate,
     VersionListResponse,
     VersionOut,
 )
@@ -43,6 +44,17 @@ def list_models(services: ServicesDep, limit: Limit = 100, offset: Offset = 0) -
 @router.get("/models/{name}", response_model=ModelOut, summary="Get one model")
 def get_model(name: ModelName, services: ServicesDep) -> ModelOut:
     return ModelOut(**vars(services.registry.get_model(name)))
+
+
+@router.patch(
+    "/models/{name}",
+    response_model=ModelOut,
+    summary="Change a model's settings (admin): prediction_log",
+    description="`prediction_log: false` stops logging this model's predictions from the "
+    "next request on (they get no `id` unless the caller sends `ids`); `true` resumes.",
+)
+def update_model(name: ModelName, body: ModelUpdate, services: ServicesDep) -> ModelOut:
+    return ModelOut(**vars(services.registry.set_prediction_log(name, body.prediction_log)))
 
 
 @router.get(

@@ -183,6 +183,8 @@ async def _infer(
         decoded.costs,
         version=number,
         alias=decoded.alias,
+        ids=decoded.ids,
+        ids_field="inputs ('ids')",
     )
     n = len(decoded.rows.matrix) if decoded.rows.matrix is not None else 0
     p = await run_in_threadpool(call)  # never on the event loop: resolving reads the database

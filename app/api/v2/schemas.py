@@ -20,7 +20,9 @@ class RequestInput(BaseModel):
 
 
 class RequestOutput(BaseModel):
-    name: str = Field(description="probabilities, decision, expected_cost or threshold.")
+    name: str = Field(
+        description="probabilities, decision, expected_cost, threshold or id (logged rows)."
+    )
     parameters: Parameters | None = None
 
 

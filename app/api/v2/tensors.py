@@ -25,8 +25,9 @@ NUMERIC: dict[str, Any] = {
     "INT64": np.int64, "FP16": np.float16, "FP32": np.float32, "FP64": np.float64,
 }  # fmt: skip
 DATATYPES = (*NUMERIC, "BYTES")
-OUTPUTS = ("probabilities", "decision", "expected_cost", "threshold")
+OUTPUTS = ("probabilities", "decision", "expected_cost", "threshold", "id")
 COSTS_INPUT = "costs"
+IDS_INPUT = "ids"  # the client's id of each row (BYTES, shape [N]): see the prediction log
 NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn")
 
 
@@ -36,6 +37,7 @@ class Decoded:
     costs: CostRequest
     alias: str | None
     outputs: tuple[str, ...] | None  # None: all
+    ids: list[str] | None = None
 
 
 def _bad(field: str, message: str) -> InvalidArgument:
@@ -149,7 +151,8 @@ def _named_costs(params: dict[str, Any]) -> dict[str, float] | None:
 def decode(req: InferenceRequest) -> Decoded:
     """The request's feature rows, cost setting, alias and requested outputs."""
     params = req.parameters or {}
-    features = [(i, t) for i, t in enumerate(req.inputs) if t.name != COSTS_INPUT]
+    features = [(i, t) for i, t in enumerate(req.inputs) if t.name not in (COSTS_INPUT, IDS_INPUT)]
+    ids = _ids([(i, t) for i, t in enumerate(req.inputs) if t.name == IDS_INPUT])
     cost_inputs = [(i, t) for i, t in enumerate(req.inputs) if t.name == COSTS_INPUT]
     if len(features) != 1 or len(cost_inputs) > 1:
         raise _bad("inputs", "expected one features tensor (shape [N, n_features]) and "
@@ -193,7 +196,22 @@ def decode(req: InferenceRequest) -> Decoded:
         cost_field=cost_field,
         priors_field="parameters.priors",
     )
-    return Decoded(Rows(matrix=X, field=where), costs, alias, wanted)
+    return Decoded(Rows(matrix=X, field=where), costs, alias, wanted, ids)
+
+
+def _ids(inputs: list[tuple[int, RequestInput]]) -> list[str] | None:
+    """The ``ids`` tensor (BYTES, shape [N]) as strings; checked against the rows later."""
+    if not inputs:
+        return None
+    if len(inputs) > 1:
+        raise _bad("inputs", "expected at most one 'ids' tensor")
+    i, t = inputs[0]
+    where = f"inputs[{i}] ('ids')"
+    if t.datatype != "BYTES" or len(t.shape) != 1:
+        raise _bad(where, f"expected datatype BYTES and shape [N], got {t.datatype} {t.shape}")
+    if len(t.data) != t.shape[0] or not all(isinstance(v, str) for v in t.data):
+        raise _bad(where, f"expected {t.shape[0]} strings (one id per row)")
+    return list(t.data)
 
 
 def _tensor(name: str, datatype: str, shape: list[int], data: Any) -> dict[str, Any]:
@@ -220,6 +238,8 @@ def encode(p: Prediction, wanted: tuple[str, ...] | None) -> list[dict[str, Any]
         out["expected_cost"] = _tensor("expected_cost", "FP64", [n], d.expected_cost)
     if d.threshold is not None:
         out["threshold"] = _tensor("threshold", "FP64", [n], d.threshold)
+    if p.ids is not None:
+        out["id"] = _tensor("id", "BYTES", [n], p.ids)
     if wanted is None:
         return [out[name] for name in OUTPUTS if name in out]
     for j, name in enumerate(wanted):

@@ -23,7 +23,6 @@ from anyio import to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, Unavailable
-from app.registry.repository import writing
 from app.registry.validation import check_tags
 from app.services.deadline import LIMIT_SETTING, training_deadline
 from app.services.inputs import (
@@ -35,7 +34,8 @@ from app.services.inputs import (
     labels_array,
     parse_csv,
 )
-from app.services.model_registry import VersionView, version_view
+from app.services.model_registry import VersionView
+from app.services.registration import NewVersion, register_version
 from app.services.slots import Slots
 from app.services.training.fit import fit_model
 from app.services.training.spec import (
@@ -248,26 +248,25 @@ class Trainer:
             "missing_values": int(np.isnan(data.X).sum()),
         }
         seconds = time.perf_counter() - started
-        with writing(self.sessions) as reg:
-            m = reg.get_or_create_model(name, description=description, tags=tags)
-            if description is not None:
-                m.description = description
-            if tags is not None:
-                m.tags = dict(tags)
-            v = reg.add_version(
-                m,
-                algorithm=spec.algorithm_name,
-                params=params,
-                calibration=fit.calibration,
-                data=info,
-                metrics=fit.metrics,
-                training_seconds=seconds,
-                artifact=blob,
-                artifact_sha256=sha,
-            )
-            reg.add_plots(v, fit.plots)
-            if within is not None:
-                within(reg.session, v.version)
-            view = version_view(name, v, [])
+        new = NewVersion(
+            algorithm=spec.algorithm_name,
+            params=params,
+            calibration=fit.calibration,
+            data=info,
+            metrics=fit.metrics,
+            training_seconds=seconds,
+            artifact=blob,
+            artifact_sha256=sha,
+            plots=fit.plots,
+        )
+        view = register_version(
+            self.sessions,
+            name,
+            new,
+            create=True,
+            description=description,
+            tags=tags,
+            within=within,
+        )
         log.info("registered %s v%d (%d rows, %.2fs)", name, view.version, len(data.y), seconds)
         return view

@@ -1,0 +1,68 @@
+"""Prometheus series of the prediction log, read at scrape time (no work per request).
+
+``costwise_prediction_log_rows_total{outcome}``: rows ``written``, skipped as
+``duplicate`` (id already logged for the model), ``dropped`` (the writer's queue was
+full: the database was slower than the traffic, or down, for too long) and ``failed``
+(refused by the database); ``costwise_prediction_log_queued_rows``: rows waiting.
+Per model and logged version, over the last COSTWISE_MONITORING_WINDOW_HOURS (as of
+the last refresh): ``costwise_monitoring_coverage``, ``costwise_monitoring_cost_ratio``
+(realised / expected cost of the labelled predictions) and ``costwise_monitoring_ece``.
+Model names come from the registry (only existing models get series).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+
+from app.services.prediction_log import OUTCOMES, LogStats
+
+#: Series that only make sense per model (hidden, not summed, without model names).
+PER_MODEL_PREFIX = "costwise_monitoring_"
+
+_GAUGES = (
+    ("coverage", "Share of logged predictions with a reported outcome.", "coverage"),
+    ("cost_ratio", "Realised / expected cost of the labelled predictions.", "cost_ratio"),
+    ("ece", "Expected calibration error of the labelled predictions.", None),
+)
+
+
+class PredictionLogCollector:
+    def __init__(
+        self,
+        stats: Callable[[], LogStats],
+        snapshot: Callable[[], dict[tuple[str, int], dict[str, Any]]],
+    ) -> None:
+        self._stats = stats
+        self._snapshot = snapshot
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self._stats()
+        rows = CounterMetricFamily(
+            "costwise_prediction_log_rows",
+            "Prediction log rows by outcome (written, duplicate, dropped, failed).",
+            labels=["outcome"],
+        )
+        for outcome in OUTCOMES:
+            rows.add_metric([outcome], getattr(stats, outcome))
+        yield rows
+        queued = GaugeMetricFamily(
+            "costwise_prediction_log_queued_rows", "Prediction log rows waiting to be written."
+        )
+        queued.add_metric([], stats.queued)
+        yield queued
+        snapshot = self._snapshot()
+        for name, doc, key in _GAUGES:
+            gauge = GaugeMetricFamily(PER_MODEL_PREFIX + name, doc, labels=["model", "version"])
+            for (model, version), figures in sorted(snapshot.items()):
+                value = (
+                    figures.get(key)
+                    if key is not None
+                    else (figures.get("calibration") or {}).get("ece")
+                )
+                if value is not None:
+                    gauge.add_metric([model, str(version)], float(value))
+            yield gauge

@@ -1,0 +1,101 @@
+"""Late outcomes of logged predictions, and monitoring per version and time bucket."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+
+from app.api.deps import ModelName, ServicesDep
+from app.api.responses import FastJSONResponse
+from app.api.schemas import (
+    MAX_INT,
+    ErrorResponse,
+    MonitoringResponse,
+    OutcomesRequest,
+    OutcomesResponse,
+)
+from app.errors import InvalidArgument
+from app.services.outcomes import Outcome
+
+router = APIRouter(
+    prefix="/v1",
+    tags=["monitoring"],
+    responses={
+        404: {"model": ErrorResponse},
+        413: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+)
+
+
+@router.post(
+    "/models/{name}/outcomes",
+    response_model=OutcomesResponse,
+    summary="Report the true labels (and realised costs) of logged predictions",
+    description="Idempotent, per item: `recorded`, `unchanged` (the same again), `conflict` "
+    "(a different label or cost for a recorded outcome: a recorded outcome is final), "
+    "`unknown` (no logged prediction with this id for this model) or `invalid` (label not "
+    "a class of the version that predicted, or a negative cost); never fatal for the "
+    "batch. The same id twice in one batch is a 422 and records nothing. Role: predictor.",
+)
+async def outcomes(name: ModelName, body: OutcomesRequest, services: ServicesDep) -> Any:
+    items = [Outcome(o.id, o.label, o.cost) for o in body.outcomes]
+    report = await run_in_threadpool(services.outcomes.record, name, items)
+    return FastJSONResponse(
+        {
+            "model": report.model,
+            "counts": report.counts(),
+            "results": [
+                {
+                    "id": r.prediction_id,
+                    "status": r.status,
+                    "version": r.version,
+                    "detail": r.detail,
+                }
+                for r in report.results
+            ],
+        }
+    )
+
+
+def _utc(t: datetime | None, field: str) -> datetime | None:
+    """``t`` in UTC (a time without a zone is taken as UTC)."""
+    if t is None:
+        return None
+    if t.tzinfo is None:
+        return t.replace(tzinfo=UTC)
+    try:
+        return t.astimezone(UTC)
+    except OverflowError:
+        raise InvalidArgument(
+            f"{field}: {t.isoformat()} is out of range in UTC", field=field
+        ) from None
+
+
+@router.get(
+    "/models/{name}/monitoring",
+    response_model=MonitoringResponse,
+    summary="Realised cost and calibration per version and hour or day, from the log",
+    description="Over the logged predictions in [since, until) (ISO 8601; without a zone: "
+    "UTC), per version (or only `version`) and per `bucket`: predictions, labelled "
+    "(coverage), predicted and observed class shares, mean probabilities, realised "
+    "against expected cost and their ratio, Brier score, log loss, ECE with reliability "
+    "bins, Spiegelhalter's z and Hosmer-Lemeshow tests. A version that was never logged "
+    "is a 404.",
+)
+def monitoring(
+    name: ModelName,
+    services: ServicesDep,
+    version: Annotated[int | None, Query(ge=1, le=MAX_INT)] = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    bucket: Literal["hour", "day"] = "day",
+) -> Any:
+    report = services.monitoring.report(
+        name, version=version, since=_utc(since, "since"), until=_utc(until, "until"), bucket=bucket
+    )
+    return FastJSONResponse(report)

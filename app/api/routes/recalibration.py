@@ -1,0 +1,117 @@
+"""Recalibrate a version without retraining: a new calibration map over its booster."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import partial
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from app.api.bodies import media_type
+from app.api.deps import ModelName, ServicesDep
+from app.api.errors import validation_errors
+from app.api.schemas import MAX_INT, ErrorResponse, RecalibrationRequest, VersionOut
+from app.errors import InvalidArgument
+from app.services.recalibration import LabelledInput, OutcomeWindow
+
+router = APIRouter(prefix="/v1", tags=["training"])
+
+Version = Annotated[int, Path(ge=1, le=MAX_INT, description="The version to recalibrate.")]
+
+
+def _utc(t: datetime | None) -> datetime | None:
+    if t is None:
+        return None
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+
+
+def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWindow | None]:
+    """The labelled rows, or the window of logged outcomes: exactly one."""
+    given = [k for k in ("instances", "records") if getattr(req, k) is not None]
+    if req.from_outcomes is not None:
+        if given or req.labels is not None:
+            raise InvalidArgument(
+                "from_outcomes: give either from_outcomes or labelled rows (instances or "
+                "records, and labels), not both",
+                field="from_outcomes",
+            )
+        w = req.from_outcomes
+        return None, OutcomeWindow(_utc(w.since), _utc(w.until))
+    if not given:
+        raise InvalidArgument(
+            "instances: give labelled rows (instances or records, and labels) or from_outcomes",
+            field="instances",
+        )
+    if len(given) > 1:
+        raise InvalidArgument(
+            "records: give either instances or records, not both", field="records"
+        )
+    if req.labels is None:
+        raise InvalidArgument(
+            f"labels: one true label per row of {given[0]} is required", field="labels"
+        )
+    return LabelledInput(req.labels, instances=req.instances, records=req.records), None
+
+
+@router.post(
+    "/models/{name}/versions/{version}/recalibrate",
+    status_code=201,
+    response_model=VersionOut,
+    summary="Refit a binary version's calibration map on labelled rows (no retraining)",
+    description="Send labelled rows (`instances` or `records`, and `labels`) or "
+    "`from_outcomes` (`since`, `until`: the version's logged predictions whose outcomes "
+    "were reported, with their logged raw scores), and `method` (`platt` or `isotonic`). "
+    "Registers the next version: it shares the parent's booster (stored once), has the new "
+    "calibration map, records `parent_version` and the rows it used (`data`), and reports "
+    "Brier score, log loss and ECE before and after on a held-out part of the rows "
+    "(`metrics.recalibration`). 422 for a model that is not binary, rows with the wrong "
+    "features, labels that are not the model's classes, too few labelled rows or one "
+    "class only, or a window without labelled predictions; nothing is registered then. "
+    "Role: admin.",
+    responses={
+        400: {"model": ErrorResponse},
+        404: {"model": ErrorResponse},
+        409: {"model": ErrorResponse, "description": "The parent's artifact is corrupted."},
+        413: {"model": ErrorResponse},
+        415: {"model": ErrorResponse},
+        422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {"$ref": "#/components/schemas/RecalibrationRequest"}
+                }
+            },
+        }
+    },
+)
+async def recalibrate(
+    name: ModelName, version: Version, request: Request, services: ServicesDep
+) -> Any:
+    media_type(request)
+    body = await request.body()
+    try:
+        req = await run_in_threadpool(RecalibrationRequest.model_validate_json, body)
+    except ValidationError as exc:
+        return validation_errors(list(exc.errors()))
+    rows, window = _source(req)
+    view = await run_in_threadpool(
+        partial(
+            services.recalibrator.recalibrate,
+            name,
+            version,
+            method=req.method,
+            rows=rows,
+            outcomes=window,
+            holdout_fraction=req.holdout_fraction,
+            random_state=req.random_state,
+        )
+    )
+    request.app.state.known_models.add(name)
+    return VersionOut(**vars(view))

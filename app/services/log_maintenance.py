@@ -1,0 +1,113 @@
+"""Background upkeep of the prediction log: retention delete and the monitoring snapshot.
+
+Every ``refresh_seconds`` (COSTWISE_MONITORING_REFRESH_SECONDS), in a worker thread,
+never on the event loop: (1) logged predictions older than ``retention_days``
+(COSTWISE_PREDICTION_LOG_DAYS, 0 = keep) are deleted in chunks of 10,000 rows, each its
+own short transaction; (2) per registered model and logged version, the figures of
+the last ``window_hours`` (coverage, realised / expected cost, ECE, ...) are
+recomputed into :attr:`LogMaintenance.snapshot`, which ``/metrics`` publishes as
+gauges. Only models that exist get series (their names come from the registry), so
+the number of series is bounded by the registry. A failed round (database down) keeps
+the last snapshot and is retried at the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio.to_thread
+from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.errors import ServiceError
+from app.registry.orm import RegisteredModel
+from app.registry.prediction_log import PredictionLog
+from app.services.monitoring import Monitoring
+
+log = logging.getLogger(__name__)
+
+__all__ = ["LogMaintenance"]
+
+
+class LogMaintenance:
+    """Retention and the monitoring snapshot (see the module docstring)."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        monitoring: Monitoring,
+        *,
+        retention_days: float = 30.0,
+        refresh_seconds: float = 60.0,
+        window_hours: float = 24.0,
+    ) -> None:
+        self._sessions = sessions
+        self._monitoring = monitoring
+        self.retention_days = retention_days
+        self.refresh_seconds = refresh_seconds
+        self.window_hours = window_hours
+        # (model name, version) -> figures of monitoring.summarise (swapped whole)
+        self.snapshot: dict[tuple[str, int], dict[str, Any]] = {}
+        self.deleted = 0
+
+    def purge(self, now: datetime | None = None) -> int:
+        """Delete logged predictions older than the retention; how many (0: keep all)."""
+        if self.retention_days <= 0:
+            return 0
+        cutoff = (now or datetime.now(UTC)) - timedelta(days=self.retention_days)
+        total = 0
+        while True:
+            with self._sessions.begin() as s:
+                n = PredictionLog(s).delete_before(cutoff)
+            total += n
+            if n == 0:
+                break
+        self.deleted += total
+        return total
+
+    def refresh(self, now: datetime | None = None) -> dict[tuple[str, int], dict[str, Any]]:
+        """Recompute the snapshot of every model's logged versions over the window."""
+        since = (now or datetime.now(UTC)) - timedelta(hours=self.window_hours)
+        with self._sessions() as s:
+            models = list(s.execute(select(RegisteredModel.id, RegisteredModel.name)))
+        snapshot: dict[tuple[str, int], dict[str, Any]] = {}
+        for model_id, name in models:
+            for version, figures in self._monitoring.totals(model_id, since).items():
+                snapshot[(name, version)] = figures
+        self.snapshot = snapshot
+        return snapshot
+
+    def run_once(self) -> bool:
+        """One round (blocking: call it in a worker thread); False if it failed."""
+        try:
+            removed = self.purge()
+            if removed:
+                log.info("prediction log: %d rows past retention deleted", removed)
+            self.refresh()
+        except (SQLAlchemyError, ServiceError) as error:
+            log.warning("prediction log upkeep failed (retried later): %s", error)
+            return False
+        return True
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Run a round now (in a thread) and every ``refresh_seconds`` until the block ends."""
+
+        async def loop() -> None:
+            while True:
+                await anyio.to_thread.run_sync(self.run_once)
+                await asyncio.sleep(self.refresh_seconds)
+
+        task = asyncio.create_task(loop())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

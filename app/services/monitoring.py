@@ -1,0 +1,189 @@
+"""Use case: how a deployed model is doing, per version and time bucket, from its log.
+
+For the logged predictions of a model in ``[since, until)`` (UTC), per version and per
+hour or day bucket (and over the whole window): predictions, labelled predictions and
+coverage; predicted and observed class shares (positive rate for two classes); mean
+probabilities; the realised cost of the labelled decisions (each under the cost matrix
+applied when it was made, or the cost the caller reported with the outcome) against
+their expected cost at decision time and the ratio; Brier score, log loss, expected
+calibration error with reliability bins and calibration tests (Spiegelhalter's z,
+Hosmer-Lemeshow) on the labelled rows (:func:`models.monitoring.calibration_summary`).
+``calibration_alarm`` is true when Spiegelhalter's two-sided p-value is below
+:data:`ALARM_P_VALUE`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import database_errors
+from app.errors import InvalidArgument, NotFound, PayloadTooLarge
+from app.registry.prediction_log import LoggedRow, PredictionLog
+from app.registry.repository import Registry
+from app.services.core_errors import core_errors
+from models.monitoring import calibration_summary, realised_cost
+
+__all__ = ["ALARM_P_VALUE", "BUCKETS", "Monitoring", "summarise"]
+
+BUCKETS = {"hour": 3600, "day": 86400}
+ALARM_P_VALUE = 0.01
+
+
+def _iso(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _mean(a: np.ndarray) -> list[float] | None:
+    return None if len(a) == 0 else a.mean(axis=0).tolist()
+
+
+def summarise(rows: Sequence[LoggedRow], n_classes: int) -> dict[str, Any]:
+    """The monitoring figures of ``rows`` (one version; see the module docstring)."""
+    n = len(rows)
+    decision = np.fromiter((r.decision for r in rows), np.intp, n)
+    proba = np.asarray([r.probabilities for r in rows], dtype=np.float64).reshape(n, n_classes)
+    labelled = [i for i, r in enumerate(rows) if r.label is not None]
+    m = len(labelled)
+    y = np.fromiter((rows[i].label or 0 for i in labelled), np.intp, m)
+    shares = np.bincount(decision, minlength=n_classes) / n if n else np.zeros(n_classes)
+    observed = np.bincount(y, minlength=n_classes) / m if m else None
+    out: dict[str, Any] = {
+        "predictions": n,
+        "labelled": m,
+        "coverage": m / n if n else None,
+        "predicted_shares": shares.tolist(),
+        "observed_shares": None if observed is None else observed.tolist(),
+        "predicted_positive_rate": float(shares[1]) if n_classes == 2 else None,
+        "observed_positive_rate": (
+            float(observed[1]) if n_classes == 2 and observed is not None else None
+        ),
+        "mean_probability": _mean(proba),
+        "mean_probability_labelled": _mean(proba[labelled]),
+        "realised_cost": None,
+        "expected_cost": None,
+        "cost_ratio": None,
+        "mean_realised_cost": None,
+        "calibration": None,
+        "calibration_alarm": None,
+    }
+    if not m:
+        return out
+    costs = np.asarray([rows[i].costs for i in labelled], dtype=np.float64)
+    expected = np.asarray(
+        [rows[i].expected_cost if rows[i].expected_cost is not None else np.nan for i in labelled]
+    )
+    reported = np.asarray(
+        [rows[i].outcome_cost if rows[i].outcome_cost is not None else np.nan for i in labelled]
+    )
+    with core_errors():
+        cost = realised_cost(y, decision[labelled], costs, expected, reported)
+        summary = calibration_summary(y, proba[labelled])
+    z = summary.get("spiegelhalter")
+    out.update(
+        realised_cost=cost.total,
+        expected_cost=cost.expected_total,
+        cost_ratio=cost.ratio,
+        mean_realised_cost=cost.total / m,
+        calibration=summary,
+        calibration_alarm=None if z is None else bool(z["p_value"] < ALARM_P_VALUE),
+    )
+    return out
+
+
+class Monitoring:
+    """Reads the prediction log and summarises it (read-only sessions)."""
+
+    def __init__(self, read_sessions: sessionmaker[Session], max_rows: int = 1_000_000) -> None:
+        self._read = read_sessions
+        self.max_rows = max_rows
+
+    def report(
+        self,
+        name: str,
+        *,
+        version: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        bucket: str = "day",
+    ) -> dict[str, Any]:
+        if bucket not in BUCKETS:
+            raise InvalidArgument(
+                f"bucket: expected one of {list(BUCKETS)}, got {bucket!r}", field="bucket"
+            )
+        if since is not None and until is not None and since >= until:
+            raise InvalidArgument(
+                f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
+            )
+        with database_errors(), self._read() as s:
+            reg = Registry(s)
+            model = reg.get_model(name)
+            log = PredictionLog(s)
+            if version is not None:
+                reg.get_version(name, version)  # NotFound says which versions exist
+                logged = log.logged_versions(model.id)
+                if version not in logged:
+                    raise NotFound(
+                        f"version {version} of model {name!r} has no logged predictions "
+                        f"(versions with logged predictions: {logged or 'none'})",
+                        field="version",
+                    )
+            rows = log.rows(model.id, version, since, until, limit=self.max_rows + 1)
+            if len(rows) > self.max_rows:
+                raise PayloadTooLarge(
+                    f"since/until: more than {self.max_rows} logged predictions in this "
+                    "window (setting COSTWISE_MONITORING_MAX_ROWS); narrow it or give a version",
+                    field="since",
+                    limit=self.max_rows,
+                )
+            classes = log.version_classes(model.id, {r.version for r in rows})
+        return {
+            "model": name,
+            "since": None if since is None else _iso(since),
+            "until": None if until is None else _iso(until),
+            "bucket": bucket,
+            "versions": _by_version(rows, classes, BUCKETS[bucket]),
+        }
+
+    def totals(self, model_id: int, since: datetime) -> dict[int, dict[str, Any]]:
+        """Per-version figures over the latest rows since ``since`` (for the gauges)."""
+        with database_errors(), self._read() as s:
+            log = PredictionLog(s)
+            rows = log.rows(model_id, None, since, None, limit=self.max_rows, latest=True)
+            classes = log.version_classes(model_id, {r.version for r in rows})
+        out: dict[int, dict[str, Any]] = {}
+        for v in sorted({r.version for r in rows}):
+            mine = [r for r in rows if r.version == v]
+            out[v] = summarise(mine, len(classes.get(v) or mine[0].probabilities or [0, 0]))
+        return out
+
+
+def _by_version(
+    rows: Sequence[LoggedRow], classes: dict[int, list[Any]], width: int
+) -> list[dict[str, Any]]:
+    out = []
+    for v in sorted({r.version for r in rows}):
+        mine = [r for r in rows if r.version == v]
+        k = len(classes.get(v) or mine[0].probabilities or [0, 0])
+        buckets: dict[int, list[LoggedRow]] = {}
+        for r in mine:
+            buckets.setdefault(int(r.created_at.timestamp()) // width, []).append(r)
+        out.append(
+            {
+                "version": v,
+                "classes": classes.get(v),
+                "total": summarise(mine, k),
+                "buckets": [
+                    {
+                        "start": _iso(datetime.fromtimestamp(key * width, UTC)),
+                        **summarise(part, k),
+                    }
+                    for key, part in sorted(buckets.items())
+                ],
+            }
+        )
+    return out

@@ -1,0 +1,96 @@
+"""Prediction log: one row per served prediction, with its late outcome; per-model switch.
+
+Revision ID: 0004
+Revises: 0003
+Create Date: 2026-11-25
+
+Hand-written against ``app.registry.orm`` (``LoggedPrediction`` and
+``RegisteredModel.prediction_log``); tests/migrations checks that autogenerate finds no
+difference. ``(model_id, prediction_id)`` is unique (ids are unique per model);
+``(version_id, created_at)`` serves monitoring and ``created_at`` the retention delete.
+Existing models keep logging on (server default true).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0004"
+down_revision: str | None = "0003"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def _timestamp() -> sa.DateTime:
+    return sa.DateTime(timezone=True)
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("registered_models") as batch:
+        batch.add_column(
+            sa.Column("prediction_log", sa.Boolean(), server_default=sa.true(), nullable=False)
+        )
+    op.create_table(
+        "logged_predictions",
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
+        sa.Column("model_id", sa.Integer(), nullable=False),
+        sa.Column("version_id", sa.Integer(), nullable=False),
+        sa.Column("version", sa.Integer(), nullable=False),
+        sa.Column("prediction_id", sa.String(length=128), nullable=False),
+        sa.Column("alias", sa.String(length=128), nullable=True),
+        sa.Column("created_at", _timestamp(), nullable=False),
+        sa.Column("raw_score", sa.JSON(), nullable=True),
+        sa.Column("probabilities", sa.JSON(), nullable=True),
+        sa.Column("decision", sa.Integer(), nullable=False),
+        sa.Column("threshold", sa.Float(), nullable=True),
+        sa.Column("expected_cost", sa.Float(), nullable=True),
+        sa.Column("cost_setting", sa.String(length=16), nullable=False),
+        sa.Column("costs", sa.JSON(), nullable=False),
+        sa.Column("priors", sa.JSON(), nullable=True),
+        sa.Column("features", sa.JSON(), nullable=True),
+        sa.Column("label", sa.Integer(), nullable=True),
+        sa.Column("outcome_cost", sa.Float(), nullable=True),
+        sa.Column("labelled_at", _timestamp(), nullable=True),
+        sa.CheckConstraint(
+            "decision >= 0", name=op.f("ck_logged_predictions_decision_non_negative")
+        ),
+        sa.CheckConstraint(
+            "label IS NULL OR label >= 0", name=op.f("ck_logged_predictions_label_non_negative")
+        ),
+        sa.ForeignKeyConstraint(
+            ["model_id"],
+            ["registered_models.id"],
+            name=op.f("fk_logged_predictions_model_id_registered_models"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["version_id"],
+            ["model_versions.id"],
+            name=op.f("fk_logged_predictions_version_id_model_versions"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_logged_predictions")),
+        sa.UniqueConstraint(
+            "model_id", "prediction_id", name=op.f("uq_logged_predictions_model_id_prediction_id")
+        ),
+    )
+    op.create_index(
+        "ix_logged_predictions_version_id_created_at",
+        "logged_predictions",
+        ["version_id", "created_at"],
+        unique=False,
+    )
+    op.create_index(
+        "ix_logged_predictions_created_at", "logged_predictions", ["created_at"], unique=False
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ix_logged_predictions_created_at", table_name="logged_predictions")
+    op.drop_index("ix_logged_predictions_version_id_created_at", table_name="logged_predictions")
+    op.drop_table("logged_predictions")
+    with op.batch_alter_table("registered_models") as batch:
+        batch.drop_column("prediction_log")

@@ -1,0 +1,175 @@
+"""GET /v1/models/{name}/priors and "priors": "estimated" through the real app (both databases)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from sklearn.datasets import make_classification
+
+
+def _population() -> tuple[np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        6000, 4, n_informative=3, n_redundant=1, class_sep=1.5, random_state=0
+    )
+    return np.round(X, 4), y
+
+
+def _shifted(X: np.ndarray, y: np.ndarray, pos_share: float, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n_pos = int(round(n * pos_share))
+    idx = np.r_[
+        rng.choice(np.flatnonzero(y == 1), n_pos), rng.choice(np.flatnonzero(y == 0), n - n_pos)
+    ]
+    return X[rng.permutation(idx)]
+
+
+@pytest.fixture
+def balanced(client: TestClient) -> dict[str, Any]:
+    X, y = _population()
+    body = {"features": X[:2000].tolist(), "labels": y[:2000].tolist(), "n_estimators": 40}
+    r = client.post("/v1/models/traffic/versions", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _flush(client: TestClient) -> None:
+    assert client.app.state.services.prediction_log.flush(10.0)  # type: ignore[attr-defined]
+
+
+def _predict(client: TestClient, X: np.ndarray, **extra: Any) -> dict[str, Any]:
+    """Predict in requests of at most 1000 rows (the test settings' limit); the last answer."""
+    for start in range(0, len(X), 1000):
+        chunk = X[start : start + 1000].tolist()
+        r = client.post("/v1/models/traffic/predict", json={"instances": chunk, **extra})
+        assert r.status_code == 200, r.text[:500]
+    return r.json()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def test_em_estimate_of_shifted_traffic_and_predict_with_it(
+    client: TestClient, balanced: dict[str, Any]
+) -> None:
+    X, y = _population()
+    traffic = _shifted(X[2000:], y[2000:], 0.15, 2000, seed=1)
+    r = client.post(
+        "/v1/models/traffic/predict",
+        json={"instances": traffic[:10].tolist(), "priors": "estimated"},
+    )
+    assert r.status_code == 422 and r.json()["field"] == "priors", r.text
+    assert "no prior estimate yet" in r.json()["detail"]
+    _predict(client, traffic)
+    _flush(client)
+    r = client.get("/v1/models/traffic/priors")
+    assert r.status_code == 200, r.text
+    est = r.json()
+    assert est["model"] == "traffic" and est["version"] == 1 and est["n_rows"] == 2000
+    assert est["classes"] == [0, 1] and est["converged"] is True
+    assert abs(est["priors"][1] - 0.15) < 0.04, est
+    assert est["p_value"] < 1e-6  # the traffic's priors did change
+    assert abs(est["train_priors"][1] - 0.5) < 0.05  # the balanced training rows
+    # predict with the estimate: the same as sending those priors, and provenance names it
+    out = _predict(client, traffic[:20], priors="estimated", costs={"c_fp": 1, "c_fn": 3})
+    same = _predict(client, traffic[:20], priors=est["priors"], costs={"c_fp": 1, "c_fn": 3})
+    assert [p["probabilities"] for p in out["predictions"]] == [
+        p["probabilities"] for p in same["predictions"]
+    ]
+    applied = out["applied_costs"]
+    assert applied["priors"] == est["priors"]
+    assert applied["priors_estimate"] == {
+        k: est[k] for k in ("id", "version", "estimated_at", "since", "until", "n_rows")
+    }
+    assert same["applied_costs"]["priors_estimate"] is None
+    # evaluate takes it too
+    r = client.post(
+        "/v1/models/traffic/evaluate",
+        json={"instances": traffic[:20].tolist(), "labels": [0] * 20, "priors": "estimated"},
+    )
+    assert r.status_code == 200 and r.json()["applied_costs"]["priors_estimate"]["id"] == est["id"]
+
+
+def test_request_priors_are_undone_before_em(client: TestClient, balanced: dict[str, Any]) -> None:
+    X, y = _population()
+    traffic = _shifted(X[2000:], y[2000:], 0.3, 800, seed=2)
+    t0 = _now()
+    _predict(client, traffic)
+    _flush(client)
+    time.sleep(0.01)
+    t1 = _now()
+    _predict(client, traffic, priors=[0.8, 0.2])  # logged probabilities are shifted
+    _flush(client)
+    r1 = client.get("/v1/models/traffic/priors", params={"version": 1, "since": t0, "until": t1})
+    r2 = client.get("/v1/models/traffic/priors", params={"version": 1, "since": t1})
+    assert r1.status_code == 200 and r2.status_code == 200, r1.text + r2.text
+    assert r1.json()["n_rows"] == r2.json()["n_rows"] == 800
+    np.testing.assert_allclose(r2.json()["priors"], r1.json()["priors"], atol=1e-6)
+    assert r2.json()["id"] > r1.json()["id"]
+    # the latest estimate is the one predict applies
+    out = _predict(client, traffic[:3], priors="estimated")
+    assert out["applied_costs"]["priors_estimate"]["id"] == r2.json()["id"]
+
+
+def test_priors_errors(client: TestClient, balanced: dict[str, Any]) -> None:
+    r = client.get("/v1/models/traffic/priors")
+    assert r.status_code == 404 and "no logged predictions" in r.json()["detail"], r.text
+    r = client.get("/v1/models/traffic/priors", params={"version": 7})
+    assert r.status_code == 404 and r.json()["field"] == "version"
+    r = client.get("/v1/models/nobody/priors")
+    assert r.status_code == 404
+    r = client.get(
+        "/v1/models/traffic/priors",
+        params={"since": "2030-01-02T00:00:00Z", "until": "2030-01-01T00:00:00Z"},
+    )
+    assert r.status_code == 422 and r.json()["field"] == "since"
+    r = client.post(
+        "/v1/models/traffic/predict", json={"instances": [[0, 0, 0, 0]], "priors": "guessed"}
+    )
+    assert r.status_code == 422 and "priors" in (r.json().get("field") or ""), r.text
+
+
+def test_uncalibrated_version_is_refused(client: TestClient) -> None:
+    X, y = _population()
+    body = {
+        "features": X[:600].tolist(),
+        "labels": y[:600].tolist(),
+        "n_estimators": 10,
+        "calibration": "none",
+    }
+    assert client.post("/v1/models/raw/versions", json=body).status_code == 201
+    r = client.post("/v1/models/raw/predict", json={"instances": X[600:700].tolist()})
+    assert r.status_code == 200
+    _flush(client)
+    r = client.get("/v1/models/raw/priors")
+    assert r.status_code == 422 and r.json()["field"] == "version", r.text
+    assert "calibrated probabilities" in r.json()["detail"]
+
+
+def test_estimated_priors_survive_a_database_outage(
+    client: TestClient, balanced: dict[str, Any], tmp_path: Any
+) -> None:
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import sessionmaker
+
+    X, y = _population()
+    traffic = _shifted(X[2000:], y[2000:], 0.2, 600, seed=4)
+    _predict(client, traffic)
+    _flush(client)
+    est = client.get("/v1/models/traffic/priors").json()
+    estimates = client.app.state.services.priors  # type: ignore[attr-defined]
+    # the estimate's cache has expired and the database no longer answers
+    down = create_engine(f"sqlite:///{tmp_path}/missing/dir/x.db")
+    estimates._read = sessionmaker(bind=down)
+    estimates._cache = {k: (0.0, v) for k, (_, v) in estimates._cache.items()}
+    try:
+        out = _predict(client, traffic[:5], priors="estimated")
+    finally:
+        down.dispose()
+    assert out["applied_costs"]["priors_estimate"]["id"] == est["id"]
+    assert out["applied_costs"]["priors"] == est["priors"]

@@ -1,0 +1,311 @@
+"""POST /v1/models/{name}/versions/{version}/recalibrate through the real app (both databases)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from sklearn.datasets import make_classification
+
+from app.registry.repository import Registry
+from app.services.stored_models import read_stored
+from models.artifacts import artifact_base
+from models.metrics import brier_score, expected_calibration_error
+
+NAMES = ["a", "b", "c", "d"]
+
+
+def _population(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        4000, 4, n_informative=3, n_redundant=1, flip_y=0.05, random_state=seed
+    )
+    return np.round(X, 4), y
+
+
+def _shifted(X: np.ndarray, y: np.ndarray, pos_share: float, n: int, seed: int) -> tuple:
+    """Label shift: resample so that positives are ``pos_share`` of the rows."""
+    rng = np.random.default_rng(seed)
+    n_pos = int(round(n * pos_share))
+    idx = rng.permutation(
+        np.r_[
+            rng.choice(np.flatnonzero(y == 1), n_pos),
+            rng.choice(np.flatnonzero(y == 0), n - n_pos),
+        ]
+    )
+    return X[idx], y[idx]
+
+
+@pytest.fixture
+def parent(client: TestClient) -> dict[str, Any]:
+    """Model 'shift' version 1, trained on balanced rows 0..1199 of the population."""
+    X, y = _population()
+    body = {
+        "features": X[:1200].tolist(),
+        "labels": y[:1200].tolist(),
+        "feature_names": NAMES,
+        "n_estimators": 40,
+    }
+    r = client.post("/v1/models/shift/versions", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _proba(client: TestClient, X: np.ndarray, version: int) -> np.ndarray:
+    r = client.post("/v1/models/shift/predict", json={"instances": X.tolist(), "version": version})
+    assert r.status_code == 200, r.text
+    return np.array([p["probabilities"][1] for p in r.json()["predictions"]])
+
+
+def _stored(client: TestClient, version: int) -> Any:
+    sessions = client.app.state.services.sessions  # type: ignore[attr-defined]
+    with sessions() as s:
+        reg = Registry(s)
+        return read_stored(reg, reg.get_version("shift", version))
+
+
+def _versions(client: TestClient) -> int:
+    r = client.get("/v1/models/shift/versions")
+    return len(r.json()["versions"])
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_recalibration_fixes_shifted_calibration_and_shares_the_booster(
+    client: TestClient, parent: dict[str, Any], method: str
+) -> None:
+    X, y = _population()
+    X_lab, y_lab = _shifted(X[1200:2600], y[1200:2600], 0.1, 1500, seed=1)
+    X_new, y_new = _shifted(X[2600:], y[2600:], 0.1, 1000, seed=2)
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        json={"instances": X_lab.tolist(), "labels": y_lab.tolist(), "method": method},
+    )
+    assert r.status_code == 201, r.text
+    v = r.json()
+    assert v["version"] == 2 and v["parent_version"] == 1
+    assert v["algorithm"] == parent["algorithm"]
+    assert v["params"]["recalibration"] == {
+        "parent_version": 1,
+        "base_version": 1,
+        "method": method,
+        "holdout_fraction": 0.3,
+        "random_state": 0,
+        "source": "rows",
+    }
+    assert v["calibration"]["method"] == method and v["calibration"]["split"] == "recalibration"
+    assert v["calibration"]["n_calibration"] + v["calibration"]["n_holdout"] == 1500
+    assert v["data"]["n_rows"] == 1500 and v["data"]["source"] == "rows"
+    assert v["data"]["class_counts"] == {"0": int((y_lab == 0).sum()), "1": int((y_lab == 1).sum())}
+    assert len(v["data"]["fingerprint"]) == 64
+    rec = v["metrics"]["recalibration"]
+    assert rec["after"]["brier"] < rec["before"]["brier"]
+    assert rec["after"]["ece"] < rec["before"]["ece"]
+    assert v["metrics"]["brier"] == pytest.approx(rec["after"]["brier"])
+    # on rows neither version saw, the recalibrated one is better calibrated
+    p1, p2 = _proba(client, X_new, 1), _proba(client, X_new, 2)
+    assert brier_score(y_new, p2) < brier_score(y_new, p1)
+    assert expected_calibration_error(y_new, p2) < expected_calibration_error(y_new, p1)
+    # the booster is stored once: version 2's artifact names version 1's and holds no arrays
+    s1, s2 = _stored(client, 1), _stored(client, 2)
+    assert artifact_base(s2.blob) == parent["artifact_sha256"] and s2.base_version == 1
+    assert s2.base == s1.blob
+    assert zipfile.ZipFile(io.BytesIO(s2.blob)).namelist() == ["manifest.json"]
+    assert v["artifact_size"] == len(s2.blob) < parent["artifact_size"]
+    _, a1 = s1.load().scorer.to_parts()
+    _, a2 = s2.load().scorer.to_parts()
+    assert a1.keys() == a2.keys() and all(np.array_equal(a1[k], a2[k]) for k in a1)
+    # it serves like any version: through the production alias too
+    assert client.put("/v1/models/shift/aliases/production", json={"version": 2}).status_code == 200
+    r = client.post("/v1/models/shift/predict", json={"instances": X_new[:3].tolist()})
+    assert r.json()["version"] == 2
+    assert r.json()["calibration"] == {"method": method, "split": "recalibration"}
+
+
+def test_recalibrating_a_recalibrated_version_keeps_one_base(
+    client: TestClient, parent: dict[str, Any]
+) -> None:
+    X, y = _population()
+    body = {"records": [dict(zip(NAMES, row, strict=True)) for row in X[1200:1500].tolist()]}
+    body["labels"] = y[1200:1500].tolist()
+    assert client.post("/v1/models/shift/versions/1/recalibrate", json=body).status_code == 201
+    r = client.post(
+        "/v1/models/shift/versions/2/recalibrate",
+        json={"instances": X[1500:1800].tolist(), "labels": y[1500:1800].tolist()},
+    )
+    assert r.status_code == 201, r.text
+    v = r.json()
+    assert v["version"] == 3 and v["parent_version"] == 2
+    assert v["params"]["recalibration"]["base_version"] == 1
+    assert artifact_base(_stored(client, 3).blob) == parent["artifact_sha256"]
+    assert client.get("/v1/models/shift/versions/3").json()["parent_version"] == 2
+    assert client.get("/v1/models/shift/versions/1").json()["parent_version"] is None
+    assert _proba(client, X[:5], 3).shape == (5,)
+
+
+def _bad_cases() -> list[tuple[str, dict[str, Any], int, str, str]]:
+    X, y = _population()
+    rows, labels = X[1200:1300].tolist(), y[1200:1300].tolist()
+    return [
+        ("one class", {"instances": rows, "labels": [0] * 100}, 422, "labels", "all 100"),
+        ("too few", {"instances": rows[:20], "labels": labels[:20]}, 422, "labels", "got 20"),
+        (
+            "few positives",
+            {"instances": rows, "labels": [1] * 5 + [0] * 95},
+            422,
+            "labels",
+            "class 1 has 5",
+        ),
+        (
+            "wrong width",
+            {"instances": [r[:3] for r in rows], "labels": labels},
+            422,
+            "instances",
+            "4",
+        ),
+        (
+            "unknown feature",
+            {"records": [{"a": 1, "b": 2, "c": 3, "e": 4}], "labels": [1]},
+            422,
+            "records[0]",
+            "missing feature",
+        ),
+        (
+            "label not a class",
+            {"instances": rows, "labels": labels[:99] + [7]},
+            422,
+            "labels[99]",
+            "not a class",
+        ),
+        ("labels missing", {"instances": rows}, 422, "labels", "labels"),
+        (
+            "both sources",
+            {"instances": rows, "labels": labels, "from_outcomes": {}},
+            422,
+            "",
+            "not both",
+        ),
+        ("bad method", {"instances": rows, "labels": labels, "method": "none"}, 422, "method", ""),
+        (
+            "bad fraction",
+            {"instances": rows, "labels": labels, "holdout_fraction": 0.8},
+            422,
+            "holdout_fraction",
+            "",
+        ),
+        (
+            "no outcomes",
+            {"from_outcomes": {"since": "2020-01-01T00:00:00"}},
+            422,
+            "from_outcomes",
+            "no logged predictions",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("case", "body", "status", "field", "detail"), _bad_cases(), ids=[c[0] for c in _bad_cases()]
+)
+def test_bad_recalibrations_are_4xx_and_write_nothing(
+    client: TestClient,
+    parent: dict[str, Any],
+    case: str,
+    body: dict[str, Any],
+    status: int,
+    field: str,
+    detail: str,
+) -> None:
+    r = client.post("/v1/models/shift/versions/1/recalibrate", json=body)
+    assert r.status_code == status, r.text
+    out = r.json()
+    assert set(out) >= {"detail", "code"}
+    if field:
+        assert (out.get("field") or "").startswith(field), out
+    assert detail in out["detail"], out
+    assert _versions(client) == 1
+
+
+def test_unknown_model_or_version_is_404(client: TestClient, parent: dict[str, Any]) -> None:
+    X, y = _population()
+    body = {"instances": X[:100].tolist(), "labels": y[:100].tolist()}
+    r = client.post("/v1/models/shift/versions/9/recalibrate", json=body)
+    assert r.status_code == 404 and "no version 9" in r.json()["detail"]
+    r = client.post("/v1/models/nobody/versions/1/recalibrate", json=body)
+    assert r.status_code == 404
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        content=b"instances=1",
+        headers={"content-type": "text/plain"},
+    )
+    assert r.status_code == 415
+
+
+def test_multiclass_version_is_refused(client: TestClient) -> None:
+    X, y = make_classification(300, 4, n_informative=3, n_redundant=1, n_classes=3, random_state=0)
+    body = {"features": X.tolist(), "labels": y.tolist(), "algorithm": "samme", "n_estimators": 10}
+    assert client.post("/v1/models/multi/versions", json=body).status_code == 201
+    r = client.post(
+        "/v1/models/multi/versions/1/recalibrate",
+        json={"instances": X.tolist(), "labels": y.tolist()},
+    )
+    assert r.status_code == 422 and r.json()["field"] == "version", r.text
+    assert "binary model" in r.json()["detail"]
+
+
+def _flush(client: TestClient) -> None:
+    assert client.app.state.services.prediction_log.flush(10.0)  # type: ignore[attr-defined]
+
+
+def test_recalibration_from_logged_outcomes(client: TestClient, parent: dict[str, Any]) -> None:
+    X, y = _population()
+    X_lab, y_lab = _shifted(X[1200:2600], y[1200:2600], 0.1, 600, seed=3)
+    ids = [f"tx{i}" for i in range(600)]
+    r = client.post(
+        "/v1/models/shift/predict", json={"instances": X_lab.tolist(), "ids": ids, "version": 1}
+    )
+    assert r.status_code == 200, r.text
+    _flush(client)
+    # outcomes of the first 500 only: the rest stay unlabelled and are not used
+    outcomes = [
+        {"id": i, "label": int(label)} for i, label in zip(ids[:500], y_lab[:500], strict=True)
+    ]
+    r = client.post("/v1/models/shift/outcomes", json={"outcomes": outcomes})
+    assert r.status_code == 200 and r.json()["counts"]["recorded"] == 500
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        json={"from_outcomes": {"since": "2000-01-01T00:00:00Z"}, "method": "isotonic"},
+    )
+    assert r.status_code == 201, r.text
+    v = r.json()
+    assert v["parent_version"] == 1 and v["data"]["source"] == "outcomes"
+    assert v["data"]["n_rows"] == 500 and v["data"]["first_prediction_id"] == "tx0"
+    assert v["params"]["recalibration"]["since"] == "2000-01-01T00:00:00.000000Z"
+    assert v["params"]["recalibration"]["until"] is None
+    rec = v["metrics"]["recalibration"]
+    assert rec["after"]["brier"] < rec["before"]["brier"]
+    # the same rows sent with their features give the same calibration map
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        json={
+            "instances": X_lab[:500].tolist(),
+            "labels": y_lab[:500].tolist(),
+            "method": "isotonic",
+        },
+    )
+    assert r.status_code == 201
+    assert _stored(client, 3).load().scorer.calibrator.to_state() == (
+        _stored(client, 2).load().scorer.calibrator.to_state()
+    )
+    # a window with no labelled predictions of that version
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        json={"from_outcomes": {"until": "2001-01-01T00:00:00Z"}},
+    )
+    assert r.status_code == 422 and r.json()["field"] == "from_outcomes", r.text
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        json={"from_outcomes": {"since": "2030-01-02T00:00:00Z", "until": "2030-01-01T00:00:00Z"}},
+    )
+    assert r.status_code == 422 and "since must be before until" in r.json()["detail"]

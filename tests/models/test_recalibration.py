@@ -1,0 +1,192 @@
+"""Recalibration without retraining: better calibration on shifted data, the same booster."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from models.adaboost import AdaBoost
+from models.artifacts import artifact_base, dump_model, load_model
+from models.calibrated import CalibratedBoosting
+from models.decisions import CostMatrix
+from models.exceptions import ArtifactError, ArtifactIntegrityError, InvalidInput, TrainingError
+from models.metrics import brier_score, expected_calibration_error
+from models.monitoring import reliability
+from models.multiclass.ovr import OneVsRestAdaBoost
+from models.recalibration import raw_scores, recalibrate, recalibrate_scores
+from models.variants.adac import AdaC2
+
+
+def _population(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    X, y = make_classification(
+        n, 8, n_informative=4, weights=[0.5, 0.5], flip_y=0.05, random_state=seed
+    )
+    return X, y
+
+
+def _shifted(X: np.ndarray, y: np.ndarray, pos_share: float, n: int, seed: int) -> tuple:
+    """Label shift: resample so that positives are ``pos_share`` of the rows."""
+    rng = np.random.default_rng(seed)
+    n_pos = int(round(n * pos_share))
+    pos = rng.choice(np.flatnonzero(y == 1), n_pos, replace=True)
+    neg = rng.choice(np.flatnonzero(y == 0), n - n_pos, replace=True)
+    idx = rng.permutation(np.r_[pos, neg])
+    return X[idx], y[idx]
+
+
+@pytest.fixture(scope="module")
+def parent() -> tuple:
+    X, y = _population(12000, 0)
+    model = CalibratedBoosting(AdaBoost(n_estimators=60), random_state=0).fit(X[:3000], y[:3000])
+    return model.to_inference([f"f{i}" for i in range(8)]), X[3000:], y[3000:]
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_recalibrated_is_better_calibrated_on_shifted_data(parent: tuple, method: str) -> None:
+    served, X, y = parent
+    half = len(y) // 2
+    X_lab, y_lab = _shifted(X[:half], y[:half], 0.1, 2000, seed=1)
+    X_new, y_new = _shifted(X[half:], y[half:], 0.1, 4000, seed=2)  # unseen shifted rows
+    rec = recalibrate(served, X_lab, y_lab, method)
+    p_old = served.predict_proba(X_new)[:, 1]
+    p_new = rec.model.predict_proba(X_new)[:, 1]
+    assert brier_score(y_new, p_new) < brier_score(y_new, p_old)
+    assert expected_calibration_error(y_new, p_new) < 0.5 * expected_calibration_error(y_new, p_old)
+    # the held-out measurement says the same
+    assert rec.after["brier"] < rec.before["brier"] and rec.after["ece"] < rec.before["ece"]
+    assert rec.summary()["n_fit"] + rec.summary()["n_holdout"] == 2000
+    assert rec.class_counts == [int((y_lab == 0).sum()), int((y_lab == 1).sum())]
+    assert set(rec.fit_rows).isdisjoint(rec.holdout_rows)
+    np.testing.assert_allclose(rec.model.train_priors, [0.9, 0.1], atol=0.01)
+
+
+def test_new_probabilities_are_the_new_map_of_the_parent_scores(parent: tuple) -> None:
+    served, X, y = parent
+    rec = recalibrate(served, X[:500], y[:500], "platt")
+    np.testing.assert_array_equal(
+        rec.model.predict_proba(X[500:600])[:, 1],
+        rec.calibrator.predict(raw_scores(served, X[500:600])),
+    )
+    # ... and fitting on given scores is the same as fitting on the rows
+    again = recalibrate_scores(served, raw_scores(served, X[:500]), y[:500], "platt")
+    assert again.calibrator.to_state() == rec.calibrator.to_state()
+
+
+def test_artifact_shares_the_booster_arrays_once(parent: tuple) -> None:
+    served, X, y = parent
+    base_blob, base_sha = dump_model(served)
+    rec = recalibrate(served, X[:600], y[:600], "isotonic")
+    blob, sha = dump_model(rec.model, {"recalibration": {"parent_version": 1}}, base=base_blob)
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        assert zf.namelist() == ["manifest.json"]  # no array stored twice
+        manifest = json.loads(zf.read("manifest.json"))
+    assert manifest["format_version"] == 3
+    assert manifest["base"]["sha256"] == base_sha == artifact_base(blob)
+    assert len(blob) < len(base_blob)
+    assert artifact_base(base_blob) is None
+    loaded = load_model(blob, expected_sha256=sha, base=base_blob)
+    old = load_model(base_blob, expected_sha256=base_sha)
+    _, arrays_new = loaded.scorer.to_parts()
+    _, arrays_old = old.scorer.to_parts()
+    assert arrays_new.keys() == arrays_old.keys()
+    for name in arrays_old:
+        assert np.array_equal(arrays_new[name], arrays_old[name])
+        assert arrays_new[name].dtype == arrays_old[name].dtype
+    np.testing.assert_array_equal(loaded.predict_proba(X[:50]), rec.model.predict_proba(X[:50]))
+    assert loaded.metadata["recalibration"] == {"parent_version": 1}
+    # decisions under any costs work as for any model
+    d = loaded.decide(X[:5], CostMatrix.from_binary(c_fp=1.0, c_fn=5.0))
+    assert d.labels_index.shape == (5,)
+
+
+def test_based_artifact_needs_its_own_base(parent: tuple) -> None:
+    served, X, y = parent
+    base_blob, _ = dump_model(served)
+    rec = recalibrate(served, X[:600], y[:600], "platt")
+    blob, sha = dump_model(rec.model, base=base_blob)
+    with pytest.raises(ArtifactError, match="base="):
+        load_model(blob, expected_sha256=sha)
+    other, _ = dump_model(rec.model)  # a format-2 artifact, not the base
+    with pytest.raises(ArtifactIntegrityError, match="base artifact"):
+        load_model(blob, expected_sha256=sha, base=other)
+    with pytest.raises(ArtifactError, match="base of its own"):
+        dump_model(rec.model, base=blob)  # one level only
+
+
+def test_unshared_arrays_stay_in_the_artifact(parent: tuple) -> None:
+    served, X, y = parent
+    X2, y2 = _population(800, 5)
+    other = CalibratedBoosting(AdaBoost(n_estimators=10), random_state=1).fit(X2, y2)
+    base_blob, _ = dump_model(other.to_inference())
+    blob, sha = dump_model(served, base=base_blob)  # nothing in common with this base
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(blob)).read("manifest.json"))
+    assert manifest["base"]["arrays"] == []
+    np.testing.assert_array_equal(
+        load_model(blob, sha, base=base_blob).predict_proba(X[:20]), served.predict_proba(X[:20])
+    )
+
+
+def test_uncalibrated_cost_trained_parent_becomes_threshold_rule() -> None:
+    X, y = _population(3000, 7)
+    booster = CalibratedBoosting(AdaC2(c_fp=1.0, c_fn=4.0, n_estimators=30), method="none").fit(
+        X[:1500], y[:1500]
+    )
+    served = booster.to_inference()
+    assert served.rule == "skew_change"
+    rec = recalibrate(served, X[1500:], y[1500:], "platt")
+    assert rec.model.rule == "threshold"
+    assert rec.after["brier"] < rec.before["brier"]
+
+
+@pytest.mark.parametrize(
+    ("n", "pos", "error", "match"),
+    [
+        (20, 10, TrainingError, "too few labelled rows: got 20"),
+        (100, 0, TrainingError, "all 100 labelled rows are of class 0"),
+        (100, 100, TrainingError, "all 100 labelled rows are of class 1"),
+        (100, 4, TrainingError, "class 1 has 4 labelled rows"),
+    ],
+)
+def test_too_few_rows_or_one_class(
+    parent: tuple, n: int, pos: int, error: type, match: str
+) -> None:
+    served, X, y = parent
+    Xs = np.r_[X[y == 1][:pos], X[y == 0][: n - pos]]
+    ys = np.r_[np.ones(pos, int), np.zeros(n - pos, int)]
+    with pytest.raises(error, match=match):
+        recalibrate(served, Xs, ys, "platt")
+
+
+def test_bad_arguments(parent: tuple) -> None:
+    served, X, y = parent
+    with pytest.raises(InvalidInput, match="method"):
+        recalibrate(served, X[:100], y[:100], "none")
+    with pytest.raises(InvalidInput, match="holdout_fraction"):
+        recalibrate(served, X[:100], y[:100], "platt", holdout_fraction=0.9)
+    with pytest.raises(InvalidInput, match="8 features, got 7"):
+        recalibrate(served, X[:100, :7], y[:100], "platt")
+    with pytest.raises(InvalidInput, match="row 3"):
+        recalibrate(served, X[:100], np.r_[y[:3], 2, y[4:100]], "platt")
+    with pytest.raises(InvalidInput, match="expected 100 labels"):
+        recalibrate(served, X[:100], y[:99], "platt")
+
+
+def test_multiclass_model_is_refused() -> None:
+    X, y = make_classification(600, 6, n_informative=4, n_classes=3, random_state=0)
+    model = OneVsRestAdaBoost(n_estimators=10, random_state=0).fit(X, y).to_inference()
+    with pytest.raises(InvalidInput, match="binary model"):
+        recalibrate(model, X, y, "platt")
+
+
+def test_holdout_metrics_are_those_of_monitoring(parent: tuple) -> None:
+    served, X, y = parent
+    rec = recalibrate(served, X[:900], y[:900], "platt")
+    hold = rec.holdout_rows
+    p = rec.model.predict_proba(X[:900][hold])[:, 1]
+    assert rec.after["ece"] == pytest.approx(reliability(y[:900][hold], p).ece)
+    assert rec.after["n"] == hold.size
