@@ -63,7 +63,15 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.calibration import make_calibrator
-from models.crossfit import _check_n_jobs, cross_fit, fold_indices, labelled_rows, run_parallel
+from models.crossfit import (
+    OutOfFold,
+    _check_n_jobs,
+    cross_calibrated,
+    cross_fit,
+    fold_indices,
+    labelled_rows,
+    run_parallel,
+)
 from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted
 from models.inference import InferenceModel
@@ -163,6 +171,7 @@ class _AutoCapacity:
     random_state: int | None
     n_jobs: int | None
     score_kind: str
+    oof_: OutOfFold | None
 
     # ---- what differs between the families (implemented by the subclasses)
     def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
@@ -180,6 +189,14 @@ class _AutoCapacity:
 
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def _raw(self, scores: np.ndarray) -> np.ndarray:
+        """Raw scores as probabilities (before calibration), (n, K)."""
+        raise NotImplementedError
+
+    def provides_out_of_fold(self) -> bool:
+        """Always: the search cross-fits (``oof_``, :class:`models.crossfit.OutOfFold`)."""
+        return True
 
     def _calibration_method(self) -> str:
         raise NotImplementedError
@@ -346,8 +363,10 @@ class _AutoCapacity:
             curves[-1]["seconds"] = round(spent, 3)
             if best is None or smooth[c_best] < best[0]:
                 best = (float(smooth[c_best]), g, int(cps[c_best]))
-            elif smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
-                stopped = "no_improvement"  # clearly worse: more capacity overfits
+            elif depth > 1 and smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
+                # clearly worse: more capacity overfits (additive depth-1 entries are
+                # alternatives of equal capacity and never stop the search)
+                stopped = "no_improvement"
                 break
         assert best is not None and candidates
         if offset < sum(search_units):
@@ -379,6 +398,7 @@ class _AutoCapacity:
                 calibrated = self._calibrate(best_scores, y_index, sw)
                 info: dict[str, Any] = {"split": "kfold", "n_folds": k, "n_boost": n,
                                         "n_calibration": n}  # fmt: skip
+                oof_scores, oof_folds = best_scores, folds
             else:
                 k_final = min(k, 3)
 
@@ -395,6 +415,14 @@ class _AutoCapacity:
                 report(0, 0, "calibrating")
                 calibrated = self._calibrate(cf.scores, y_index, sw)
                 info = dict(cf.info)
+                oof_scores, oof_folds = cf.scores, cf.folds
+        self.oof_ = OutOfFold(
+            cross_calibrated(self._calibrate, self._probabilities, oof_scores, y_index, sw,
+                             oof_folds),
+            self._raw(oof_scores),
+            np.arange(n),
+            {"scheme": "cross-fitted calibration", "n_folds": len(oof_folds)},
+        )  # fmt: skip
         self.capacity_ = {
             "weak_learner": wl,
             "max_depth": depth if wl == "tree" else 1,
@@ -446,6 +474,10 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         ``validation_loss``, ``stopped`` (``"grid_done"``, ``"no_improvement"`` or
         ``"time_limit"``) and ``curves`` (per grid entry tried: the loss at each
         checkpoint round count).
+    oof_ : models.crossfit.OutOfFold
+        Out-of-fold calibrated probabilities of the training rows: the winning
+        checkpoint's out-of-fold scores, each fold calibrated by a map fitted on the
+        other folds (:func:`models.crossfit.cross_calibrated`).
 
     Examples
     --------
@@ -513,6 +545,9 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
     def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
         p1 = calibrated.predict(scores)
         return np.column_stack([1.0 - p1, p1])
+
+    def _raw(self, scores: np.ndarray) -> np.ndarray:
+        return np.column_stack([1.0 - scores, scores])
 
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster
@@ -611,6 +646,9 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         p = np.column_stack([c.predict(scores[:, j]) for j, c in enumerate(calibrated)])
         return normalise_rows(p)
 
+    def _raw(self, scores: np.ndarray) -> np.ndarray:
+        return normalise_rows(scores)
+
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster
         self.calibrators_ = list(calibrated)
@@ -650,6 +688,8 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         Its choice and validation curves.
     n_estimators_, termination_reason_ : int, str
         Of the served booster.
+    oof_ : models.crossfit.OutOfFold
+        Out-of-fold calibrated probabilities of the training rows (reported metrics).
     """
 
     def __init__(
@@ -690,6 +730,10 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             )
         return AutoCalibratedMulticlass(calibration=self.calibration, **common)
 
+    def provides_out_of_fold(self) -> bool:
+        """Always: ``oof_`` holds cross-fitted calibrated probabilities of the training rows."""
+        return True
+
     def progress_total(self, n_classes: int = 2) -> int:
         """The count a fit reports as ``total`` (the same for any number of classes)."""
         return self._for(n_classes).progress_total(n_classes)
@@ -704,6 +748,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         self.class_priors_ = self.model_.class_priors_
         self.capacity_ = self.model_.capacity_
         self.calibration_info_ = self.model_.calibration_info_
+        self.oof_ = self.model_.oof_
         booster = self.model_.estimator_
         self.n_estimators_ = int(booster.n_estimators_)
         self.termination_reason_ = str(booster.termination_reason_)
