@@ -166,6 +166,7 @@ class _AutoCapacity:
     grid: Any
     n_folds: int
     max_search_rows: int
+    max_rounds: int | None
     metric: str
     time_budget: float | None
     random_state: int | None
@@ -215,6 +216,11 @@ class _AutoCapacity:
 
     def _grid(self) -> list[tuple[str, int, int]]:
         grid = [(str(w), int(d), int(m)) for w, d, m in self.grid]
+        if self.max_rounds is not None:  # the service's COSTWISE_MAX_ROUNDS bounds every entry
+            cap = self.max_rounds
+            if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1:
+                raise InvalidInput(f"max_rounds must be an integer >= 1 or None, got {cap!r}")
+            grid = [(w, d, min(m, int(cap))) for w, d, m in grid]
         if not grid:
             raise InvalidInput("grid must hold at least one (weak_learner, max_depth, rounds)")
         for w, d, m in grid:
@@ -458,6 +464,8 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         Out-of-fold loss of the calibrated probabilities that chooses.
     max_search_rows : int, default=20000
         Above this many rows the search runs on a stratified subsample of this size.
+    max_rounds : int or None, default=None
+        Caps the rounds of every grid entry (None: the grid's own caps).
     time_budget : float or None
         Seconds the search may plan for (None: only the progress deadline, if any).
     score_kind : {"vote", "logistic"}, default="vote"
@@ -495,6 +503,7 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
+        max_rounds: int | None = None,
         time_budget: float | None = None,
         score_kind: str = "vote",
         random_state: int | None = None,
@@ -505,6 +514,7 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         self.n_folds = n_folds
         self.metric = metric
         self.max_search_rows = max_search_rows
+        self.max_rounds = max_rounds
         self.time_budget = time_budget
         self.score_kind = score_kind
         self.random_state = random_state
@@ -583,8 +593,9 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
 
     The multiclass counterpart of :class:`AutoCalibratedBoosting` (same search, same
     parameters except ``calibration`` for the map); serves like
-    :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are the vote
-    fractions of SAMME.
+    :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are SAMME's
+    vote fractions (``score_kind="vote"``) or the softmax of its votes (``"logistic"``,
+    :func:`models.multiclass.scorers.raw_vote_scores`).
     """
 
     def __init__(
@@ -594,7 +605,9 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
+        max_rounds: int | None = None,
         time_budget: float | None = None,
+        score_kind: str = "vote",
         random_state: int | None = None,
         n_jobs: int | None = None,
     ) -> None:
@@ -603,14 +616,15 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         self.n_folds = n_folds
         self.metric = metric
         self.max_search_rows = max_search_rows
+        self.max_rounds = max_rounds
         self.time_budget = time_budget
+        self.score_kind = score_kind
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     estimator = None
     calibration_split = "kfold"
     calibration_fraction = 1.0 / 3.0
-    score_kind = "vote"
 
     def _calibration_method(self) -> str:
         return str(self.calibration)
@@ -620,7 +634,7 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
             n_estimators=rounds,
             weak_learner=weak_learner,
             max_depth=depth,
-            score_kind="vote",
+            score_kind=self.score_kind,
             random_state=self.random_state,
         )
 
@@ -630,11 +644,13 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         b = ens.betas
         cols = np.minimum(cps, len(b)) - 1
         total = np.cumsum(b)[cols]
-        out = np.empty((len(cps), h.shape[0], ens.n_classes))
+        votes = np.empty((len(cps), h.shape[0], ens.n_classes))
         for j in range(ens.n_classes):
-            v = np.cumsum((h == j) * b, axis=1)[:, cols] / total
-            out[:, :, j] = np.clip(v, 0.0, 1.0).T
-        return out
+            votes[:, :, j] = np.cumsum((h == j) * b, axis=1)[:, cols].T
+        if self.score_kind == "vote":  # vote fractions (raw_vote_scores, "vote")
+            return np.clip(votes / total[:, None, None], 0.0, 1.0)
+        z = np.exp(votes - votes.max(axis=2, keepdims=True))  # softmax(V), "logistic"
+        return z / z.sum(axis=2, keepdims=True)
 
     def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
         return [
@@ -665,6 +681,8 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AutoCalibratedMulticlass:
         """Search the capacity and fit the calibrated SAMME booster (module docstring)."""
         self._check_auto_params()
+        if self.score_kind not in ("vote", "logistic"):
+            raise InvalidInput(f"score_kind must be 'vote' or 'logistic', got {self.score_kind!r}")
         X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=False)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
@@ -678,7 +696,9 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
 
     Two classes: :class:`AutoCalibratedBoosting` (calibrated AdaMEC); more:
     :class:`AutoCalibratedMulticlass` (calibrated SAMME). Parameters as theirs;
-    ``score_kind`` applies to two classes (SAMME's raw scores are its vote fractions).
+    ``score_kind`` is the raw score calibrated: ``"vote"`` (vote fractions, Eq. 24) or
+    ``"logistic"`` (two classes: Eq. 25; more: the softmax of SAMME's votes). ``max_rounds``
+    caps every grid entry's rounds (the service passes ``COSTWISE_MAX_ROUNDS``).
 
     Attributes
     ----------
@@ -699,6 +719,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
+        max_rounds: int | None = None,
         time_budget: float | None = None,
         score_kind: str = "vote",
         random_state: int | None = None,
@@ -709,6 +730,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         self.n_folds = n_folds
         self.metric = metric
         self.max_search_rows = max_search_rows
+        self.max_rounds = max_rounds
         self.time_budget = time_budget
         self.score_kind = score_kind
         self.random_state = random_state
@@ -720,6 +742,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             "n_folds": self.n_folds,
             "metric": self.metric,
             "max_search_rows": self.max_search_rows,
+            "max_rounds": self.max_rounds,
             "time_budget": self.time_budget,
             "random_state": self.random_state,
             "n_jobs": self.n_jobs,
@@ -728,7 +751,9 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             return AutoCalibratedBoosting(
                 method=self.calibration, score_kind=self.score_kind, **common
             )
-        return AutoCalibratedMulticlass(calibration=self.calibration, **common)
+        return AutoCalibratedMulticlass(
+            calibration=self.calibration, score_kind=self.score_kind, **common
+        )
 
     def provides_out_of_fold(self) -> bool:
         """Always: ``oof_`` holds cross-fitted calibrated probabilities of the training rows."""
