@@ -102,7 +102,7 @@ def _build(common: dict, params: dict) -> AdaBoost:
 
 
 def _spec() -> object:
-    from models.algorithms import AlgorithmSpec
+    from models.algorithm_entry import AlgorithmSpec
 
     return AlgorithmSpec(
         name="adaboost",
@@ -116,8 +116,7 @@ def _spec() -> object:
         decision_rule="sign[p(y=1|x) - c], c = c_fp / (c_fp + c_fn), at the request's costs "
         "(Table 3: AdaMEC)",
         build=_build,
-        properties={"fgd_consistent": True, "cost_consistent": True,
-                    "asymmetry_preserving": True},
+        properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": True},
         notes="Trained without costs; costs enter only at prediction time, so one version "
         "serves every cost setting. With calibration this is the paper's recommendation.",
     )

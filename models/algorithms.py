@@ -5,25 +5,39 @@ API name, the paper and equations it implements, whether it trains with costs, t
 decision rule it applies (Table 3 of Nikolaou et al. 2016), its Table 4 properties where
 that paper gives them, its own parameters (:class:`ParamSpec`, with types, defaults and
 ranges) and a ``build`` function returning an unfitted estimator. Algorithm modules
-define a module-level ``SPEC`` (or ``SPECS``); :data:`SPEC_MODULES` lists them.
+define a module-level ``SPEC`` (or ``SPECS``, value types of :mod:`models.algorithm_entry`);
+:data:`SPEC_MODULES` lists them.
+
+:func:`build_estimator` is the one place that assembles what is trained: the
+algorithm's estimator, wrapped in :class:`~models.calibrated.CalibratedBoosting` when it
+is a plain binary booster, or given the calibration settings it takes when it serves
+itself (multiclass, JOUS-Boost, ``auto``). What it returns is always ready to serve:
+once fitted, ``to_inference()`` gives the artifact's model.
 """
 
 from __future__ import annotations
 
 import importlib
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
+from models.algorithm_entry import PARAM_TYPES, AlgorithmSpec, ParamSpec
+from models.calibrated import CalibratedBoosting
 from models.exceptions import InvalidInput
+from models.inference import InferenceModel
 
 __all__ = [
+    "PARAM_TYPES",
     "ParamSpec",
     "AlgorithmSpec",
+    "Calibration",
+    "ServableEstimator",
     "algorithms",
+    "build_estimator",
     "get_algorithm",
+    "trained_booster",
     "validate_params",
     "SPEC_MODULES",
 ]
@@ -47,132 +61,6 @@ SPEC_MODULES: tuple[str, ...] = (
     "models.csboost.cs_realboost",
     "models.csboost.cs_logitboost",
 )
-
-PARAM_TYPES = ("int", "float", "str", "bool", "matrix")
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """One algorithm-specific parameter.
-
-    ``type`` is one of ``int``, ``float``, ``str``, ``bool``, ``matrix`` (a list of
-    lists of floats). Ranges are inclusive unless ``exclusive_minimum`` is set.
-    """
-
-    name: str
-    type: str
-    default: Any
-    description: str
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_minimum: bool = False
-    choices: tuple[Any, ...] | None = None
-
-    def check(self, value: Any) -> Any:
-        """Return ``value`` converted to this parameter's type, or raise InvalidInput."""
-        where = f"params.{self.name}"
-        if self.type == "bool":
-            if not isinstance(value, bool):
-                raise InvalidInput(f"{where}: expected true or false, got {value!r}")
-            return value
-        if self.type == "str":
-            if not isinstance(value, str) or (self.choices and value not in self.choices):
-                raise InvalidInput(
-                    f"{where}: expected one of {list(self.choices or [])}, got {value!r}"
-                )
-            return value
-        if self.type == "matrix":
-            return _check_matrix(where, value)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InvalidInput(f"{where}: expected a number, got {value!r}")
-        if self.type == "int":
-            if float(value) != int(value):
-                raise InvalidInput(f"{where}: expected an integer, got {value!r}")
-            value = int(value)
-        value_f = float(value)
-        if not math.isfinite(value_f):
-            raise InvalidInput(f"{where}: expected a finite number, got {value!r}")
-        low_ok = self.minimum is None or (
-            value_f > self.minimum if self.exclusive_minimum else value_f >= self.minimum
-        )
-        if not low_ok or (self.maximum is not None and value_f > self.maximum):
-            raise InvalidInput(f"{where}: expected a value in {self.range_text()}, got {value!r}")
-        return value if self.type == "int" else value_f
-
-    def range_text(self) -> str:
-        lo = "-inf" if self.minimum is None else f"{self.minimum:g}"
-        hi = "inf" if self.maximum is None else f"{self.maximum:g}"
-        return f"{'(' if self.exclusive_minimum else '['}{lo}, {hi}]"
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-able description for ``GET /v1/algorithms``."""
-        out: dict[str, Any] = {
-            "name": self.name,
-            "type": self.type,
-            "default": self.default,
-            "description": self.description,
-        }
-        if self.minimum is not None or self.maximum is not None:
-            out["range"] = self.range_text()
-        if self.choices:
-            out["choices"] = list(self.choices)
-        return out
-
-
-def _check_matrix(where: str, value: Any) -> list[list[float]]:
-    if not isinstance(value, list) or not value or not all(isinstance(r, list) for r in value):
-        raise InvalidInput(f"{where}: expected a square matrix (list of lists of numbers)")
-    k = len(value)
-    out: list[list[float]] = []
-    for i, row in enumerate(value):
-        if len(row) != k:
-            raise InvalidInput(
-                f"{where}[{i}]: expected {k} entries (a square matrix), got {len(row)}"
-            )
-        try:
-            out.append([float(v) for v in row])
-        except (TypeError, ValueError):
-            raise InvalidInput(f"{where}[{i}]: expected numbers") from None
-    return out
-
-
-@dataclass(frozen=True)
-class AlgorithmSpec:
-    """Description of one trainable algorithm (see the module docstring)."""
-
-    name: str
-    title: str
-    family: str  # "binary" | "multiclass" | "any" (two or more classes)
-    source: str
-    equations: str
-    trains_with_costs: bool
-    decision_rule: str
-    build: Callable[..., Any]
-    params: tuple[ParamSpec, ...] = ()
-    properties: Mapping[str, bool] | None = None
-    calibrated_probabilities: bool = True
-    notes: str = ""
-    aliases: tuple[str, ...] = field(default=())
-    # The ``weak_learner`` values this algorithm fits (its paper allows a general weak
-    # learner for all of them unless ``notes`` says otherwise).
-    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic")
-
-    def describe(self) -> dict[str, Any]:
-        """JSON-able description for ``GET /v1/algorithms``."""
-        return {
-            "name": self.name,
-            "title": self.title,
-            "family": self.family,
-            "source": self.source,
-            "equations": self.equations,
-            "trains_with_costs": self.trains_with_costs,
-            "decision_rule": self.decision_rule,
-            "calibrated_probabilities": self.calibrated_probabilities,
-            "properties": None if self.properties is None else dict(self.properties),
-            "params": [p.describe() for p in self.params],
-            "weak_learners": list(self.weak_learners),
-            "notes": self.notes,
-        }
 
 
 @cache
@@ -210,3 +98,96 @@ def validate_params(spec: AlgorithmSpec, params: Mapping[str, Any] | None) -> di
     return {
         name: (p.check(params[name]) if name in params else p.default) for name, p in known.items()
     }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How scores are made probabilities (the training request's calibration settings).
+
+    ``method`` is ``platt``, ``isotonic`` or ``none``; ``split`` is ``kfold``
+    (cross-fitting over ``n_folds``) or ``holdout`` (``fraction`` of the rows). See
+    :class:`models.calibrated.CalibratedBoosting` for their meaning.
+    """
+
+    method: str = "platt"
+    split: str = "kfold"
+    fraction: float = 1.0 / 3.0
+    n_folds: int = 5
+
+    def as_params(self) -> dict[str, Any]:
+        """The same settings under the parameter names of self-serving estimators."""
+        return {
+            "calibration": self.method,
+            "calibration_split": self.split,
+            "calibration_fraction": self.fraction,
+            "n_folds": self.n_folds,
+        }
+
+
+class ServableEstimator(Protocol):
+    """What :func:`build_estimator` returns: fit it, then serve ``to_inference()``."""
+
+    def fit(self, X: Any, y: Any) -> Any: ...
+
+    def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel: ...
+
+
+def build_estimator(
+    algorithm: str | AlgorithmSpec,
+    common: Mapping[str, Any],
+    params: Mapping[str, Any] | None = None,
+    calibration: Calibration | None = None,
+) -> ServableEstimator:
+    """The unfitted estimator of ``algorithm``, always ready to serve once fitted.
+
+    Parameters
+    ----------
+    algorithm : str or AlgorithmSpec
+        A catalog name (see :func:`algorithms`) or its spec.
+    common : mapping
+        The parameters every algorithm's ``build`` takes: ``n_estimators``,
+        ``weak_learner``, ``max_depth``, ``score_kind``, ``random_state``.
+    params : mapping, optional
+        The algorithm's own parameters (validated here, defaults filled in).
+    calibration : Calibration, optional
+        Default ``Calibration()`` (Platt, 5-fold cross-fitting).
+
+    Returns
+    -------
+    ServableEstimator
+        A plain binary booster wrapped in :class:`CalibratedBoosting` with
+        ``calibration`` (the calibrated form of every variant; ``method="none"`` keeps
+        its scores); an estimator that serves itself (has ``to_inference``) with the
+        calibration settings among its parameters set to ``calibration``.
+
+    Raises
+    ------
+    InvalidInput
+        Unknown algorithm, invalid parameter or calibration setting.
+    """
+    spec = get_algorithm(algorithm) if isinstance(algorithm, str) else algorithm
+    calibration = calibration or Calibration()
+    estimator = spec.build(dict(common), validate_params(spec, params))
+    if hasattr(estimator, "to_inference"):
+        if hasattr(estimator, "get_params"):
+            known = estimator.get_params(deep=False)
+            wanted = calibration.as_params()
+            estimator.set_params(**{k: v for k, v in wanted.items() if k in known})
+        servable: ServableEstimator = estimator
+        return servable
+    return CalibratedBoosting(
+        estimator,
+        method=calibration.method,
+        split=calibration.split,
+        calibration_fraction=calibration.fraction,
+        n_folds=calibration.n_folds,
+        random_state=common.get("random_state"),
+    )
+
+
+def trained_booster(estimator: Any) -> Any:
+    """The fitted booster inside what :func:`build_estimator` returned (its facts:
+    ``n_estimators_``, ``termination_reason_``): the wrapped one, or the estimator."""
+    if isinstance(estimator, CalibratedBoosting):
+        return estimator.estimator_
+    return estimator

@@ -813,7 +813,7 @@ def _build(common: dict[str, Any], params: dict[str, Any]) -> AutoCalibrated:
 
 
 def _spec() -> Any:
-    from models.algorithms import AlgorithmSpec, ParamSpec
+    from models.algorithm_entry import AlgorithmSpec, ParamSpec
 
     return AlgorithmSpec(
         name="auto",

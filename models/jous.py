@@ -517,7 +517,7 @@ def _build(common: dict[str, Any], params: dict[str, Any]) -> JOUSBoost:
 
 
 def _spec() -> object:
-    from models.algorithms import AlgorithmSpec, ParamSpec
+    from models.algorithm_entry import AlgorithmSpec, ParamSpec
 
     return AlgorithmSpec(
         name="jous",

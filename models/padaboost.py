@@ -42,7 +42,7 @@ def build_p_adaboost(common: dict[str, Any], params: dict[str, Any]) -> AdaBoost
 
 
 def _spec() -> object:
-    from models.algorithms import AlgorithmSpec
+    from models.algorithm_entry import AlgorithmSpec
 
     return AlgorithmSpec(
         name="p_adaboost",

@@ -17,6 +17,7 @@ from app.services.model_registry import ModelRegistry
 from app.services.plots.service import Plots
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness
+from app.services.training import Trainer
 from app.settings import Settings
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
@@ -30,6 +31,7 @@ class Services:
     sessions: sessionmaker[Session]
     registry: ModelRegistry
     predictor: Predictor
+    trainer: Trainer
     metrics: Metrics
     jobs: JobService
     plots: Plots

@@ -99,7 +99,10 @@ def install_error_handlers(app: FastAPI) -> None:
         if STATUS_BY_CODE.get(exc.code, 500) >= 500:
             log.warning("%s: %s", exc.code, exc.detail)
         limit = exc.extra.get("limit")
-        return error_response(exc.code, exc.detail, exc.field, limit=limit)
+        response = error_response(exc.code, exc.detail, exc.field, limit=limit)
+        if (retry_after := exc.extra.get("retry_after")) is not None:
+            response.headers["Retry-After"] = str(retry_after)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> FastJSONResponse:

@@ -12,7 +12,8 @@ at once per process, others get **503 UNAVAILABLE with Retry-After** at once (th
 body is not read). When the last large request finishes, the C allocator is asked to
 give freed memory back to the system (glibc ``malloc_trim``, in a worker thread).
 
-:class:`Slots` is the same non-blocking counter used for synchronous trainings.
+:class:`app.services.slots.Slots` is the same non-blocking counter that bounds synchronous
+trainings (:class:`app.services.training.Trainer`).
 """
 
 from __future__ import annotations
@@ -29,26 +30,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.api.errors import STATUS_BY_CODE
 from app.errors import ServiceError, Unauthorized
 from app.services.auth import Authenticator
+from app.services.slots import Slots
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 1
-
-
-class Slots:
-    """At most ``limit`` holders at once; :meth:`try_acquire` never waits (event loop only)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-
-    def try_acquire(self) -> bool:
-        if self.used >= self.limit:
-            return False
-        self.used += 1
-        return True
-
-    def release(self) -> None:
-        self.used -= 1
 
 
 def _load_malloc_trim() -> Callable[[], None] | None:

@@ -16,7 +16,7 @@ from app import __version__
 from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
 from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
-from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware, Slots
+from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.routes import (
     algorithms,
@@ -40,6 +40,7 @@ from app.services.model_registry import ModelRegistry
 from app.services.plots.service import Plots
 from app.services.predictor import Predictor
 from app.services.readiness import Readiness, StartupChecks
+from app.services.training import Trainer
 from app.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -177,6 +178,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     known_models = KnownModels(read_sessions, settings.known_models_refresh_seconds)
     queue = make_queue(settings, sessions)
+    job_service = JobService(sessions, settings, queue)
+    stopping = threading.Event()  # set on SIGTERM: synchronous trainings stop
     services = Services(
         settings=settings,
         engine=engine,
@@ -191,11 +194,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             health=db_health,
         ),
         metrics=metrics,
-        jobs=JobService(sessions, settings, queue),
+        trainer=Trainer(
+            sessions, settings, jobs=job_service, stopping=stopping, registered=known_models.add
+        ),
+        jobs=job_service,
         plots=Plots(read_sessions),
         health=db_health,
         readiness=Readiness(engine, db_health, checks),
-        stopping=threading.Event(),
+        stopping=stopping,
     )
 
     @asynccontextmanager
@@ -218,7 +224,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)
     app.state.services = services
     app.state.known_models = known_models
-    app.state.training_slots = Slots(settings.max_sync_trainings)
     install_error_handlers(app)
     install_auth(app, settings, sessions, db_health)
     # With authentication off, no dependency is attached at all: solving the security

@@ -123,20 +123,14 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
-    from app.services.inputs import parse_csv
-    from app.services.training import TrainingData, TrainingSpec, train_and_register
+    from app.services.training import Trainer, TrainingSpec
 
-    X, y, names = parse_csv(Path(args.csv).read_bytes(), args.label_column)
-    sessions = _sessions(settings)
-    with progress_bar(args.progress):
-        view = train_and_register(
-            sessions,
-            args.model,
-            TrainingData(X, y, names),
-            TrainingSpec(**_params(args)),
-            description=args.description,
-            max_seconds=settings.max_training_seconds,  # COSTWISE_MAX_TRAINING_SECONDS
-        )
+    trainer = Trainer(_sessions(settings), settings)  # the API's door: same limits
+    data = trainer.csv_data(Path(args.csv).read_bytes(), args.label_column)
+    spec = TrainingSpec(**_params(args))
+    trainer.check_rounds(spec)
+    with progress_bar(args.progress):  # COSTWISE_MAX_TRAINING_SECONDS applies
+        view = trainer.register(args.model, data, spec, description=args.description)
     print(
         json.dumps(
             {

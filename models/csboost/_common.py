@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from models.algorithms import AlgorithmSpec, ParamSpec
+from models.algorithm_entry import AlgorithmSpec, ParamSpec
 from models.exceptions import InvalidInput
 
 __all__ = [

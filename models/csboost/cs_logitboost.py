@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from models.algorithms import ParamSpec
+from models.algorithm_entry import ParamSpec
 from models.csboost._common import cost_params, make_spec
 from models.csboost._histogram import BinnedHistogram
 from models.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from models.algorithms import ParamSpec
+from models.algorithm_entry import ParamSpec
 from models.csboost._common import cost_params, initial_weights, make_spec
 from models.csboost._histogram import BinnedHistogram
 from models.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump

@@ -328,7 +328,7 @@ def _build(cls: type[_AngleBoosting]) -> Any:
 
 
 def _specs() -> list[Any]:
-    from models.algorithms import AlgorithmSpec, ParamSpec
+    from models.algorithm_entry import AlgorithmSpec, ParamSpec
 
     cost = ParamSpec(
         "cost_matrix",

@@ -209,7 +209,7 @@ def _build(common: dict[str, Any], params: dict[str, Any]) -> OneVsRestAdaBoost:
 
 
 def _spec() -> Any:
-    from models.algorithms import AlgorithmSpec
+    from models.algorithm_entry import AlgorithmSpec
 
     return AlgorithmSpec(
         name="ovr_adaboost",

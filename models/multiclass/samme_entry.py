@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.algorithms import AlgorithmSpec
+from models.algorithm_entry import AlgorithmSpec
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
 

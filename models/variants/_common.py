@@ -50,7 +50,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from models._base import EPS_CLIP, BaseBoosting
-from models.algorithms import AlgorithmSpec, ParamSpec
+from models.algorithm_entry import AlgorithmSpec, ParamSpec
 from models.exceptions import InvalidInput
 
 __all__ = [

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from models._base import BaseBoosting
-from models.algorithms import ParamSpec
+from models.algorithm_entry import ParamSpec
 from models.exceptions import InvalidInput, TrainingError
 from models.variants._common import CostSensitiveBoosting, MarginLoss, table4, variant_spec
 

@@ -1,10 +1,21 @@
-"""The algorithm catalog: names, parameter validation, descriptions."""
+"""The algorithm catalog: names, parameter validation, descriptions, assembly."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 
-from models.algorithms import ParamSpec, algorithms, get_algorithm, validate_params
+from models.algorithms import (
+    Calibration,
+    ParamSpec,
+    algorithms,
+    build_estimator,
+    get_algorithm,
+    trained_booster,
+    validate_params,
+)
+from models.calibrated import CalibratedBoosting
 from models.exceptions import InvalidInput
 
 
@@ -55,3 +66,51 @@ def test_param_spec_refuses_bad_values(param: ParamSpec, value: object, message:
 def test_param_spec_converts() -> None:
     assert ParamSpec("d", "int", 1, "", minimum=1).check(3.0) == 3
     assert ParamSpec("C", "matrix", None, "").check([[0, 1], [2, 0]]) == [[0.0, 1.0], [2.0, 0.0]]
+
+
+COMMON = {
+    "n_estimators": 3,
+    "weak_learner": "stump",
+    "max_depth": 3,
+    "score_kind": "vote",
+    "random_state": 0,
+}
+
+
+@pytest.mark.parametrize("name", sorted(algorithms()))
+def test_the_catalog_assembles_an_estimator_ready_to_serve(name: str) -> None:
+    """Plain binary boosters come wrapped in the calibration asked for; self-serving
+    estimators get the calibration settings among their parameters."""
+    spec = get_algorithm(name)
+    common = {**COMMON, "n_estimators": None} if name == "auto" else COMMON
+    calibration = Calibration(method="isotonic", split="holdout", fraction=0.25, n_folds=3)
+    estimator = build_estimator(name, common, None, calibration)
+    assert callable(getattr(estimator, "to_inference", None))
+    bare = spec.build(dict(common), validate_params(spec, None))
+    if hasattr(bare, "to_inference"):
+        assert type(estimator) is type(bare)
+        known = bare.get_params(deep=False)
+        for key, value in calibration.as_params().items():
+            if key in known:
+                assert estimator.get_params(deep=False)[key] == value  # type: ignore[attr-defined]
+    else:
+        assert isinstance(estimator, CalibratedBoosting)
+        assert (estimator.method, estimator.split) == ("isotonic", "holdout")
+        assert (estimator.calibration_fraction, estimator.n_folds) == (0.25, 3)
+        assert estimator.random_state == 0
+        assert type(estimator.estimator) is type(bare)
+
+
+def test_a_fitted_catalog_estimator_serves_and_exposes_its_booster() -> None:
+    X, y = make_classification(n_samples=120, n_features=4, random_state=0)
+    estimator = build_estimator("adaboost", COMMON).fit(X, y)
+    model = estimator.to_inference(["a", "b", "c", "d"])
+    np.testing.assert_allclose(model.predict_proba(X), estimator.predict_proba(X))
+    assert trained_booster(estimator).n_estimators_ <= 3
+    own = build_estimator("jous", COMMON).fit(X, y)
+    assert trained_booster(own) is own
+
+
+def test_the_catalog_refuses_unknown_parameters_when_assembling() -> None:
+    with pytest.raises(InvalidInput, match="unknown parameter"):
+        build_estimator("adaboost", COMMON, {"nope": 1})

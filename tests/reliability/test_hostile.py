@@ -143,7 +143,7 @@ def test_synchronous_trainings_are_capped(database_url: str) -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
             first = asyncio.create_task(c.post("/v1/models/a/versions?mode=sync", json=slow))
-            while app.state.training_slots.used == 0 and not first.done():
+            while app.state.services.trainer.slots.used == 0 and not first.done():
                 await asyncio.sleep(0.01)
             second = await c.post("/v1/models/b/versions?mode=sync", json=train_body())
             return [await first, second]

@@ -2,7 +2,7 @@
 
 The registry is created at revision 0001 (the schema before API keys, 0002), and models
 are trained and registered into it with the service layer of the code of that schema
-(``train_and_register`` and the repository touch only 0001's tables). Every row of
+(``Trainer.register`` and the repository touch only 0001's tables). Every row of
 0001's tables, the artifacts (digest of the stored bytes) and predictions under several
 cost settings are recorded. Then the database is upgraded to head: every row and
 artifact is identical, and the real app serves every prediction (probabilities,
@@ -33,7 +33,7 @@ from app.api.schemas import PredictRequest
 from app.db import alembic_config, downgrade, make_engine, make_session_factory, upgrade_to_head
 from app.registry.repository import Registry
 from app.services.predictor import CostRequest, Predictor, Rows
-from app.services.training import TrainingData, TrainingSpec, train_and_register
+from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
 from tests.reliability.conftest import FEATURES, dataset
 
@@ -103,7 +103,7 @@ def old_registry(empty_database_url: str) -> Iterator[tuple[str, dict[str, Any]]
     sessions = make_session_factory(engine)
     for i, (name, spec, seed) in enumerate(MODELS):
         X, y = dataset(n=300, seed=seed)
-        train_and_register(sessions, name, TrainingData(X, y, FEATURES), spec)
+        Trainer(sessions).register(name, TrainingData(X, y, FEATURES), spec)
         if i == 0:
             with sessions.begin() as s:
                 Registry(s).set_alias("fraud", "production", 1)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-import numpy as np
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -13,21 +11,12 @@ from starlette.datastructures import UploadFile
 
 from app.api.bodies import JSON, media_type
 from app.api.deps import ModelName, ServicesDep
-from app.api.errors import error_response, validation_errors
-from app.api.guards import RETRY_AFTER_SECONDS, Slots
+from app.api.errors import validation_errors
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
 from app.errors import InvalidArgument
-from app.services.inputs import (
-    check_classes,
-    check_limits,
-    check_no_nul,
-    feature_names_checked,
-    features_matrix,
-    labels_array,
-    parse_csv,
-)
-from app.services.training import TrainingData, TrainingSpec, train_and_register
-from app.settings import Settings
+from app.services.inputs import check_no_nul
+from app.services.model_registry import VersionView
+from app.services.training import Mode, Trainer, TrainingData, TrainingSpec
 
 router = APIRouter(prefix="/v1", tags=["training"])
 
@@ -67,44 +56,16 @@ def _spec(params: TrainingParams) -> TrainingSpec:
     return TrainingSpec(**{k: getattr(params, k) for k in _SPEC_FIELDS})
 
 
-def _from_json(
-    body: bytes, s: Settings
-) -> tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]:
+Parsed = tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]
+
+
+def _from_json(body: bytes, trainer: Trainer) -> Parsed:
     req = TrainingRequest.model_validate_json(body)
-    check_limits(
-        len(req.features),
-        len(req.features[0]) if req.features else 0,
-        max_rows=s.max_train_rows,
-        max_features=s.max_features,
-        max_cells=s.max_cells,
-        field="features",
-    )
-    X = features_matrix(req.features, field="features")
-    y = labels_array(req.labels, len(X))
-    check_classes(y, s.max_classes)
-    names = feature_names_checked(req.feature_names, X.shape[1])
-    return TrainingData(X, y, names), _spec(req), req.description, req.tags
+    data = trainer.rows_data(req.features, req.labels, req.feature_names)
+    return data, _spec(req), req.description, req.tags
 
 
-def _csv_checked(
-    content: bytes, label_column: str, s: Settings
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    X, y, names = parse_csv(content, label_column)
-    check_limits(
-        len(X),
-        X.shape[1],
-        max_rows=s.max_train_rows,
-        max_features=s.max_features,
-        max_cells=s.max_cells,
-        field="file",
-    )
-    check_classes(y, s.max_classes, field=label_column)
-    return X, y, names
-
-
-async def _from_form(
-    request: Request, s: Settings
-) -> tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]:
+async def _from_form(request: Request, trainer: Trainer) -> Parsed:
     form = await request.form()
     try:
         files = form.getlist("file")
@@ -126,13 +87,8 @@ async def _from_form(
             if isinstance(text, str):
                 check_no_nul(text, field)
         content = await upload.read()
-        X, y, names = await run_in_threadpool(_csv_checked, content, label_column, s)
-        return (
-            TrainingData(X, y, names),
-            _spec(params),
-            (str(description) if description else None),
-            None,
-        )
+        data = await run_in_threadpool(trainer.csv_data, content, label_column)
+        return data, _spec(params), (str(description) if description else None), None
     finally:
         await form.close()  # the uploaded file's spooled temporary file
 
@@ -144,8 +100,8 @@ class _Invalid(Exception):
         ]
 
 
-Mode = Annotated[
-    Literal["auto", "job", "sync"],
+ModeQuery = Annotated[
+    Mode,
     Query(
         description="`sync`: train now, answer 201 with the version. `job`: answer 202 with "
         "a training job (`Location: /v1/jobs/{id}`). `auto`: a job from "
@@ -175,56 +131,23 @@ Mode = Annotated[
     },
 )
 async def create_version(
-    name: ModelName, request: Request, services: ServicesDep, mode: Mode = "auto"
+    name: ModelName, request: Request, services: ServicesDep, mode: ModeQuery = "auto"
 ) -> Any:
-    s = services.settings
+    trainer = services.trainer
     ctype = media_type(request, accepted=(JSON, "multipart/form-data"), default="")
     try:
         if ctype == JSON:
             body = await request.body()
-            data, spec, description, tags = await run_in_threadpool(_from_json, body, s)
+            data, spec, description, tags = await run_in_threadpool(_from_json, body, trainer)
         else:  # multipart/form-data (media_type refused anything else)
-            data, spec, description, tags = await _from_form(request, s)
+            data, spec, description, tags = await _from_form(request, trainer)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
     except _Invalid as exc:
         return validation_errors(exc.errors)
-    if spec.n_estimators is not None and spec.n_estimators > s.max_rounds:
-        raise InvalidArgument(
-            f"n_estimators: {spec.n_estimators} is over the limit of "
-            f"{s.max_rounds} (setting COSTWISE_MAX_ROUNDS)",
-            field="n_estimators",
-        )
-    if mode == "job" or (mode == "auto" and len(data.y) >= s.job_min_rows):
-        job = await services.jobs.submit(name, data, spec, description=description, tags=tags)
-        out = JobOut.from_view(job).model_dump_json()
-        headers = {"Location": f"/v1/jobs/{job.id}"}
-        return Response(out, status_code=202, headers=headers, media_type="application/json")
-    slots: Slots = request.app.state.training_slots
-    if not slots.try_acquire():
-        response = error_response(
-            "UNAVAILABLE",
-            f"{slots.limit} synchronous training(s) already running in this process (setting "
-            "COSTWISE_MAX_SYNC_TRAININGS); retry shortly, or train as a job (mode=job)",
-            field="mode",
-        )
-        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return response
-    try:
-        view = await run_in_threadpool(
-            partial(
-                train_and_register,
-                services.sessions,
-                name,
-                data,
-                spec,
-                description=description,
-                tags=tags,
-                max_seconds=s.max_training_seconds,
-                stop=services.stopping,  # SIGTERM: stop at the next round, register nothing
-            )
-        )
-    finally:
-        slots.release()
-    request.app.state.known_models.add(name)
-    return VersionOut(**vars(view))
+    out = await trainer.train(name, data, spec, description=description, tags=tags, mode=mode)
+    if isinstance(out, VersionView):
+        return VersionOut(**vars(out))
+    headers = {"Location": f"/v1/jobs/{out.id}"}
+    job = JobOut.from_view(out).model_dump_json()
+    return Response(job, status_code=202, headers=headers, media_type="application/json")

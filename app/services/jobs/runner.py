@@ -2,7 +2,8 @@
 
 :meth:`JobRunner.run` is what a queue executes (a thread of the API process, or an arq
 worker). It claims the job (one conditional UPDATE: at most one runner wins), trains
-with :func:`app.services.training.train_and_register` under the job time limit, and
+through the training door (:meth:`app.services.training.Trainer.register`, with the job
+time limit), and
 records the outcome: ``succeeded`` is written in the very transaction that registers
 the version and its artifact, so a job is never half-registered; ``failed`` (with the
 service error's code) and ``cancelled`` register nothing. A worker killed mid-job
@@ -26,14 +27,12 @@ from app.registry.jobs import JobRepository
 from app.registry.orm import TrainingJob, utcnow
 from app.services.jobs.payload import unpack_training_data
 from app.services.jobs.progress import JobProgress
-from app.services.training import TrainingSpec, train_and_register
+from app.services.training import Trainer, TrainingSpec
 from app.settings import Settings
 from models.exceptions import TrainingCancelled
 from models.progress import progress_callback
 
 log = logging.getLogger(__name__)
-
-JOB_LIMIT_SETTING = "COSTWISE_MAX_JOB_SECONDS"
 
 
 def worker_name() -> str:
@@ -51,6 +50,7 @@ class JobRunner:
     def __init__(self, sessions: sessionmaker[Session], settings: Settings) -> None:
         self.sessions = sessions
         self.settings = settings
+        self.trainer = Trainer(sessions, settings)  # the same door as the API's
         self.worker = worker_name()
         self.shutdown = threading.Event()
         self.interrupted: list[str] = []  # jobs re-queued because of a shutdown
@@ -88,15 +88,13 @@ class JobRunner:
 
         try:
             with progress, progress_callback(progress.callback):
-                train_and_register(
-                    self.sessions,
+                self.trainer.register(
                     name,
                     unpack_training_data(blob, sha),
                     TrainingSpec(**request["spec"]),
                     description=request.get("description"),
                     tags=request.get("tags"),
-                    max_seconds=self.settings.max_job_seconds,
-                    limit_setting=JOB_LIMIT_SETTING,
+                    as_job=True,  # COSTWISE_MAX_JOB_SECONDS
                     within=succeed,
                 )
             return "succeeded"

@@ -1,9 +1,10 @@
 """Use cases of training jobs: submit, look up, list, cancel.
 
-Submitting validates what can be validated without training (algorithm, parameters,
-classes, the evaluation split, tags), so that bad input is still refused synchronously
-(4xx) and no job is created for it; then it stores the job and its data (one
-transaction) and hands the job to the queue. States: ``queued -> running ->
+Jobs are submitted by the training door (:class:`app.services.training.Trainer`), which
+first checks what can be checked without training (algorithm, parameters, classes, the
+evaluation split, tags), so that bad input is still refused synchronously (4xx) and no
+job is created for it; submitting stores the job and its data (one transaction) and
+hands the job to the queue. States: ``queued -> running ->
 succeeded | failed | cancelled``; see :mod:`app.services.jobs.runner` for running.
 """
 
@@ -14,7 +15,6 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from anyio import to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -24,12 +24,7 @@ from app.registry.orm import TrainingJob
 from app.registry.validation import check_tags
 from app.services.jobs.payload import pack_training_data
 from app.services.jobs.queues import InProcessQueue, JobQueue
-from app.services.training import (
-    TrainingData,
-    TrainingSpec,
-    planned_rounds,
-    validate_training,
-)
+from app.services.training import TrainingData, TrainingSpec
 from app.settings import Settings
 
 __all__ = ["JobService", "JobView", "make_queue"]
@@ -114,12 +109,12 @@ class JobService:
         name: str,
         data: TrainingData,
         spec: TrainingSpec,
+        total: int,
         description: str | None,
         tags: dict[str, str] | None,
     ) -> JobView:
         if tags is not None:
             check_tags(tags)
-        validate_training(data, spec)
         blob, sha = pack_training_data(data)
         request = {
             "spec": asdict(spec),
@@ -133,7 +128,7 @@ class JobService:
             model_name=name,
             request=request,
             max_attempts=self.settings.job_max_attempts,
-            total=planned_rounds(spec, len(np.unique(data.y))),
+            total=total,
         )
         with self.sessions.begin() as session:
             return job_view(JobRepository(session).add(job, blob, sha))
@@ -150,11 +145,13 @@ class JobService:
         data: TrainingData,
         spec: TrainingSpec,
         *,
+        total: int,
         description: str | None = None,
         tags: dict[str, str] | None = None,
     ) -> JobView:
-        """Validate, store and enqueue a training job (a job the queue refused is removed)."""
-        view = await to_thread.run_sync(self._create, name, data, spec, description, tags)
+        """Store and enqueue a training job checked by the training door (``total``: the
+        rounds it will report); a job the queue refused is removed."""
+        view = await to_thread.run_sync(self._create, name, data, spec, total, description, tags)
         try:
             await self.queue.enqueue(view.id)
         except BaseException:

@@ -1,0 +1,199 @@
+"""What a training is asked to do (:class:`TrainingSpec`) and on which rows
+(:class:`TrainingData`); the checks made before any training starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.model_selection import StratifiedShuffleSplit
+
+from app.errors import InvalidArgument
+from app.services.core_errors import core_errors
+from models.algorithms import (
+    AlgorithmSpec,
+    Calibration,
+    ServableEstimator,
+    build_estimator,
+    get_algorithm,
+    validate_params,
+)
+
+AUTO = "auto"
+"""The default algorithm: calibrated AdaBoost/SAMME choosing its own capacity (models.auto)."""
+
+_CAPACITY_FIELDS = ("n_estimators", "weak_learner", "max_depth")
+_CAPACITY_DEFAULTS: dict[str, Any] = {"n_estimators": 100, "weak_learner": "stump", "max_depth": 3}
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """Training parameters (see :class:`app.api.schemas.TrainingParams` for their meaning).
+
+    Without ``algorithm`` the default is :data:`AUTO` (automatic capacity), unless one of
+    ``n_estimators``, ``weak_learner``, ``max_depth`` is given: then ``adaboost``, so that
+    a request naming them means what it meant before ``auto`` existed. For every
+    algorithm but ``auto`` the missing ones take their former defaults (100 rounds of
+    stumps, depth 3); with ``auto`` they stay None (chosen at training, recorded under
+    ``fitted.capacity``).
+    """
+
+    algorithm: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    n_estimators: int | None = None
+    weak_learner: str | None = None
+    max_depth: int | None = None
+    score: str = "vote"
+    calibration: str = "platt"
+    calibration_split: str = "kfold"
+    calibration_fraction: float = 1.0 / 3.0
+    n_folds: int = 5
+    evaluation_fraction: float = 0.2
+    random_state: int | None = 0
+
+    def __post_init__(self) -> None:
+        given = [name for name in _CAPACITY_FIELDS if getattr(self, name) is not None]
+        if self.algorithm is None:
+            object.__setattr__(self, "algorithm", "adaboost" if given else AUTO)
+        if self.algorithm != AUTO:
+            for name in _CAPACITY_FIELDS:
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, _CAPACITY_DEFAULTS[name])
+
+    @property
+    def algorithm_name(self) -> str:
+        """The algorithm (always set after construction)."""
+        return str(self.algorithm)
+
+    def common_params(self) -> dict[str, Any]:
+        """The parameters every algorithm of the catalog takes."""
+        return {
+            "n_estimators": self.n_estimators,
+            "weak_learner": self.weak_learner,
+            "max_depth": self.max_depth,
+            "score_kind": self.score,
+            "random_state": self.random_state,
+        }
+
+    def calibration_settings(self) -> Calibration:
+        return Calibration(
+            method=self.calibration,
+            split=self.calibration_split,
+            fraction=self.calibration_fraction,
+            n_folds=self.n_folds,
+        )
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list[str] | None = None
+
+
+def _check_auto(spec: TrainingSpec) -> None:
+    """``auto`` chooses the capacity and needs cross-fitted calibrated probabilities."""
+    if spec.algorithm != AUTO:
+        return
+    for name in _CAPACITY_FIELDS:
+        if getattr(spec, name) is not None:
+            raise InvalidArgument(
+                f"{name}: algorithm 'auto' chooses the weak learner, depth and rounds itself "
+                f"(recorded on the version); leave {name} out, or name an algorithm such as "
+                "'adaboost' to set it",
+                field=name,
+            )
+    if spec.calibration == "none":
+        raise InvalidArgument(
+            "calibration: algorithm 'auto' chooses its capacity on calibrated probabilities; "
+            "expected 'platt' or 'isotonic' (or name an algorithm such as 'adaboost' for "
+            "uncalibrated scores)",
+            field="calibration",
+        )
+    if spec.calibration_split != "kfold":
+        raise InvalidArgument(
+            "calibration_split: algorithm 'auto' reuses the k-fold cross-fitting folds for "
+            "its search; expected 'kfold' (or name an algorithm such as 'adaboost' for a "
+            "hold-out split)",
+            field="calibration_split",
+        )
+
+
+def _check_classes(y: np.ndarray, family: str) -> None:  # family "any": 2 or more
+    classes = np.unique(y)
+    if family == "binary" and len(classes) != 2:
+        raise InvalidArgument(
+            f"labels: this algorithm needs exactly two classes, got {len(classes)} "
+            f"({classes.tolist()[:10]})",
+            field="labels",
+        )
+    if len(classes) < 2:
+        raise InvalidArgument(
+            f"labels: at least two classes are needed, got {classes.tolist()}", field="labels"
+        )
+
+
+def evaluation_split(
+    y: np.ndarray, fraction: float, seed: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the training rows and of the stratified held-out evaluation rows."""
+    n = len(y)
+    if fraction <= 0:
+        return np.arange(n), np.arange(0)
+    _, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    need = int(np.ceil(2.0 / fraction))
+    if counts.min() < need:
+        raise InvalidArgument(
+            f"labels: the smallest class has {counts.min()} rows; an evaluation split of "
+            f"{fraction:.3g} needs at least {need} rows of each class (or set "
+            "evaluation_fraction to 0)",
+            field="labels",
+        )
+    split = StratifiedShuffleSplit(n_splits=1, test_size=fraction, random_state=seed)
+    train_idx, eval_idx = next(split.split(np.zeros(n), y_index))
+    return train_idx, eval_idx
+
+
+def checked_algorithm(
+    data: TrainingData, spec: TrainingSpec
+) -> tuple[AlgorithmSpec, dict[str, Any]]:
+    """The algorithm and its validated parameters, after the checks of the request
+    (:class:`InvalidArgument` naming the field); the evaluation split is checked apart."""
+    with core_errors("algorithm"):
+        algorithm = get_algorithm(spec.algorithm_name)
+    with core_errors("params"):
+        params = validate_params(algorithm, spec.params)
+    _check_auto(spec)
+    _check_classes(data.y, algorithm.family)
+    return algorithm, params
+
+
+def validate_training(data: TrainingData, spec: TrainingSpec) -> None:
+    """The checks made before training, without training (for jobs: a job is never
+    created for input that would fail at once)."""
+    checked_algorithm(data, spec)
+    evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)
+
+
+def estimator_of(spec: TrainingSpec, algorithm: AlgorithmSpec | None = None) -> ServableEstimator:
+    """The unfitted, ready-to-serve estimator of ``spec`` (assembled by the catalog)."""
+    with core_errors("params"):
+        return build_estimator(
+            algorithm or spec.algorithm_name,
+            spec.common_params(),
+            spec.params,
+            spec.calibration_settings(),
+        )
+
+
+def planned_rounds(spec: TrainingSpec, n_classes: int) -> int:
+    """Boosting rounds a training of ``spec`` reports as its ``total`` (its progress count).
+
+    The estimator's own ``progress_total`` (:mod:`models.progress`): ``n_estimators``, times
+    ``n_folds + 1`` with cross-fitted calibration, times ``delta - 1`` for JOUS-Boost's
+    q-classifiers, times the classes for one-vs-rest. Call after :func:`validate_training`
+    (the algorithm and its parameters are known to be valid).
+    """
+    total = getattr(estimator_of(spec), "progress_total", None)
+    return int(spec.n_estimators or 0) if total is None else int(total(n_classes))

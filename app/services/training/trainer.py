@@ -1,0 +1,275 @@
+"""The one door for training: :class:`Trainer`, built once by the app factory.
+
+It owns what a training request brings (JSON rows or a CSV upload, turned into checked
+arrays), the limits (rows, features, cells, classes, rounds, synchronous trainings at
+once), the choice between training now and a training job, and the unit of work
+(:meth:`Trainer.register`: train, then write the version and its artifact in one
+transaction, nothing on failure). The HTTP route only parses and calls it; the job
+runner and the ``costwise train`` command call :meth:`Trainer.register` too.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from functools import partial
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from anyio import to_thread
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import database_errors
+from app.errors import InvalidArgument, Unavailable
+from app.registry.repository import Registry
+from app.registry.validation import check_tags
+from app.services.deadline import LIMIT_SETTING, training_deadline
+from app.services.inputs import (
+    check_classes,
+    check_limits,
+    feature_names_checked,
+    features_matrix,
+    fingerprint,
+    labels_array,
+    parse_csv,
+)
+from app.services.model_registry import VersionView, version_view
+from app.services.slots import Slots
+from app.services.training.fit import fit_model
+from app.services.training.spec import (
+    TrainingData,
+    TrainingSpec,
+    planned_rounds,
+    validate_training,
+)
+from app.settings import Settings
+from models.artifacts import dump_model
+
+log = logging.getLogger(__name__)
+
+__all__ = ["JOB_LIMIT_SETTING", "JobSubmitter", "Mode", "Trainer"]
+
+JOB_LIMIT_SETTING = "COSTWISE_MAX_JOB_SECONDS"
+RETRY_AFTER_SECONDS = 1
+
+Mode = Literal["auto", "job", "sync"]
+
+
+class JobSubmitter(Protocol):
+    """Where a training run as a job goes (:class:`app.services.jobs.service.JobService`)."""
+
+    async def submit(
+        self,
+        name: str,
+        data: TrainingData,
+        spec: TrainingSpec,
+        *,
+        total: int,
+        description: str | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> Any: ...
+
+
+class Trainer:
+    """Trains and registers versions: inputs, limits, job or now, one unit of work.
+
+    ``jobs`` (the app's job service) is needed only by :meth:`train` for ``mode=job``;
+    ``stopping`` (set on SIGTERM) stops a running synchronous training at its next
+    round, registering nothing; ``registered(name)`` is told of every version
+    registered by :meth:`train` (the app's list of known model names).
+    """
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        settings: Settings | None = None,
+        *,
+        jobs: JobSubmitter | None = None,
+        stopping: threading.Event | None = None,
+        registered: Callable[[str], None] | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.settings = settings or Settings()
+        self.jobs = jobs
+        self.stopping = stopping
+        self.registered = registered
+        self.slots = Slots(self.settings.max_sync_trainings)
+
+    # ------------------------------------------------------------------ inputs
+    def rows_data(
+        self,
+        features: Sequence[Sequence[float | None]],
+        labels: Sequence[Any],
+        feature_names: Sequence[str] | None = None,
+    ) -> TrainingData:
+        """Rows sent as JSON (``features``, ``labels``), checked against the limits."""
+        s = self.settings
+        check_limits(
+            len(features),
+            len(features[0]) if features else 0,
+            max_rows=s.max_train_rows,
+            max_features=s.max_features,
+            max_cells=s.max_cells,
+            field="features",
+        )
+        X = features_matrix(features, field="features")
+        y = labels_array(labels, len(X))
+        check_classes(y, s.max_classes)
+        return TrainingData(X, y, feature_names_checked(feature_names, X.shape[1]))
+
+    def csv_data(self, content: bytes, label_column: str = "label") -> TrainingData:
+        """A CSV file with a header row (the ``file`` part), checked against the limits."""
+        s = self.settings
+        X, y, names = parse_csv(content, label_column)
+        check_limits(
+            len(X),
+            X.shape[1],
+            max_rows=s.max_train_rows,
+            max_features=s.max_features,
+            max_cells=s.max_cells,
+            field="file",
+        )
+        check_classes(y, s.max_classes, field=label_column)
+        return TrainingData(X, y, names)
+
+    def check_rounds(self, spec: TrainingSpec) -> None:
+        """Refuse more boosting rounds than COSTWISE_MAX_ROUNDS."""
+        limit = self.settings.max_rounds
+        if spec.n_estimators is not None and spec.n_estimators > limit:
+            raise InvalidArgument(
+                f"n_estimators: {spec.n_estimators} is over the limit of "
+                f"{limit} (setting COSTWISE_MAX_ROUNDS)",
+                field="n_estimators",
+            )
+
+    # ------------------------------------------------------------------ policy
+    def runs_as_job(self, data: TrainingData, mode: Mode) -> bool:
+        """``job``, or ``auto`` from COSTWISE_JOB_MIN_ROWS rows on."""
+        return mode == "job" or (mode == "auto" and len(data.y) >= self.settings.job_min_rows)
+
+    async def train(
+        self,
+        name: str,
+        data: TrainingData,
+        spec: TrainingSpec,
+        *,
+        description: str | None = None,
+        tags: dict[str, str] | None = None,
+        mode: Mode = "auto",
+    ) -> VersionView | Any:
+        """Train now (returns the :class:`VersionView`) or as a job (returns the job's view).
+
+        Input errors are raised at once in both cases. A synchronous training over
+        COSTWISE_MAX_SYNC_TRAININGS at once raises :class:`Unavailable` (``retry_after``
+        seconds) without waiting; call from the event loop (training runs in a thread).
+        """
+        self.check_rounds(spec)
+        if self.runs_as_job(data, mode):
+            if self.jobs is None:
+                raise Unavailable("training jobs are not available here", field="mode")
+            total = await to_thread.run_sync(self._job_total, data, spec, tags)
+            return await self.jobs.submit(
+                name, data, spec, total=total, description=description, tags=tags
+            )
+        if not self.slots.try_acquire():
+            raise Unavailable(
+                f"{self.slots.limit} synchronous training(s) already running in this process "
+                "(setting COSTWISE_MAX_SYNC_TRAININGS); retry shortly, or train as a job "
+                "(mode=job)",
+                field="mode",
+                retry_after=RETRY_AFTER_SECONDS,
+            )
+        try:
+            call = partial(self.register, name, data, spec, description=description, tags=tags)
+            view = await to_thread.run_sync(call)
+        finally:
+            self.slots.release()
+        if self.registered is not None:
+            self.registered(name)
+        return view
+
+    @staticmethod
+    def _job_total(data: TrainingData, spec: TrainingSpec, tags: dict[str, str] | None) -> int:
+        """Check what can be checked without training; the rounds the job will report."""
+        if tags is not None:
+            check_tags(tags)
+        validate_training(data, spec)
+        return planned_rounds(spec, len(np.unique(data.y)))
+
+    # ------------------------------------------------------------ unit of work
+    def register(
+        self,
+        name: str,
+        data: TrainingData,
+        spec: TrainingSpec,
+        *,
+        description: str | None = None,
+        tags: dict[str, str] | None = None,
+        as_job: bool = False,
+        within: Callable[[Session, int], None] | None = None,
+    ) -> VersionView:
+        """Train, then register version + artifact in one transaction (nothing on failure).
+
+        A training that runs longer than COSTWISE_MAX_TRAINING_SECONDS (with ``as_job``:
+        COSTWISE_MAX_JOB_SECONDS) is stopped and raises
+        :class:`app.errors.TrainingTimeLimit` naming that setting (see
+        :mod:`app.services.deadline`). ``within(session, version)`` runs inside the
+        registering transaction (a training job records its outcome there, so that the
+        version and the job's success are committed together or not at all). When
+        ``stopping`` is set (server shutdown) the training stops at its next round and
+        raises :class:`app.errors.Unavailable`; nothing is registered.
+        """
+        s = self.settings
+        max_seconds, setting = (
+            (s.max_job_seconds, JOB_LIMIT_SETTING)
+            if as_job
+            else (s.max_training_seconds, LIMIT_SETTING)
+        )
+        if tags is not None:
+            check_tags(tags)  # before spending time on training
+        started = time.perf_counter()
+        with training_deadline(max_seconds, setting, stop=self.stopping) as checkpoint:
+            fit = fit_model(data, spec)
+            checkpoint("registering")
+        model = fit.inference
+        params = {**asdict(spec), "fitted": fit.fitted, "decision": fit.decision}
+        blob, sha = dump_model(model, metadata={"algorithm": spec.algorithm_name, "params": params})
+        classes = list(model.classes)
+        info = {
+            "n_rows": int(len(data.y)),
+            "n_features": int(data.X.shape[1]),
+            "feature_names": data.feature_names,
+            "classes": classes,
+            "class_counts": {str(c): int((data.y == c).sum()) for c in classes},
+            "positive_class": classes[1] if len(classes) == 2 else None,
+            "fingerprint": fingerprint(data.X, data.y),
+            "missing_values": int(np.isnan(data.X).sum()),
+        }
+        seconds = time.perf_counter() - started
+        with database_errors(), self.sessions.begin() as session:
+            reg = Registry(session)
+            m = reg.get_or_create_model(name, description=description, tags=tags)
+            if description is not None:
+                m.description = description
+            if tags is not None:
+                m.tags = dict(tags)
+            v = reg.add_version(
+                m,
+                algorithm=spec.algorithm_name,
+                params=params,
+                calibration=fit.calibration,
+                data=info,
+                metrics=fit.metrics,
+                training_seconds=seconds,
+                artifact=blob,
+                artifact_sha256=sha,
+            )
+            reg.add_plots(v, fit.plots)
+            if within is not None:
+                within(session, v.version)
+            view = version_view(name, v, [])
+        log.info("registered %s v%d (%d rows, %.2fs)", name, view.version, len(data.y), seconds)
+        return view
