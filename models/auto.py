@@ -435,6 +435,7 @@ class _AutoCapacity:
             "n_estimators": rounds,
             "metric": self.metric,
             "validation_loss": round(best[0], 6),
+            "max_rounds": None if self.max_rounds is None else int(self.max_rounds),
             "search_rows": int(len(rows)),
             "search_folds": k_search,
             "stopped": stopped,

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from app.api.main import create_app
+from app.settings import Settings
 from tests.app.api.conftest import train_body
 
 SVG_ROOT = "{http://www.w3.org/2000/svg}svg"
@@ -102,3 +104,20 @@ def test_the_catalog_lists_auto(client: TestClient) -> None:
     listed = client.get("/v1/algorithms").json()["algorithms"]
     auto = next(a for a in listed if a["name"] == "auto")
     assert auto["family"] == "any" and auto["trains_with_costs"] is False
+
+
+def test_the_rounds_limit_caps_the_search_instead_of_refusing(settings: Settings) -> None:
+    capped = settings.model_copy(update={"max_rounds": 20})
+    with TestClient(create_app(capped), raise_server_exceptions=False) as client:
+        r = client.post("/v1/models/capped/versions", json=_default_body())
+        assert r.status_code == 201, r.text
+        cap = r.json()["params"]["fitted"]["capacity"]
+        assert cap["max_rounds"] == 20 and cap["n_estimators"] <= 20
+        assert all(max(c["rounds"]) <= 20 for c in cap["curves"])
+        # a given n_estimators over the limit is still refused, naming the setting
+        over = client.post("/v1/models/capped/versions", json=train_body(n_estimators=30))
+        assert over.status_code == 422 and "COSTWISE_MAX_ROUNDS" in over.json()["detail"]
+        job = client.post("/v1/models/capped/versions?mode=job", json=_default_body())
+        assert job.status_code == 202, job.text
+        # the job's planned total is that of the capped grid: 5 x (20 + 20 + 20) + 6 x 20
+        assert job.json()["total"] == 420
