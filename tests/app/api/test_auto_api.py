@@ -97,7 +97,12 @@ def test_more_than_two_classes_train_a_multiclass_default(client: TestClient) ->
     p = client.post("/v1/models/three/predict", json={"instances": X[:4].tolist()})
     assert p.status_code == 200, p.text
     kinds = [k["kind"] for k in client.get("/v1/models/three/versions/1/plots").json()["plots"]]
-    assert "capacity" in kinds
+    assert kinds == ["reliability", "roc", "capacity"]
+    # out-of-fold metrics and plots of all 300 rows: nothing was held out
+    assert v["metrics"]["evaluation"] == "out_of_fold" and v["metrics"]["n_evaluation"] == 300
+    assert 0 < v["metrics"]["log_loss"] and 0 <= v["metrics"]["brier"] <= 2
+    rel = client.get("/v1/models/three/versions/1/plots/reliability").json()
+    assert sum(rel["after"]["count"]) == 300 and rel["evaluation"] == "out_of_fold"
 
 
 def test_the_catalog_lists_auto(client: TestClient) -> None:
