@@ -43,7 +43,9 @@ def test_plots_are_listed_and_well_formed(client: TestClient, trained: dict[str,
         assert p["json_url"] == f"{BASE}/plots/{p['kind']}?format=json" and p["title"]
         data = _ok(client, p["json_url"]).json()
         assert data["kind"] == p["kind"] and data["n"] == metrics["n_evaluation"] == 60
-        assert data["classes"] == [0, 1] and data["evaluation"] == metrics["evaluation"] == "holdout"
+        assert (
+            data["classes"] == [0, 1] and data["evaluation"] == metrics["evaluation"] == "holdout"
+        )
         svg = _ok(client, p["svg_url"])
         assert svg.headers["content-type"] == "image/svg+xml"
         root = ET.fromstring(svg.content)
