@@ -178,12 +178,6 @@ class Evaluation:
     out_of_fold: bool
     fraction: float
 
-    @property
-    def kind(self) -> str:
-        if self.out_of_fold:
-            return "out_of_fold"
-        return "holdout" if self.fraction > 0 else "none"
-
 
 def evaluation_of(spec: TrainingSpec, estimator: Any) -> Evaluation:
     """The evaluation of ``spec`` for its (unfitted) ``estimator`` (see :class:`TrainingSpec`)."""
