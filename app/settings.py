@@ -81,7 +81,12 @@ class Settings(BaseSettings):
     max_predict_rows: int = Field(100_000, ge=1, description="Most rows in one predict request.")
     max_train_rows: int = Field(2_000_000, ge=10, description="Most rows in one training request.")
     max_features: int = Field(10_000, ge=1, description="Most features per row.")
-    max_rounds: int = Field(5_000, ge=1, description="Largest n_estimators accepted.")
+    max_rounds: int = Field(
+        5_000,
+        ge=1,
+        description="Largest n_estimators accepted; also caps the rounds the default "
+        "algorithm (auto) searches.",
+    )
     model_cache_size: int = Field(64, ge=1, description="Loaded models kept in memory (LRU).")
     auto_migrate: bool = Field(
         False,

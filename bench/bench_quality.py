@@ -733,10 +733,10 @@ def markdown(res: dict[str, Any]) -> str:
         f"seeds {res['seeds']}; costs are totals on the test rows, averaged over seeds. "
         "Two-class sets: the positive class is `1` (the minority); one-vs-rest tasks "
         "`<set>:<k>-vs-rest`: class k positive.",
-        "- costwise learns from what it is sent minus the share its training holds out "
-        "for the version's reported metrics (`evaluation_fraction`, 0.2 in today's "
-        "default: 56% of the data against the baselines' 70%); that is part of the "
-        "default measured here (each task's costwise line gives the version's params).",
+        "- costwise learns from every row it is sent (70% of the data, like the "
+        "baselines) unless `evaluation_fraction` is given: since issue 13 its default "
+        "reports out-of-fold metrics instead of holding 20% out (before: 56% of the data); "
+        "each task's costwise line gives the version's params.",
         "- ratio = costwise cost / best baseline cost per (task, cost setting, seed); when "
         "either cost is 0, `(cost + m) / (best + m)` with m the cheapest single mistake of "
         "the setting (see the module docstring). `OMP_WAIT_POLICY=PASSIVE` (see there).",

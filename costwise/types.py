@@ -43,7 +43,7 @@ class TrainingParams(TypedDict, total=False):
     calibration_split: Literal["holdout", "kfold"]
     calibration_fraction: float
     n_folds: int
-    evaluation_fraction: float
+    evaluation_fraction: float | None
     random_state: int | None
 
 

@@ -63,7 +63,15 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.calibration import make_calibrator
-from models.crossfit import _check_n_jobs, cross_fit, fold_indices, labelled_rows, run_parallel
+from models.crossfit import (
+    OutOfFold,
+    _check_n_jobs,
+    cross_calibrated,
+    cross_fit,
+    fold_indices,
+    labelled_rows,
+    run_parallel,
+)
 from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted
 from models.inference import InferenceModel
@@ -158,11 +166,13 @@ class _AutoCapacity:
     grid: Any
     n_folds: int
     max_search_rows: int
+    max_rounds: int | None
     metric: str
     time_budget: float | None
     random_state: int | None
     n_jobs: int | None
     score_kind: str
+    oof_: OutOfFold | None
 
     # ---- what differs between the families (implemented by the subclasses)
     def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
@@ -181,6 +191,14 @@ class _AutoCapacity:
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def _raw(self, scores: np.ndarray) -> np.ndarray:
+        """Raw scores as probabilities (before calibration), (n, K)."""
+        raise NotImplementedError
+
+    def provides_out_of_fold(self) -> bool:
+        """Always: the search cross-fits (``oof_``, :class:`models.crossfit.OutOfFold`)."""
+        return True
+
     def _calibration_method(self) -> str:
         raise NotImplementedError
 
@@ -198,6 +216,11 @@ class _AutoCapacity:
 
     def _grid(self) -> list[tuple[str, int, int]]:
         grid = [(str(w), int(d), int(m)) for w, d, m in self.grid]
+        if self.max_rounds is not None:  # the service's COSTWISE_MAX_ROUNDS bounds every entry
+            cap = self.max_rounds
+            if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1:
+                raise InvalidInput(f"max_rounds must be an integer >= 1 or None, got {cap!r}")
+            grid = [(w, d, min(m, int(cap))) for w, d, m in grid]
         if not grid:
             raise InvalidInput("grid must hold at least one (weak_learner, max_depth, rounds)")
         for w, d, m in grid:
@@ -346,8 +369,10 @@ class _AutoCapacity:
             curves[-1]["seconds"] = round(spent, 3)
             if best is None or smooth[c_best] < best[0]:
                 best = (float(smooth[c_best]), g, int(cps[c_best]))
-            elif smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
-                stopped = "no_improvement"  # clearly worse: more capacity overfits
+            elif depth > 1 and smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
+                # clearly worse: more capacity overfits (additive depth-1 entries are
+                # alternatives of equal capacity and never stop the search)
+                stopped = "no_improvement"
                 break
         assert best is not None and candidates
         if offset < sum(search_units):
@@ -379,6 +404,7 @@ class _AutoCapacity:
                 calibrated = self._calibrate(best_scores, y_index, sw)
                 info: dict[str, Any] = {"split": "kfold", "n_folds": k, "n_boost": n,
                                         "n_calibration": n}  # fmt: skip
+                oof_scores, oof_folds = best_scores, folds
             else:
                 k_final = min(k, 3)
 
@@ -395,12 +421,21 @@ class _AutoCapacity:
                 report(0, 0, "calibrating")
                 calibrated = self._calibrate(cf.scores, y_index, sw)
                 info = dict(cf.info)
+                oof_scores, oof_folds = cf.scores, cf.folds
+        self.oof_ = OutOfFold(
+            cross_calibrated(self._calibrate, self._probabilities, oof_scores, y_index, sw,
+                             oof_folds),
+            self._raw(oof_scores),
+            np.arange(n),
+            {"scheme": "cross-fitted calibration", "n_folds": len(oof_folds)},
+        )  # fmt: skip
         self.capacity_ = {
             "weak_learner": wl,
             "max_depth": depth if wl == "tree" else 1,
             "n_estimators": rounds,
             "metric": self.metric,
             "validation_loss": round(best[0], 6),
+            "max_rounds": None if self.max_rounds is None else int(self.max_rounds),
             "search_rows": int(len(rows)),
             "search_folds": k_search,
             "stopped": stopped,
@@ -430,6 +465,8 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         Out-of-fold loss of the calibrated probabilities that chooses.
     max_search_rows : int, default=20000
         Above this many rows the search runs on a stratified subsample of this size.
+    max_rounds : int or None, default=None
+        Caps the rounds of every grid entry (None: the grid's own caps).
     time_budget : float or None
         Seconds the search may plan for (None: only the progress deadline, if any).
     score_kind : {"vote", "logistic"}, default="vote"
@@ -446,6 +483,10 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         ``validation_loss``, ``stopped`` (``"grid_done"``, ``"no_improvement"`` or
         ``"time_limit"``) and ``curves`` (per grid entry tried: the loss at each
         checkpoint round count).
+    oof_ : models.crossfit.OutOfFold
+        Out-of-fold calibrated probabilities of the training rows: the winning
+        checkpoint's out-of-fold scores, each fold calibrated by a map fitted on the
+        other folds (:func:`models.crossfit.cross_calibrated`).
 
     Examples
     --------
@@ -463,6 +504,7 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
+        max_rounds: int | None = None,
         time_budget: float | None = None,
         score_kind: str = "vote",
         random_state: int | None = None,
@@ -473,6 +515,7 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         self.n_folds = n_folds
         self.metric = metric
         self.max_search_rows = max_search_rows
+        self.max_rounds = max_rounds
         self.time_budget = time_budget
         self.score_kind = score_kind
         self.random_state = random_state
@@ -514,6 +557,9 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         p1 = calibrated.predict(scores)
         return np.column_stack([1.0 - p1, p1])
 
+    def _raw(self, scores: np.ndarray) -> np.ndarray:
+        return np.column_stack([1.0 - scores, scores])
+
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster
         self.calibrator_ = calibrated
@@ -548,8 +594,9 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
 
     The multiclass counterpart of :class:`AutoCalibratedBoosting` (same search, same
     parameters except ``calibration`` for the map); serves like
-    :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are the vote
-    fractions of SAMME.
+    :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are SAMME's
+    vote fractions (``score_kind="vote"``) or the softmax of its votes (``"logistic"``,
+    :func:`models.multiclass.scorers.raw_vote_scores`).
     """
 
     def __init__(
@@ -559,7 +606,9 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
+        max_rounds: int | None = None,
         time_budget: float | None = None,
+        score_kind: str = "vote",
         random_state: int | None = None,
         n_jobs: int | None = None,
     ) -> None:
@@ -568,14 +617,15 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         self.n_folds = n_folds
         self.metric = metric
         self.max_search_rows = max_search_rows
+        self.max_rounds = max_rounds
         self.time_budget = time_budget
+        self.score_kind = score_kind
         self.random_state = random_state
         self.n_jobs = n_jobs
 
     estimator = None
     calibration_split = "kfold"
     calibration_fraction = 1.0 / 3.0
-    score_kind = "vote"
 
     def _calibration_method(self) -> str:
         return str(self.calibration)
@@ -585,7 +635,7 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
             n_estimators=rounds,
             weak_learner=weak_learner,
             max_depth=depth,
-            score_kind="vote",
+            score_kind=self.score_kind,
             random_state=self.random_state,
         )
 
@@ -595,11 +645,13 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         b = ens.betas
         cols = np.minimum(cps, len(b)) - 1
         total = np.cumsum(b)[cols]
-        out = np.empty((len(cps), h.shape[0], ens.n_classes))
+        votes = np.empty((len(cps), h.shape[0], ens.n_classes))
         for j in range(ens.n_classes):
-            v = np.cumsum((h == j) * b, axis=1)[:, cols] / total
-            out[:, :, j] = np.clip(v, 0.0, 1.0).T
-        return out
+            votes[:, :, j] = np.cumsum((h == j) * b, axis=1)[:, cols].T
+        if self.score_kind == "vote":  # vote fractions (raw_vote_scores, "vote")
+            return np.clip(votes / total[:, None, None], 0.0, 1.0)
+        z = np.exp(votes - votes.max(axis=2, keepdims=True))  # softmax(V), "logistic"
+        return z / z.sum(axis=2, keepdims=True)
 
     def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
         return [
@@ -610,6 +662,9 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
     def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
         p = np.column_stack([c.predict(scores[:, j]) for j, c in enumerate(calibrated)])
         return normalise_rows(p)
+
+    def _raw(self, scores: np.ndarray) -> np.ndarray:
+        return normalise_rows(scores)
 
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster
@@ -627,6 +682,8 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> AutoCalibratedMulticlass:
         """Search the capacity and fit the calibrated SAMME booster (module docstring)."""
         self._check_auto_params()
+        if self.score_kind not in ("vote", "logistic"):
+            raise InvalidInput(f"score_kind must be 'vote' or 'logistic', got {self.score_kind!r}")
         X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=False)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
@@ -640,7 +697,9 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
 
     Two classes: :class:`AutoCalibratedBoosting` (calibrated AdaMEC); more:
     :class:`AutoCalibratedMulticlass` (calibrated SAMME). Parameters as theirs;
-    ``score_kind`` applies to two classes (SAMME's raw scores are its vote fractions).
+    ``score_kind`` is the raw score calibrated: ``"vote"`` (vote fractions, Eq. 24) or
+    ``"logistic"`` (two classes: Eq. 25; more: the softmax of SAMME's votes). ``max_rounds``
+    caps every grid entry's rounds (the service passes ``COSTWISE_MAX_ROUNDS``).
 
     Attributes
     ----------
@@ -650,6 +709,8 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         Its choice and validation curves.
     n_estimators_, termination_reason_ : int, str
         Of the served booster.
+    oof_ : models.crossfit.OutOfFold
+        Out-of-fold calibrated probabilities of the training rows (reported metrics).
     """
 
     def __init__(
@@ -659,6 +720,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
+        max_rounds: int | None = None,
         time_budget: float | None = None,
         score_kind: str = "vote",
         random_state: int | None = None,
@@ -669,6 +731,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         self.n_folds = n_folds
         self.metric = metric
         self.max_search_rows = max_search_rows
+        self.max_rounds = max_rounds
         self.time_budget = time_budget
         self.score_kind = score_kind
         self.random_state = random_state
@@ -680,6 +743,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             "n_folds": self.n_folds,
             "metric": self.metric,
             "max_search_rows": self.max_search_rows,
+            "max_rounds": self.max_rounds,
             "time_budget": self.time_budget,
             "random_state": self.random_state,
             "n_jobs": self.n_jobs,
@@ -688,7 +752,13 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             return AutoCalibratedBoosting(
                 method=self.calibration, score_kind=self.score_kind, **common
             )
-        return AutoCalibratedMulticlass(calibration=self.calibration, **common)
+        return AutoCalibratedMulticlass(
+            calibration=self.calibration, score_kind=self.score_kind, **common
+        )
+
+    def provides_out_of_fold(self) -> bool:
+        """Always: ``oof_`` holds cross-fitted calibrated probabilities of the training rows."""
+        return True
 
     def progress_total(self, n_classes: int = 2) -> int:
         """The count a fit reports as ``total`` (the same for any number of classes)."""
@@ -704,6 +774,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         self.class_priors_ = self.model_.class_priors_
         self.capacity_ = self.model_.capacity_
         self.calibration_info_ = self.model_.calibration_info_
+        self.oof_ = self.model_.oof_
         booster = self.model_.estimator_
         self.n_estimators_ = int(booster.n_estimators_)
         self.termination_reason_ = str(booster.termination_reason_)

@@ -25,7 +25,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from models._base import BaseBoosting
 from models.adaboost import AdaBoost
 from models.calibration import make_calibrator
-from models.crossfit import SPLITS, check_split_params, cross_fit, labelled_rows
+from models.crossfit import (
+    SPLITS,
+    OutOfFold,
+    check_split_params,
+    cross_calibrated,
+    cross_fit,
+    labelled_rows,
+)
 from models.decisions import Decisions, class_priors
 from models.exceptions import NotFitted
 from models.inference import InferenceModel
@@ -33,6 +40,30 @@ from models.progress import report
 from models.scorers import BinaryScorer
 
 __all__ = ["SPLITS", "CalibratedAdaMEC", "CalibratedBoosting"]
+
+
+def _two_columns(p1: np.ndarray) -> np.ndarray:
+    return np.column_stack([1.0 - p1, p1])
+
+
+def out_of_fold_binary(
+    method: str,
+    scores: np.ndarray,
+    y_index: np.ndarray,
+    sample_weight: np.ndarray | None,
+    folds: list[tuple[np.ndarray, np.ndarray]],
+) -> OutOfFold | None:
+    """Cross-calibrated out-of-fold probabilities of k-fold scores (None without folds)."""
+    if not folds:  # hold-out split: no out-of-fold scores for the boosting rows
+        return None
+    proba = cross_calibrated(
+        lambda s, y, w: make_calibrator(method).fit(s, y, sample_weight=w),
+        lambda cal, s: _two_columns(cal.predict(s)),
+        scores, y_index, sample_weight, folds,
+    )  # fmt: skip
+    raw = _two_columns(scores)
+    info = {"scheme": "cross-fitted calibration", "n_folds": len(folds)}
+    return OutOfFold(proba, raw, np.arange(len(y_index)), info)
 
 
 class CalibratedBoosting(ClassifierMixin, BaseEstimator):
@@ -79,6 +110,9 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         What was done: method, split, rows used for boosting and calibration, folds.
     class_priors_ : ndarray of shape (2,)
         Class frequencies of the training data (for deployment prior shift).
+    oof_ : models.crossfit.OutOfFold or None
+        With ``split="kfold"``: out-of-fold calibrated probabilities of every training
+        row (:func:`models.crossfit.cross_calibrated`); else None.
 
     Examples
     --------
@@ -152,6 +186,7 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
                 "n_boost": n,
                 "n_calibration": 0,
             }
+            self.oof_ = None
             return self
 
         cf = cross_fit(
@@ -173,7 +208,12 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
             cf.scores, y_index[cf.rows], sample_weight=None if sw is None else sw[cf.rows]
         )
         self.calibration_info_ = {"method": self.method, **cf.info}
+        self.oof_ = out_of_fold_binary(self.method, cf.scores, y_index, sw, cf.folds)
         return self
+
+    def provides_out_of_fold(self) -> bool:
+        """Whether a fit sets ``oof_`` (cross-fitted calibration: ``split="kfold"``)."""
+        return self.split == "kfold" and self.method != "none"
 
     # --------------------------------------------------------------- prediction
     def _check_fitted(self) -> None:

@@ -43,6 +43,9 @@ from models.progress import fit_parts
 __all__ = [
     "SPLITS",
     "CrossFit",
+    "OutOfFold",
+    "cross_calibrated",
+    "provides_out_of_fold",
     "check_split_params",
     "cross_fit",
     "default_n_jobs",
@@ -160,6 +163,75 @@ class CrossFit:
     info: dict[str, Any]
     fold_models: list[Any] = field(default_factory=list)
     folds: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+
+@dataclass
+class OutOfFold:
+    """Honest probabilities of the training rows, from the cross-fitting already done.
+
+    Every row's ``proba`` comes from a booster fitted without the row's fold *and* a
+    calibration map fitted without it (:func:`cross_calibrated`), so metrics and plots
+    computed from them estimate what the served model does on new rows, without
+    holding rows out of its training. The served map is fitted on all rows' scores; the
+    maps here each miss one fold (see docs/training.md, "Reported metrics").
+
+    Attributes
+    ----------
+    proba : ndarray of shape (n, K)
+        Calibrated class probabilities (rows sum to 1).
+    raw : ndarray of shape (n, K)
+        The raw scores the maps take, as probabilities (before calibration): binary
+        ``[1 - s, s]``; multiclass the class scores, rows normalised.
+    rows : ndarray of shape (n,)
+        Indices of these rows in the training data.
+    info : dict
+        ``scheme`` and ``n_folds``.
+    """
+
+    proba: np.ndarray
+    raw: np.ndarray
+    rows: np.ndarray
+    info: dict[str, Any]
+
+
+def cross_calibrated(
+    fit_map: Callable[[np.ndarray, np.ndarray, np.ndarray | None], Any],
+    apply_map: Callable[[Any, np.ndarray], np.ndarray],
+    scores: np.ndarray,
+    y_index: np.ndarray,
+    sample_weight: np.ndarray | None,
+    folds: Sequence[tuple[np.ndarray, np.ndarray]],
+) -> np.ndarray:
+    """Out-of-fold scores calibrated by maps that never saw the row: (n, K) probabilities.
+
+    For each fold, ``fit_map(scores, y_index, w)`` is fitted on the other folds' rows
+    and ``apply_map(map, scores)`` gives the probabilities of the fold's rows. A map
+    evaluated on the very scores it was fitted on looks better than it will on new rows
+    (little for Platt's two parameters, more for isotonic regression's steps); this
+    removes that optimism at the price of k small map fits.
+    """
+    n = len(y_index)
+    out: np.ndarray | None = None
+    for _, test in folds:
+        train = np.ones(n, dtype=bool)
+        train[test] = False
+        fitted = fit_map(scores[train], y_index[train], _subset(sample_weight, train))
+        p = np.asarray(apply_map(fitted, scores[test]), dtype=np.float64)
+        if out is None:
+            out = np.empty((n, p.shape[1]), dtype=np.float64)
+        out[test] = p
+    assert out is not None
+    return out
+
+
+def provides_out_of_fold(estimator: Any) -> bool:
+    """Whether fitting ``estimator`` sets ``oof_`` (an :class:`OutOfFold`), by its settings.
+
+    Estimators say so with a ``provides_out_of_fold()`` method (cross-fitted
+    calibration); others (hold-out calibration, none, JOUS-Boost, ...) do not.
+    """
+    method = getattr(estimator, "provides_out_of_fold", None)
+    return bool(method()) if callable(method) else False
 
 
 def _subset(a: Any, idx: np.ndarray) -> Any:

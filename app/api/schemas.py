@@ -88,12 +88,14 @@ class TrainingParams(_Strict):
     calibration_split: Literal["holdout", "kfold"] = "kfold"
     calibration_fraction: float = Field(1 / 3, gt=0, lt=1)
     n_folds: int = Field(5, ge=2, le=20)
-    evaluation_fraction: float = Field(
-        0.2,
+    evaluation_fraction: float | None = Field(
+        None,
         ge=0,
         lt=1,
-        description="Stratified share of rows held out for the reported "
-        "metrics (never used for training or calibration). 0 trains on everything.",
+        description="Stratified share of rows held out for the reported metrics and plots "
+        "(never used for training or calibration); 0: no evaluation. Default null: a model "
+        "with cross-fitted calibration (the default) trains on every row and is measured "
+        "on its out-of-fold calibrated probabilities; others hold out 0.2.",
     )
     random_state: int | None = Field(
         0, ge=0, le=MAX_SEED, description="Seed of every split and learner (0 to 2^32 - 1)."

@@ -10,7 +10,7 @@ import numpy as np
 
 from app.errors import InvalidArgument
 from app.services.request_costs import CostSetting
-from models.decisions import Decisions
+from models.decisions import Decisions, decide
 from models.inference import InferenceModel
 from models.metrics import (
     brier_score,
@@ -34,24 +34,56 @@ def class_indices(model: InferenceModel, y: np.ndarray) -> np.ndarray:
     return np.array([index[v] for v in y.tolist()], dtype=np.intp)
 
 
+HOLDOUT = "holdout"
+OUT_OF_FOLD = "out_of_fold"
+
+
+def _costs(model: InferenceModel) -> np.ndarray:
+    """The training costs, or 0-1 costs for a model trained without them."""
+    if model.training_costs is not None:
+        return np.asarray(model.training_costs, dtype=np.float64)
+    return 1.0 - np.eye(model.n_classes)
+
+
 def evaluation_metrics(model: InferenceModel, X: np.ndarray, y: np.ndarray) -> dict[str, Any]:
     """Metrics on held-out rows: probability quality where there are probabilities,
     accuracy and mean cost under the training costs (or 0-1 costs) always."""
     out: dict[str, Any] = {"n_evaluation": int(len(y))}
     if not len(y):
         return out
+    out["evaluation"] = HOLDOUT
     y_index = class_indices(model, y)
-    costs = (
-        model.training_costs if model.training_costs is not None else 1.0 - np.eye(model.n_classes)
-    )
+    costs = _costs(model)
     decisions = model.decide(X, costs)
     out["accuracy"] = float((decisions.labels_index == y_index).mean())
-    out["mean_cost_at_training_costs"] = float(
-        np.asarray(costs)[y_index, decisions.labels_index].mean()
-    )
+    out["mean_cost_at_training_costs"] = float(costs[y_index, decisions.labels_index].mean())
     if model.rule == "fixed":
         return out
-    proba = model.predict_proba(X)
+    out.update(_probability_metrics(model, y_index, model.predict_proba(X)))
+    return out
+
+
+def out_of_fold_metrics(model: InferenceModel, y: np.ndarray, proba: np.ndarray) -> dict[str, Any]:
+    """The metrics of :func:`evaluation_metrics` from out-of-fold calibrated probabilities.
+
+    ``proba`` are the training rows' probabilities from boosters and calibration maps
+    that never saw the row (:class:`models.crossfit.OutOfFold`); the decisions are those
+    the model's rule takes on them (least expected cost at the training costs, or 0-1).
+    """
+    out: dict[str, Any] = {"n_evaluation": int(len(y)), "evaluation": OUT_OF_FOLD}
+    y_index = class_indices(model, y)
+    costs = _costs(model)
+    decisions = decide(proba, costs)
+    out["accuracy"] = float((decisions.labels_index == y_index).mean())
+    out["mean_cost_at_training_costs"] = float(costs[y_index, decisions.labels_index].mean())
+    out.update(_probability_metrics(model, y_index, proba))
+    return out
+
+
+def _probability_metrics(
+    model: InferenceModel, y_index: np.ndarray, proba: np.ndarray
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     if model.n_classes == 2:
         out.update(_finite(summarize((y_index == 1).astype(np.int8), proba[:, 1])))
     else:

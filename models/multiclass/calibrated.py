@@ -30,7 +30,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from models.calibration import make_calibrator
-from models.crossfit import SPLITS, check_split_params, cross_fit, labelled_rows
+from models.crossfit import (
+    SPLITS,
+    OutOfFold,
+    check_split_params,
+    cross_calibrated,
+    cross_fit,
+    labelled_rows,
+)
 from models.decisions import Decisions, class_priors
 from models.exceptions import NotFitted, TrainingError
 from models.inference import InferenceModel
@@ -44,6 +51,35 @@ def check_calibration_params(method: str, split: str, fraction: float, n_folds: 
     """Validate calibration settings (messages name the parameter)."""
     make_calibrator(method)  # raises InvalidInput for unknown methods
     check_split_params(split, fraction, n_folds, split_name="calibration_split")
+
+
+def _fit_maps(method: str, scores: np.ndarray, y_idx: np.ndarray, w: np.ndarray | None) -> list:
+    return [
+        make_calibrator(method).fit(scores[:, j], (y_idx == j).astype(np.int8), w)
+        for j in range(scores.shape[1])
+    ]
+
+
+def _apply_maps(maps: list, scores: np.ndarray) -> np.ndarray:
+    return normalise_rows(np.column_stack([c.predict(scores[:, j]) for j, c in enumerate(maps)]))
+
+
+def out_of_fold_multiclass(
+    method: str,
+    scores: np.ndarray,
+    y_idx: np.ndarray,
+    sample_weight: np.ndarray | None,
+    folds: list[tuple[np.ndarray, np.ndarray]],
+) -> OutOfFold | None:
+    """Cross-calibrated out-of-fold probabilities of k-fold class scores (None without)."""
+    if not folds:  # hold-out split
+        return None
+    proba = cross_calibrated(
+        lambda s, y, w: _fit_maps(method, s, y, w), _apply_maps, scores, y_idx, sample_weight,
+        folds,
+    )  # fmt: skip
+    info = {"scheme": "cross-fitted calibration", "n_folds": len(folds)}
+    return OutOfFold(proba, normalise_rows(scores), np.arange(len(y_idx)), info)
 
 
 class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
@@ -152,6 +188,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
             self.calibrators_ = [make_calibrator("none") for _ in range(k)]
             self.calibration_info_ = {"method": "none", "split": "none", "n_boost": n,
                                       "n_calibration": 0}  # fmt: skip
+            self.oof_ = None
             return self._done()
         cf = cross_fit(
             self._make_booster,
@@ -176,7 +213,12 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         ]
         self.calibration_info_ = {"method": method, "split": split, **info,
                                   "scheme": "per-class calibration, normalised"}  # fmt: skip
+        self.oof_ = out_of_fold_multiclass(method, scores, y_idx, sw, cf.folds)
         return self._done()
+
+    def provides_out_of_fold(self) -> bool:
+        """Whether a fit sets ``oof_`` (cross-fitted calibration: ``"kfold"``)."""
+        return self.calibration_split == "kfold" and self.calibration != "none"
 
     def _done(self) -> CalibratedMulticlass:
         self.n_estimators_ = int(self.estimator_.n_estimators_)

@@ -175,9 +175,36 @@ def test_multiclass_default_trains_and_predicts() -> None:
         ({"grid": []}, "grid"),
         ({"grid": [("tree", 9, 10)]}, "depth"),
         ({"n_folds": 1}, "n_folds"),
+        ({"max_rounds": 0}, "max_rounds"),
+        ({"max_rounds": 2.5}, "max_rounds"),
     ],
 )
 def test_bad_settings_name_the_parameter(params: dict[str, object], match: str) -> None:
     X, y = _additive(200)
     with pytest.raises(InvalidInput, match=match):
         AutoCalibratedBoosting(**params).fit(X, y)  # type: ignore[arg-type]
+
+
+def test_max_rounds_caps_every_grid_entry_and_the_progress_total() -> None:
+    X, y = _xor(400)
+    capped = AutoCalibratedBoosting(GRID, max_rounds=25, random_state=0)
+    assert capped.progress_total() == 5 * (25 + 25 + 20) + 6 * 25
+    capped.fit(X, y)
+    assert all(c["rounds"][-1] <= 25 for c in capped.capacity_["curves"])
+    assert capped.capacity_["n_estimators"] <= 25 and capped.estimator_.n_estimators <= 25
+
+
+def test_multiclass_logistic_score_is_the_softmax_of_the_votes_and_serves_the_same() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(450, 4))
+    y = np.where(X[:, 0] > 0.4, 2, np.where(X[:, 1] > 0, 1, 0))
+    model = AutoCalibrated(GRID[:2], score_kind="logistic", random_state=0).fit(X, y)
+    booster = model.model_.estimator_
+    assert booster.score_kind == "logistic"
+    v = booster.ensemble_.votes(X)
+    z = np.exp(v - v.max(axis=1, keepdims=True))
+    # the raw scores the served calibrators take are the softmax of SAMME's votes
+    np.testing.assert_allclose(booster.score_samples(X), z / z.sum(axis=1, keepdims=True))
+    np.testing.assert_array_equal(model.to_inference().predict_proba(X), model.predict_proba(X))
+    vote = AutoCalibrated(GRID[:2], random_state=0).fit(X, y)
+    assert not np.array_equal(vote.predict_proba(X), model.predict_proba(X))

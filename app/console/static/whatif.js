@@ -1,5 +1,5 @@
 // The "what if" panel: two log-scale cost sliders -> GET .../whatif -> threshold,
-// confusion matrix and expected cost on the version's held-out rows.
+// confusion matrix and expected cost on the version's evaluation rows (out of fold or held out).
 
 import { api, modelPath } from "./api.js";
 import { $, showError, setFigure } from "./dom.js";

@@ -1,4 +1,9 @@
-"""Plot rows of a new version, computed on its held-out evaluation rows at registration.
+"""Plot rows of a new version, computed at registration on its evaluation rows.
+
+The evaluation rows are either held-out rows the model never saw (``evaluation_fraction``
+> 0) or, by default for models whose calibration is cross-fitted, every training row with
+its out-of-fold calibrated probability (:class:`models.crossfit.OutOfFold`: scored by a
+fold booster and a calibration map that both never saw the row; docs/training.md).
 
 What is plotted are the probabilities the service decides on and returns from predict
 (:meth:`models.inference.InferenceModel.decision_proba`: the calibrated probabilities;
@@ -90,22 +95,47 @@ def plot_rows(
 
     ``capacity``: the automatic capacity search's record (its plot needs no held-out rows).
     """
+    if not len(y) or model.rule == "fixed":
+        return plot_rows_from(model, y, None, None, capacity=capacity)
+    return plot_rows_from(
+        model, y, model.decision_proba(X), uncalibrated_proba(model, X), capacity=capacity
+    )
+
+
+def plot_rows_from(
+    model: InferenceModel,
+    y: np.ndarray,
+    proba: np.ndarray | None,
+    raw: np.ndarray | None,
+    *,
+    capacity: dict[str, Any] | None = None,
+    evaluation: str = "holdout",
+) -> list[PlotRow]:
+    """The plot rows from the probabilities predict decides on (``proba``) of rows labelled
+    ``y`` and their raw scores before calibration (``raw``, None if none).
+
+    ``evaluation``: ``"holdout"`` (held-out rows scored by the served model) or
+    ``"out_of_fold"`` (every training row, scored by fold models and calibration maps
+    that never saw it: :class:`models.crossfit.OutOfFold`), recorded in the data.
+    """
     extra = []
     if capacity is not None:
         data = capacity_plot(capacity)
         extra.append(PlotRow("capacity", data, render_svg("capacity", data)))
-    if not len(y) or model.rule == "fixed":
+    if not len(y) or model.rule == "fixed" or proba is None:
         return extra
     y_index = class_indices(model, y)
-    proba = model.decision_proba(X)
-    raw = uncalibrated_proba(model, X)
     classes = list(model.classes)
     binary = model.n_classes == 2
     plots = (
         _binary(y_index, proba[:, 1], raw) if binary else _multiclass(y_index, proba, raw, classes)
     )
     rows = [
-        PlotRow(kind, {**data, "n": len(y), "classes": classes}, render_svg(kind, data))
+        PlotRow(
+            kind,
+            {**data, "n": len(y), "classes": classes, "evaluation": evaluation},
+            render_svg(kind, data),
+        )
         for kind, data in plots.items()
     ]
     if binary:
@@ -113,6 +143,7 @@ def plot_rows(
         held = {
             "classes": classes,
             "n_evaluation": len(y),
+            "evaluation": evaluation,
             "y": y_index[sample].tolist(),
             "p": proba[sample, 1].tolist(),
         }

@@ -1,4 +1,5 @@
-"""Fitting: the catalog's estimator trained, measured on held-out rows, ready to register."""
+"""Fitting: the catalog's estimator trained, measured (out of fold or on held-out rows),
+ready to register."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from typing import Any
 import numpy as np
 
 from app.services.core_errors import core_errors
-from app.services.evaluation import evaluation_metrics
-from app.services.plots.precompute import PlotRow, plot_rows
+from app.services.evaluation import OUT_OF_FOLD, evaluation_metrics, out_of_fold_metrics
+from app.services.plots.precompute import PlotRow, plot_rows, plot_rows_from
 from app.services.training.spec import (
     TrainingData,
     TrainingSpec,
     checked_algorithm,
     estimator_of,
+    evaluation_of,
     evaluation_split,
 )
 from models.algorithms import trained_booster
@@ -41,19 +43,24 @@ class FittedModel:
     calibration: dict[str, Any]
     fitted: dict[str, Any]
     decision: dict[str, Any]
-    plots: list[PlotRow] = field(default_factory=list)  # held-out plot rows (plot_data)
+    plots: list[PlotRow] = field(default_factory=list)  # plot rows of the evaluation rows
 
 
-def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
-    """Fit the algorithm (with calibration) and measure it on a stratified evaluation split.
+def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = None) -> FittedModel:
+    """Fit the algorithm (with calibration) and measure it (:func:`evaluation_of`).
 
     The estimator comes from the catalog (:func:`models.algorithms.build_estimator`):
     plain binary boosters in their calibrated form, self-serving estimators with the
-    request's calibration settings.
+    request's calibration settings. By default a model whose calibration is cross-fitted
+    trains on every row and is measured on its out-of-fold calibrated probabilities
+    (:class:`models.crossfit.OutOfFold`); with ``evaluation_fraction`` (or without
+    out-of-fold probabilities) on a stratified held-out share. ``max_rounds``
+    (COSTWISE_MAX_ROUNDS) caps the rounds an estimator chooses itself.
     """
     algorithm, _ = checked_algorithm(data, spec)
-    train_idx, eval_idx = evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)
-    estimator = estimator_of(spec, algorithm)
+    estimator = estimator_of(spec, algorithm, max_rounds)
+    evaluation = evaluation_of(spec, estimator)
+    train_idx, eval_idx = evaluation_split(data.y, evaluation.fraction, spec.random_state)
     X, y = data.X[train_idx], data.y[train_idx]
     report(0, 0, "binning")  # until the first boosting round: binning and set-up
     with core_errors("labels"):
@@ -63,9 +70,17 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
         )
         inference = estimator.to_inference(data.feature_names)
         report(0, 0, "evaluating")
-        metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
         capacity = getattr(estimator, "capacity_", None)
-        plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx], capacity=capacity)
+        oof = getattr(estimator, "oof_", None) if evaluation.out_of_fold else None
+        if oof is not None and inference.rule == "threshold":
+            y_oof = y[oof.rows]
+            metrics = out_of_fold_metrics(inference, y_oof, oof.proba)
+            plots = plot_rows_from(
+                inference, y_oof, oof.proba, oof.raw, capacity=capacity, evaluation=OUT_OF_FOLD
+            )
+        else:
+            metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
+            plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx], capacity=capacity)
     booster = trained_booster(estimator)
     fitted: dict[str, Any] = {
         k: (v.item() if isinstance(v, np.generic) else v)

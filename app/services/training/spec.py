@@ -19,9 +19,14 @@ from models.algorithms import (
     get_algorithm,
     validate_params,
 )
+from models.crossfit import provides_out_of_fold
 
 AUTO = "auto"
 """The default algorithm: calibrated AdaBoost/SAMME choosing its own capacity (models.auto)."""
+
+DEFAULT_EVALUATION_FRACTION = 0.2
+"""Held out for the reported metrics when the estimator has no out-of-fold probabilities
+(hold-out or no calibration, JOUS-Boost, angle-based models) and none was asked for."""
 
 _CAPACITY_FIELDS = ("n_estimators", "weak_learner", "max_depth")
 _CAPACITY_DEFAULTS: dict[str, Any] = {"n_estimators": 100, "weak_learner": "stump", "max_depth": 3}
@@ -37,6 +42,12 @@ class TrainingSpec:
     algorithm but ``auto`` the missing ones take their former defaults (100 rounds of
     stumps, depth 3); with ``auto`` they stay None (chosen at training, recorded under
     ``fitted.capacity``).
+
+    ``evaluation_fraction`` None (the default): the reported metrics and plots come from
+    the out-of-fold calibrated probabilities of every training row when the estimator
+    cross-fits its calibration (:func:`models.crossfit.provides_out_of_fold`), else from
+    a held-out :data:`DEFAULT_EVALUATION_FRACTION` of the rows; a number: that stratified
+    share is held out (0: no evaluation).
     """
 
     algorithm: str | None = None
@@ -49,7 +60,7 @@ class TrainingSpec:
     calibration_split: str = "kfold"
     calibration_fraction: float = 1.0 / 3.0
     n_folds: int = 5
-    evaluation_fraction: float = 0.2
+    evaluation_fraction: float | None = None
     random_state: int | None = 0
 
     def __post_init__(self) -> None:
@@ -155,6 +166,28 @@ def evaluation_split(
     return train_idx, eval_idx
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """How a training measures the model it registers.
+
+    ``out_of_fold``: every row trains; metrics and plots come from the estimator's
+    out-of-fold calibrated probabilities (``oof_``). Otherwise ``fraction`` of the rows
+    (stratified) is held out of training for them (0: none).
+    """
+
+    out_of_fold: bool
+    fraction: float
+
+
+def evaluation_of(spec: TrainingSpec, estimator: Any) -> Evaluation:
+    """The evaluation of ``spec`` for its (unfitted) ``estimator`` (see :class:`TrainingSpec`)."""
+    if spec.evaluation_fraction is not None:
+        return Evaluation(False, float(spec.evaluation_fraction))
+    if provides_out_of_fold(estimator):
+        return Evaluation(True, 0.0)
+    return Evaluation(False, DEFAULT_EVALUATION_FRACTION)
+
+
 def checked_algorithm(
     data: TrainingData, spec: TrainingSpec
 ) -> tuple[AlgorithmSpec, dict[str, Any]]:
@@ -169,25 +202,39 @@ def checked_algorithm(
     return algorithm, params
 
 
-def validate_training(data: TrainingData, spec: TrainingSpec) -> None:
+def validate_training(
+    data: TrainingData, spec: TrainingSpec, max_rounds: int | None = None
+) -> None:
     """The checks made before training, without training (for jobs: a job is never
     created for input that would fail at once)."""
-    checked_algorithm(data, spec)
-    evaluation_split(data.y, spec.evaluation_fraction, spec.random_state)
+    algorithm, _ = checked_algorithm(data, spec)
+    evaluation = evaluation_of(spec, estimator_of(spec, algorithm, max_rounds))
+    evaluation_split(data.y, evaluation.fraction, spec.random_state)
 
 
-def estimator_of(spec: TrainingSpec, algorithm: AlgorithmSpec | None = None) -> ServableEstimator:
-    """The unfitted, ready-to-serve estimator of ``spec`` (assembled by the catalog)."""
+def estimator_of(
+    spec: TrainingSpec, algorithm: AlgorithmSpec | None = None, max_rounds: int | None = None
+) -> ServableEstimator:
+    """The unfitted, ready-to-serve estimator of ``spec`` (assembled by the catalog).
+
+    ``max_rounds`` (COSTWISE_MAX_ROUNDS) caps the rounds of estimators that choose their
+    own (``auto``: every grid entry is clamped to it); a given ``n_estimators`` over the
+    limit is refused before (:meth:`Trainer.check_rounds`).
+    """
     with core_errors("params"):
-        return build_estimator(
+        estimator = build_estimator(
             algorithm or spec.algorithm_name,
             spec.common_params(),
             spec.params,
             spec.calibration_settings(),
         )
+    get_params = getattr(estimator, "get_params", None)
+    if max_rounds is not None and get_params is not None and "max_rounds" in get_params(deep=False):
+        estimator.set_params(max_rounds=int(max_rounds))  # type: ignore[attr-defined]
+    return estimator
 
 
-def planned_rounds(spec: TrainingSpec, n_classes: int) -> int:
+def planned_rounds(spec: TrainingSpec, n_classes: int, max_rounds: int | None = None) -> int:
     """Boosting rounds a training of ``spec`` reports as its ``total`` (its progress count).
 
     The estimator's own ``progress_total`` (:mod:`models.progress`): ``n_estimators``, times
@@ -195,5 +242,5 @@ def planned_rounds(spec: TrainingSpec, n_classes: int) -> int:
     q-classifiers, times the classes for one-vs-rest. Call after :func:`validate_training`
     (the algorithm and its parameters are known to be valid).
     """
-    total = getattr(estimator_of(spec), "progress_total", None)
+    total = getattr(estimator_of(spec, max_rounds=max_rounds), "progress_total", None)
     return int(spec.n_estimators or 0) if total is None else int(total(n_classes))

@@ -135,7 +135,12 @@ class Trainer:
         return TrainingData(X, y, names)
 
     def check_rounds(self, spec: TrainingSpec) -> None:
-        """Refuse more boosting rounds than COSTWISE_MAX_ROUNDS."""
+        """Refuse more boosting rounds than COSTWISE_MAX_ROUNDS.
+
+        An estimator that chooses its rounds itself (``auto``) is not refused: its
+        search is capped at the limit instead (:func:`estimator_of`), so the default
+        training works whatever the limit.
+        """
         limit = self.settings.max_rounds
         if spec.n_estimators is not None and spec.n_estimators > limit:
             raise InvalidArgument(
@@ -169,7 +174,9 @@ class Trainer:
         if self.runs_as_job(data, mode):
             if self.jobs is None:
                 raise Unavailable("training jobs are not available here", field="mode")
-            total = await to_thread.run_sync(self._job_total, data, spec, tags)
+            total = await to_thread.run_sync(
+                self._job_total, data, spec, tags, self.settings.max_rounds
+            )
             return await self.jobs.submit(
                 name, data, spec, total=total, description=description, tags=tags
             )
@@ -191,12 +198,14 @@ class Trainer:
         return view
 
     @staticmethod
-    def _job_total(data: TrainingData, spec: TrainingSpec, tags: dict[str, str] | None) -> int:
+    def _job_total(
+        data: TrainingData, spec: TrainingSpec, tags: dict[str, str] | None, max_rounds: int
+    ) -> int:
         """Check what can be checked without training; the rounds the job will report."""
         if tags is not None:
             check_tags(tags)
-        validate_training(data, spec)
-        return planned_rounds(spec, len(np.unique(data.y)))
+        validate_training(data, spec, max_rounds)
+        return planned_rounds(spec, len(np.unique(data.y)), max_rounds)
 
     # ------------------------------------------------------------ unit of work
     def register(
@@ -231,7 +240,7 @@ class Trainer:
             check_tags(tags)  # before spending time on training
         started = time.perf_counter()
         with training_deadline(max_seconds, setting, stop=self.stopping) as checkpoint:
-            fit = fit_model(data, spec)
+            fit = fit_model(data, spec, s.max_rounds)
             checkpoint("registering")
         model = fit.inference
         params = {**asdict(spec), "fitted": fit.fitted, "decision": fit.decision}

@@ -60,7 +60,8 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
 @pytest.fixture
 def trained(client: TestClient) -> dict[str, Any]:
-    """A model 'fraud' with one version trained on the standard dataset."""
-    r = client.post("/v1/models/fraud/versions", json=train_body())
+    """A model 'fraud' with one version trained on the standard dataset, 20% held out
+    (an explicit ``evaluation_fraction``: a true hold-out that tests can score again)."""
+    r = client.post("/v1/models/fraud/versions", json=train_body(evaluation_fraction=0.2))
     assert r.status_code == 201, r.text
     return r.json()

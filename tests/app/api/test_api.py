@@ -31,7 +31,7 @@ def test_train_with_the_papers_holdout_calibration(client: TestClient) -> None:
     assert cal["n_calibration"] == 80  # a stratified third of the 240 training rows
 
 
-def test_train_returns_version_with_heldout_metrics(client: TestClient) -> None:
+def test_train_returns_version_with_out_of_fold_metrics(client: TestClient) -> None:
     r = client.post("/v1/models/fraud/versions", json=train_body(description="card fraud"))
     assert r.status_code == 201, r.text
     v = r.json()
@@ -40,12 +40,15 @@ def test_train_returns_version_with_heldout_metrics(client: TestClient) -> None:
     for key in ("brier", "log_loss", "ece", "auc", "brier_curve_area"):
         assert 0.0 <= v["metrics"][key] <= 1.0, key
     assert v["metrics"]["auc"] > 0.8
-    assert v["metrics"]["n_evaluation"] == 60
+    # no rows held out by default: the metrics are those of the out-of-fold calibrated
+    # probabilities of all 300 rows (issue 13)
+    assert v["metrics"]["n_evaluation"] == 300 and v["metrics"]["evaluation"] == "out_of_fold"
+    assert v["params"]["evaluation_fraction"] is None
     # the default (issue 5, section 6): Platt scaling with 5-fold cross-fitting; the
-    # booster is refitted on all 240 training rows, the calibrator saw all of them out of fold
+    # booster is refitted on all 300 rows, the calibrator saw all of them out of fold
     assert v["calibration"]["method"] == "platt" and v["calibration"]["split"] == "kfold"
     assert v["calibration"]["n_folds"] == 5
-    assert v["calibration"]["n_boost"] == v["calibration"]["n_calibration"] == 240
+    assert v["calibration"]["n_boost"] == v["calibration"]["n_calibration"] == 300
     assert v["data"]["n_rows"] == 300 and v["data"]["classes"] == [0, 1]
     assert len(v["artifact_sha256"]) == 64 and v["artifact_size"] > 0
     assert v["training_seconds"] > 0
@@ -119,7 +122,7 @@ def test_served_probabilities_equal_the_fitted_model(
 ) -> None:
     X, y = dataset()
     body = train_body()
-    spec = TrainingSpec(n_estimators=body["n_estimators"])
+    spec = TrainingSpec(n_estimators=body["n_estimators"], evaluation_fraction=0.2)
     model = fit_model(TrainingData(X, y, body["feature_names"]), spec).inference
     out = _predict(client, {"instances": X.tolist()})
     served = np.array([p["probabilities"] for p in out["predictions"]])

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from app.api.main import create_app
+from app.settings import Settings
 from tests.app.api.conftest import train_body
 
 SVG_ROOT = "{http://www.w3.org/2000/svg}svg"
@@ -95,10 +97,32 @@ def test_more_than_two_classes_train_a_multiclass_default(client: TestClient) ->
     p = client.post("/v1/models/three/predict", json={"instances": X[:4].tolist()})
     assert p.status_code == 200, p.text
     kinds = [k["kind"] for k in client.get("/v1/models/three/versions/1/plots").json()["plots"]]
-    assert "capacity" in kinds
+    assert kinds == ["reliability", "roc", "capacity"]
+    # out-of-fold metrics and plots of all 300 rows: nothing was held out
+    assert v["metrics"]["evaluation"] == "out_of_fold" and v["metrics"]["n_evaluation"] == 300
+    assert v["metrics"]["log_loss"] > 0 and 0 <= v["metrics"]["brier"] <= 2
+    rel = client.get("/v1/models/three/versions/1/plots/reliability").json()
+    assert sum(rel["after"]["count"]) == 300 and rel["evaluation"] == "out_of_fold"
 
 
 def test_the_catalog_lists_auto(client: TestClient) -> None:
     listed = client.get("/v1/algorithms").json()["algorithms"]
     auto = next(a for a in listed if a["name"] == "auto")
     assert auto["family"] == "any" and auto["trains_with_costs"] is False
+
+
+def test_the_rounds_limit_caps_the_search_instead_of_refusing(settings: Settings) -> None:
+    capped = settings.model_copy(update={"max_rounds": 20})
+    with TestClient(create_app(capped), raise_server_exceptions=False) as client:
+        r = client.post("/v1/models/capped/versions", json=_default_body())
+        assert r.status_code == 201, r.text
+        cap = r.json()["params"]["fitted"]["capacity"]
+        assert cap["max_rounds"] == 20 and cap["n_estimators"] <= 20
+        assert all(max(c["rounds"]) <= 20 for c in cap["curves"])
+        # a given n_estimators over the limit is still refused, naming the setting
+        over = client.post("/v1/models/capped/versions", json=train_body(n_estimators=30))
+        assert over.status_code == 422 and "COSTWISE_MAX_ROUNDS" in over.json()["detail"]
+        job = client.post("/v1/models/capped/versions?mode=job", json=_default_body())
+        assert job.status_code == 202, job.text
+        # the job's planned total is that of the capped grid: 5 x (20 + 20 + 20) + 6 x 20
+        assert job.json()["total"] == 420

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sklearn.datasets import make_classification
 from sqlalchemy import create_engine, text
 
-from app.services.training.spec import evaluation_split as _evaluation_split
+from app.services.training.spec import TrainingSpec, estimator_of, evaluation_split
 from app.settings import Settings
 from tests.app.api.conftest import dataset, train_body
 
@@ -24,7 +24,7 @@ SVG_ROOT = "{http://www.w3.org/2000/svg}svg"
 def _heldout() -> tuple[np.ndarray, np.ndarray]:
     """The evaluation rows of ``train_body()`` (same split, same seed as training)."""
     X, y = dataset()
-    _, eval_idx = _evaluation_split(y, 0.2, 0)
+    _, eval_idx = evaluation_split(y, 0.2, 0)
     return X[eval_idx], y[eval_idx]
 
 
@@ -43,7 +43,9 @@ def test_plots_are_listed_and_well_formed(client: TestClient, trained: dict[str,
         assert p["json_url"] == f"{BASE}/plots/{p['kind']}?format=json" and p["title"]
         data = _ok(client, p["json_url"]).json()
         assert data["kind"] == p["kind"] and data["n"] == metrics["n_evaluation"] == 60
-        assert data["classes"] == [0, 1]
+        assert (
+            data["classes"] == [0, 1] and data["evaluation"] == metrics["evaluation"] == "holdout"
+        )
         svg = _ok(client, p["svg_url"])
         assert svg.headers["content-type"] == "image/svg+xml"
         root = ET.fromstring(svg.content)
@@ -174,6 +176,36 @@ def _assert_no_plots(client: TestClient, base: str, says: str) -> None:
         r = client.get(url)
         assert r.status_code == 404, r.text
         assert r.json()["code"] == "NOT_FOUND" and says in r.json()["detail"], r.json()
+
+
+def test_by_default_plots_and_whatif_come_from_out_of_fold_probabilities(
+    client: TestClient,
+) -> None:
+    """No rows held out: every row's out-of-fold calibrated probability (issue 13)."""
+    r = client.post("/v1/models/oof/versions", json=train_body())
+    assert r.status_code == 201, r.text
+    metrics = r.json()["metrics"]
+    assert metrics["evaluation"] == "out_of_fold" and metrics["n_evaluation"] == 300
+    base = "/v1/models/oof/versions/1"
+    assert [p["kind"] for p in _ok(client, f"{base}/plots").json()["plots"]] == KINDS
+    for kind in KINDS:
+        data = _ok(client, f"{base}/plots/{kind}").json()
+        assert data["n"] == 300 and data["evaluation"] == "out_of_fold"
+    brier = _ok(client, f"{base}/plots/brier_curve").json()
+    assert brier["area"] == pytest.approx(metrics["brier_curve_area"], abs=1e-12)
+    assert _ok(client, f"{base}/plots/roc").json()["auc"] == pytest.approx(metrics["auc"])
+    rel = _ok(client, f"{base}/plots/reliability").json()
+    assert sum(rel["after"]["count"]) == sum(rel["before"]["count"]) == 300
+
+    # the what-if decides exactly the out-of-fold probabilities of the fitted estimator
+    X, y = dataset()
+    estimator = estimator_of(TrainingSpec(n_estimators=30))
+    estimator.fit(X, y)
+    p1 = estimator.oof_.proba[:, 1]  # type: ignore[attr-defined]
+    w = _ok(client, f"{base}/whatif", params={"c_fp": 1, "c_fn": 3}).json()
+    d = (p1 >= 1 / (1 + 3)).astype(int)
+    expected = [[int(((y == i) & (d == j)).sum()) for j in (0, 1)] for i in (0, 1)]
+    assert w["confusion_matrix"] == expected and w["n"] == 300
 
 
 def test_no_plots_without_heldout_rows(client: TestClient) -> None:
