@@ -378,7 +378,14 @@ class AlgorithmOut(BaseModel):
         description="How the decision is made (Table 3 of Nikolaou "
         "et al. where it applies) and how request costs enter."
     )
-    calibrated_probabilities: bool
+    calibrated_probabilities: bool = Field(
+        description="Whether the probabilities that define the algorithm are calibrated "
+        "estimates of P(y|x): true where the service calibrates them (the request's "
+        "calibration map; `calibration: none` serves the raw score) or the algorithm "
+        "constructs them (JOUS); false for P-AdaBoost (its probabilities are the "
+        "uncalibrated link 1/(1+exp(-2F)) of Mease et al.) and the angle-based algorithms "
+        "(no probabilities)."
+    )
     properties: dict[str, bool] | None = Field(
         None,
         description="Table 4 of Nikolaou et al.: FGD-consistent, cost-consistent, "
