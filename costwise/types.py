@@ -112,6 +112,8 @@ class Prediction:
 class Calibration:
     method: str | None
     split: str | None
+    # the booster's raw score (vote = s(x), Eq. 24; logistic = s'(x), Eq. 25), None if none
+    score: str | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 

@@ -249,6 +249,13 @@ class PredictionOut(BaseModel):
 class CalibrationOut(BaseModel):
     method: str | None = Field(description="platt, isotonic, none, ... (the version's record).")
     split: str | None = Field(description="holdout, kfold or none: data the calibrator saw.")
+    score: str | None = Field(
+        None,
+        description="The raw score of a binary booster that the calibration map takes or, "
+        "with method `none`, that is thresholded as the probability: `vote` = s(x) (Eq. 24; "
+        "uncalibrated this is AdaMEC as defined by Eq. 9/19 of Nikolaou et al.), "
+        "`logistic` = s'(x) = 1/(1+exp(-2F)) (Eq. 25). null for models without one.",
+    )
 
 
 class RowCostsSummary(BaseModel):

@@ -28,6 +28,7 @@ from models.artifacts import dump_model
 from models.calibrated import CalibratedBoosting
 from models.inference import InferenceModel
 from models.progress import report
+from models.scorers import BinaryScorer
 
 log = logging.getLogger(__name__)
 
@@ -260,6 +261,8 @@ def fit_model(data: TrainingData, spec: TrainingSpec) -> FittedModel:
             booster, estimator = wrapped.estimator_, wrapped
             calibration_info = dict(wrapped.calibration_info_)
         inference = estimator.to_inference(data.feature_names)
+        if isinstance(inference.scorer, BinaryScorer):  # which raw score (s or s'), recorded
+            calibration_info.setdefault("score", inference.scorer.score_kind)
         report(0, 0, "evaluating")
         metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
         capacity = getattr(estimator, "capacity_", None)
