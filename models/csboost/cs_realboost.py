@@ -246,6 +246,16 @@ SPEC = make_spec(
     build=_build,
     params=cost_params(
         ParamSpec(
+            "max_bins",
+            "int",
+            256,
+            "bins per feature including the NaN bin (the core's quantile bins): the stumps' "
+            "candidate thresholds, or the cells of the histogram learner of Eq. 49 (fewer "
+            "bins: more rows per cell on small data)",
+            minimum=3,
+            maximum=256,
+        ),
+        ParamSpec(
             "smoothing",
             "float",
             0.5,
