@@ -121,7 +121,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             res[key] = {"median": float(med), "q1": float(q1), "q3": float(q3),
                         "share_off_5pct": float(np.mean(np.abs(v - 1) > 0.05))}  # fmt: skip
         for metric in ("brier", "logloss"):
-            res[metric] = {rule: float(np.mean([r[f"{metric}_{rule}"] for r in sub])) for rule in RULES}
+            res[metric] = {
+                rule: float(np.mean([r[f"{metric}_{rule}"] for r in sub])) for rule in RULES
+            }
             for unit in ("task", "dataset"):
                 groups: dict[str, list[dict[str, Any]]] = {}
                 for r in sub:
@@ -165,13 +167,23 @@ def body(summary: dict[str, Any], settings: dict[str, Any]) -> str:
             for rule in ("ensemble", "folds_oof"):
                 for unit in ("task", "dataset"):
                     c = m[f"{rule}_vs_refit_{unit}"]
-                    row.append(f"{c['better']} / {c['worse']} of {c['n']} (p {c['wilcoxon_p']:.2g})")
+                    row.append(
+                        f"{c['better']} / {c['worse']} of {c['n']} (p {c['wilcoxon_p']:.2g})"
+                    )
             rows.append(row)
     lines += [
         H.md_table(
-            ["score", "metric", "refit (service)", "ensemble (sklearn)", "folds_oof",
-             "ensemble better / worse: tasks", "data sets", "folds_oof better / worse: tasks",
-             "data sets"],
+            [
+                "score",
+                "metric",
+                "refit (service)",
+                "ensemble (sklearn)",
+                "folds_oof",
+                "ensemble better / worse: tasks",
+                "data sets",
+                "folds_oof better / worse: tasks",
+                "data sets",
+            ],
             rows,
         ),  # fmt: skip
         "",

@@ -141,9 +141,7 @@ def _common(n_rounds: int, seed: int, weak_learner: str = "stump") -> dict[str, 
     }
 
 
-def build_cs(
-    name: str, c1: float, n_rounds: int, seed: int, hist_bins: int | None = None
-) -> Any:
+def build_cs(name: str, c1: float, n_rounds: int, seed: int, hist_bins: int | None = None) -> Any:
     """An unfitted cost-sensitive booster with C1 = c_fn = ``c1`` and C2 = c_fp = 1.
 
     CS-AdaBoost and CS-RealBoost start from the paper's initial weights 1/(2|I+|) and
