@@ -7,7 +7,8 @@ import pytest
 from sklearn.datasets import make_classification
 
 from models.adaboost import AdaBoost
-from models.calibrated import CalibratedAdaMEC
+from models.algorithms import get_algorithm
+from models.calibrated import CalibratedAdaMEC, uncalibrated_rule
 from models.decisions import CostMatrix, decide
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.metrics import brier_score
@@ -103,9 +104,6 @@ def test_errors_are_clear(data: tuple) -> None:
 def test_calibration_info_names_the_score_and_the_uncalibrated_rule() -> None:
     """``method="none"`` thresholds the raw score: s(x) (Eq. 24, AdaMEC of Eq. 9/19) or
     s'(x) (Eq. 25); the two rules are recorded apart (issue 16), and decide differently."""
-    from models.calibrated import uncalibrated_rule
-    from models.algorithms import get_algorithm
-
     X, y = make_classification(400, 6, random_state=3)
     got = {}
     for kind, eq in (("vote", "Eq. 24"), ("logistic", "Eq. 25")):
