@@ -163,7 +163,7 @@ def body(summary: dict[str, Any], settings: dict[str, Any]) -> str:
             rows.append([kind, label, f"{r['median']:.3f}", f"{r['q1']:.3f} - {r['q3']:.3f}",
                          f"{100 * r['share_off_5pct']:.0f}%"])  # fmt: skip
     lines += [H.md_table(["score", "ratio", "median", "quartiles", "off by > 5%"], rows), ""]
-    lines += ["### Test Brier score and log loss of the three rules", ""]
+    lines += ["### Test Brier score and log loss of the four rules", ""]
     rows = []
     for kind, res in summary.items():
         for metric in ("brier", "logloss"):
