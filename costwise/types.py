@@ -36,7 +36,7 @@ class TrainingParams(TypedDict, total=False):
     algorithm: str
     params: dict[str, Any]
     n_estimators: int
-    weak_learner: Literal["stump", "tree", "logistic"]
+    weak_learner: Literal["stump", "tree", "logistic", "histogram", "linear"]
     max_depth: int
     score: Literal["vote", "logistic"]
     calibration: Literal["platt", "isotonic", "none"]
@@ -138,6 +138,8 @@ class Prediction:
 class Calibration:
     method: str | None
     split: str | None
+    # the booster's raw score (vote = s(x), Eq. 24; logistic = s'(x), Eq. 25), None if none
+    score: str | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 

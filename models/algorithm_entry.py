@@ -119,6 +119,12 @@ class AlgorithmSpec:
     build: Callable[..., Any]
     params: tuple[ParamSpec, ...] = ()
     properties: Mapping[str, bool] | None = None
+    # Whether the probabilities that DEFINE the algorithm are calibrated estimates of
+    # P(y | x): true for the algorithms the service wraps in the request's calibration map
+    # (their raw score is only an input to it; calibration "none" serves the raw score)
+    # and for JOUS (calibrated by its quantile construction); false where the algorithm
+    # is its uncalibrated probability link (P-AdaBoost's p = 1/(1+exp(-2F)), Eq. 1 of
+    # Mease et al., which they show diverges to 0/1) or has no probabilities (angle-based).
     calibrated_probabilities: bool = True
     notes: str = ""
     aliases: tuple[str, ...] = field(default=())

@@ -39,7 +39,36 @@ from models.inference import InferenceModel
 from models.progress import report
 from models.scorers import BinaryScorer
 
-__all__ = ["SPLITS", "CalibratedAdaMEC", "CalibratedBoosting"]
+__all__ = [
+    "RAW_SCORES",
+    "SPLITS",
+    "UNCALIBRATED_RULES",
+    "CalibratedAdaMEC",
+    "CalibratedBoosting",
+    "uncalibrated_rule",
+]
+
+#: The raw score of a binary booster by ``score_kind`` (Nikolaou et al. 2016, Eqs. 24-25).
+RAW_SCORES: dict[str, str] = {
+    "vote": "s(x), the weighted vote fraction (Eq. 24)",
+    "logistic": "s'(x) = 1/(1+exp(-2F(x))) (Eq. 25)",
+}
+#: Which AdaMEC a cost-free booster served with ``method="none"`` is. The paper defines
+#: AdaMEC by the vote fraction (Eq. 9, equal to Eq. 19 by Theorem 1) and reads it as a
+#: threshold on s'(x) in section 3.4 (Eq. 23); the two rules decide differently and have
+#: very different Brier curves (docs/results/nikolaou.md).
+UNCALIBRATED_RULES: dict[str, str] = {
+    "vote": "AdaMEC as defined by Eq. 9 = Eq. 19 of Nikolaou et al. (2016)",
+    "logistic": "AdaMEC as read in section 3.4 / Eq. 23 of Nikolaou et al. (2016)",
+}
+
+
+def uncalibrated_rule(score_kind: str, trained_with_costs: bool) -> str:
+    """What ``method="none"`` decides on: the raw score of ``score_kind`` as the probability."""
+    if trained_with_costs:
+        return (f"threshold on {RAW_SCORES[score_kind]} with the training skew removed "
+                "(change of skew, section 5.1 of Nikolaou et al. 2016), uncalibrated")  # fmt: skip
+    return f"threshold on {RAW_SCORES[score_kind]}, uncalibrated: {UNCALIBRATED_RULES[score_kind]}"
 
 
 def _two_columns(p1: np.ndarray) -> np.ndarray:
@@ -80,7 +109,10 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         defaults (100 stumps, vote-fraction score s(x), Eq. 24).
     method : {"platt", "isotonic", "none"}
         Calibration map fitted on the calibration data. ``"none"`` skips calibration
-        and trains the booster on all rows (the paper's uncalibrated AdaMEC).
+        and trains the booster on all rows (the paper's uncalibrated AdaMEC): the raw
+        score of the booster's ``score_kind`` is the probability, so the decision is a
+        threshold on s(x) (``"vote"``, Eq. 24: Eq. 9 = Eq. 19 of [1]_) or on s'(x)
+        (``"logistic"``, Eq. 25: section 3.4 / Eq. 23); see :func:`uncalibrated_rule`.
     split : {"holdout", "kfold"}
         ``"holdout"``: a stratified ``calibration_fraction`` of the rows fits the
         calibrator, the rest fits the booster (the paper's protocol, section 5.1).
@@ -107,7 +139,9 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
     calibrator_ : Calibrator
         The fitted calibration map from scores to P(y = classes_[1] | x).
     calibration_info_ : dict
-        What was done: method, split, rows used for boosting and calibration, folds.
+        What was done: method, split, rows used for boosting and calibration, folds,
+        ``score`` (the booster's score kind, the input of the calibration map) and, with
+        ``method="none"``, ``uncalibrated_rule`` (:func:`uncalibrated_rule`).
     class_priors_ : ndarray of shape (2,)
         Class frequencies of the training data (for deployment prior shift).
     oof_ : models.crossfit.OutOfFold or None
@@ -180,11 +214,16 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
             self.calibrator_ = make_calibrator("none").fit(
                 self.estimator_.score_samples(X), y_index
             )
+            kind = str(self.estimator_.score_kind)
             self.calibration_info_ = {
                 "method": "none",
                 "split": "none",
                 "n_boost": n,
                 "n_calibration": 0,
+                "score": kind,
+                "uncalibrated_rule": uncalibrated_rule(
+                    kind, getattr(self.estimator_, "training_cost_matrix_", None) is not None
+                ),
             }
             self.oof_ = None
             return self
@@ -207,7 +246,11 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
         self.calibrator_ = make_calibrator(self.method).fit(
             cf.scores, y_index[cf.rows], sample_weight=None if sw is None else sw[cf.rows]
         )
-        self.calibration_info_ = {"method": self.method, **cf.info}
+        self.calibration_info_ = {
+            "method": self.method,
+            **cf.info,
+            "score": str(self.estimator_.score_kind),
+        }
         self.oof_ = out_of_fold_binary(self.method, cf.scores, y_index, sw, cf.folds)
         return self
 

@@ -15,6 +15,11 @@ numpy alone. Two learner kinds exist:
     ``node_missing_left`` (uint8, 1 if NaN goes left), ``node_value`` (float64, the leaf
     output), ``tree_offsets`` (int64). Node 0 of each tree is its root; children have
     larger local indices than their parent, which rules out cycles.
+``"linear"`` (one entry per learner, shape ``(M,)``)
+    ``feature`` (int32), ``slope``, ``intercept``, ``value_missing`` (float64).
+    ``h(x) = slope * x[feature] + intercept``, ``value_missing`` if ``x[feature]`` is NaN:
+    the linear weak learner ``a phi(x) + b`` of cost-sensitive LogitBoost (Eqs. 50-53 of
+    Masnadi-Shirazi & Vasconcelos 2007).
 
 Discrete learners output -1 or +1; the vote fraction counts outputs ``> 0``.
 """
@@ -29,7 +34,7 @@ from scipy.special import expit
 
 from models.exceptions import ArtifactError, InvalidInput
 
-__all__ = ["Ensemble", "STUMP_ARRAYS", "TREE_ARRAYS"]
+__all__ = ["Ensemble", "LINEAR_ARRAYS", "STUMP_ARRAYS", "TREE_ARRAYS"]
 
 STUMP_ARRAYS: dict[str, type] = {
     "feature": np.int32,
@@ -47,8 +52,16 @@ TREE_ARRAYS: dict[str, type] = {
     "node_value": np.float64,
     "tree_offsets": np.int64,
 }
-_SCHEMAS = {"stumps": STUMP_ARRAYS, "trees": TREE_ARRAYS}
+LINEAR_ARRAYS: dict[str, type] = {
+    "feature": np.int32,
+    "slope": np.float64,
+    "intercept": np.float64,
+    "value_missing": np.float64,
+}
+_SCHEMAS = {"stumps": STUMP_ARRAYS, "trees": TREE_ARRAYS, "linear": LINEAR_ARRAYS}
 _CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
+#: Bound on a linear learner's output: a finite F (no inf - inf) for any finite input.
+_LINEAR_CAP = 1e150
 
 
 def row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -92,7 +105,7 @@ def _check_arrays(alphas: Any, arrays: Any, kind: str, n_features: Any) -> dict[
         if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
             _fail(f"array {name!r} must be finite")
     m = alphas.size
-    if kind == "stumps":
+    if kind in ("stumps", "linear"):
         for name in schema:
             if arrays[name].shape != (m,):
                 _fail(f"array {name!r} must have shape ({m},), got {arrays[name].shape}")
@@ -150,7 +163,7 @@ class Ensemble:
 
     Parameters
     ----------
-    kind : {"stumps", "trees"}
+    kind : {"stumps", "trees", "linear"}
         Learner layout (see the module docstring).
     alphas : ndarray of float64, shape (M,)
         Voting weights alpha_t > 0 (Eq. 5 for AdaBoost).
@@ -190,6 +203,8 @@ class Ensemble:
                 np.add.at(miss, v["feature"], a * (vm - vr))
                 derived[f"miss{tag}"] = miss
             derived["feature"] = v["feature"].astype(np.intp)
+        elif self.kind == "linear":
+            derived["feature"] = self.arrays["feature"].astype(np.intp)
         else:
             derived["leafF"] = self.arrays["node_value"]
             derived["leafV"] = (self.arrays["node_value"] > 0).astype(np.float64)
@@ -249,9 +264,24 @@ class Ensemble:
             node = children[node, go_left.view(np.uint8)]
         return node
 
+    def _linear_outputs(self, X: np.ndarray) -> np.ndarray:
+        """h_t(x) of every linear learner, shape (rows, M)."""
+        a = self.arrays
+        x = np.take(X, self._derived["feature"], axis=1)
+        with np.errstate(over="ignore"):  # absurd x (|x| near 1e308): clipped below
+            h = np.clip(x * a["slope"] + a["intercept"], -_LINEAR_CAP, _LINEAR_CAP)
+        return np.where(np.isnan(x), a["value_missing"], h)
+
     def _raw(self, X: np.ndarray, tag: str) -> np.ndarray:
         if self.kind == "stumps":
             return self._stump_sum(X, tag)
+        if self.kind == "linear":
+            out = np.empty(X.shape[0])
+            for i in range(0, X.shape[0], _CHUNK):
+                h = self._linear_outputs(X[i : i + _CHUNK])
+                h = h if tag == "F" else (h > 0).astype(np.float64)
+                out[i : i + _CHUNK] = row_sums(h, self.alphas)
+            return out
         out = np.empty(X.shape[0])
         leaf_values = self._derived[f"leaf{tag}"]
         for i in range(0, X.shape[0], _CHUNK):
@@ -265,6 +295,8 @@ class Ensemble:
         X = self._check_X(X)
         if self.kind == "trees":
             return self.arrays["node_value"][self._tree_nodes(X)]
+        if self.kind == "linear":
+            return self._linear_outputs(X)
         a = self.arrays
         x = np.take(X, self._derived["feature"], axis=1)
         h = np.where(x <= a["threshold"], a["value_left"], a["value_right"])

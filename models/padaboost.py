@@ -59,14 +59,16 @@ def _spec() -> object:
         "al.): p >= c iff F(x) >= 1/2 log(c_fp / c_fn)",
         build=build_p_adaboost,
         properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": True},
-        calibrated_probabilities=True,
+        # P-AdaBoost's probabilities are its link, not calibrated (Mease et al. section 2).
+        calibrated_probabilities=False,
         notes="AdaBoost served with the score s'(x) = 1/(1+exp(-2F)) regardless of the "
-        "request's score kind. It is the paper's (uncalibrated) P-AdaBoost only when the "
+        "request's score kind. calibrated_probabilities is false: P-AdaBoost's probabilities "
+        "are this link, which Mease et al. show overfit (diverge to 0/1 with M) while the 1/2 "
+        "classification does not. It is the paper's (uncalibrated) P-AdaBoost only when the "
         "request sets calibration 'none'; the service wraps the estimator in "
-        "CalibratedBoosting with the request's calibration, so platt/isotonic give its "
-        "calibrated form instead. Mease et al. show these link probabilities overfit "
-        "(diverge to 0/1 with M) while the 1/2 classification does not; use 'jous' or a "
-        "calibration for probabilities.",
+        "CalibratedBoosting with the request's calibration, so platt/isotonic serve a "
+        "calibrated map of the link instead (the same model as 'adaboost' with score "
+        "'logistic'). Use 'jous', or 'adaboost' with a calibration, for probabilities.",
     )
 
 

@@ -35,8 +35,8 @@ def _split_rule(rule: str) -> tuple[str, str | None]:
 
 def table() -> str:
     lines = [
-        "| algorithm | family | source | trains with costs | own params | decision rule; request costs | FGD-consistent | cost-consistent | asymmetry-preserving |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| algorithm | family | source | trains with costs | calibrated probabilities | own params | decision rule; request costs | FGD-consistent | cost-consistent | asymmetry-preserving |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     serving: list[str] = []
     for spec in algorithms().values():
@@ -52,7 +52,8 @@ def table() -> str:
         source = spec.source.replace("|", PIPE)
         lines.append(
             f"| `{spec.name}` ({spec.title}) | {spec.family} | {source} "
-            f"| {_yes(spec.trains_with_costs)} | {params} | {rule} "
+            f"| {_yes(spec.trains_with_costs)} | {_yes(spec.calibrated_probabilities)} "
+            f"| {params} | {rule} "
             f"| {_yes(props.get('fgd_consistent'))} | {_yes(props.get('cost_consistent'))} "
             f"| {_yes(props.get('asymmetry_preserving'))} |"
         )

@@ -72,8 +72,12 @@ class TrainingParams(_Strict):
         description="Boosting rounds M (upper bound); default 100. Not with `auto`, which "
         "chooses them.",
     )
-    weak_learner: Literal["stump", "tree", "logistic"] | None = Field(
-        None, description="Weak learner; default `stump`. Not with `auto`, which chooses it."
+    weak_learner: Literal["stump", "tree", "logistic", "histogram", "linear"] | None = Field(
+        None,
+        description="Weak learner; default `stump`. Not with `auto`, which chooses it. "
+        "`histogram` (cs_realboost) and `linear` (cs_logitboost) are the learners of "
+        "Masnadi-Shirazi & Vasconcelos (Eq. 49; Eqs. 50-53); GET /v1/algorithms lists each "
+        "algorithm's `weak_learners`.",
     )
     max_depth: int | None = Field(
         None,
@@ -287,6 +291,13 @@ class PredictionOut(BaseModel):
 class CalibrationOut(BaseModel):
     method: str | None = Field(description="platt, isotonic, none, ... (the version's record).")
     split: str | None = Field(description="holdout, kfold or none: data the calibrator saw.")
+    score: str | None = Field(
+        None,
+        description="The raw score of a binary booster that the calibration map takes or, "
+        "with method `none`, that is thresholded as the probability: `vote` = s(x) (Eq. 24; "
+        "uncalibrated this is AdaMEC as defined by Eq. 9/19 of Nikolaou et al.), "
+        "`logistic` = s'(x) = 1/(1+exp(-2F)) (Eq. 25). null for models without one.",
+    )
 
 
 class RowCostsSummary(BaseModel):
@@ -428,7 +439,14 @@ class AlgorithmOut(BaseModel):
         description="How the decision is made (Table 3 of Nikolaou "
         "et al. where it applies) and how request costs enter."
     )
-    calibrated_probabilities: bool
+    calibrated_probabilities: bool = Field(
+        description="Whether the probabilities that define the algorithm are calibrated "
+        "estimates of P(y|x): true where the service calibrates them (the request's "
+        "calibration map; `calibration: none` serves the raw score) or the algorithm "
+        "constructs them (JOUS); false for P-AdaBoost (its probabilities are the "
+        "uncalibrated link 1/(1+exp(-2F)) of Mease et al.) and the angle-based algorithms "
+        "(no probabilities)."
+    )
     properties: dict[str, bool] | None = Field(
         None,
         description="Table 4 of Nikolaou et al.: FGD-consistent, cost-consistent, "
@@ -436,7 +454,8 @@ class AlgorithmOut(BaseModel):
     )
     params: list[ParamOut]
     weak_learners: list[str] = Field(
-        description="The weak_learner values this algorithm trains with (stump, tree, logistic)."
+        description="The weak_learner values this algorithm trains with (stump, tree, "
+        "logistic; histogram or linear for cs_realboost / cs_logitboost)."
     )
     notes: str
 

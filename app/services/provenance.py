@@ -16,12 +16,16 @@ from app.services.request_costs import CostSetting
 
 
 def calibration_summary(record: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{"method", "split"}`` from a version's calibration record (None where unknown)."""
+    """``{"method", "split", "score"}`` from a version's calibration record (None where
+    unknown). ``score`` is the binary booster's raw score that the calibration map takes,
+    or that ``method: "none"`` thresholds as the probability: ``vote`` = s(x) (Eq. 24,
+    AdaMEC of Eq. 9/19 of Nikolaou et al.), ``logistic`` = s'(x) = 1/(1+exp(-2F)) (Eq. 25);
+    None for models without one (multiclass, JOUS, versions trained before it was kept)."""
     record = record or {}
     method, split = record.get("method"), record.get("split")
     if split is None and method == "none":
         split = "none"
-    return {"method": method, "split": split}
+    return {"method": method, "split": split, "score": record.get("score")}
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ class Provenance:
     model: str
     version: int
     alias: str | None
-    calibration: dict[str, Any]  # {"method", "split"}
+    calibration: dict[str, Any]  # {"method", "split", "score"}
     decision_rule: str  # threshold | skew_change | fixed
     cost_setting: str  # costs | cost_matrix | row_costs | zero_one | training
     cost_matrix: list[list[float]] | None  # the one matrix applied to every row
@@ -111,6 +115,7 @@ class Provenance:
             "alias": self.alias,
             "calibration_method": self.calibration.get("method"),
             "calibration_split": self.calibration.get("split"),
+            "calibration_score": self.calibration.get("score"),
             "decision_rule": self.decision_rule,
             "cost_setting": self.cost_setting,
             "cost_matrix": self.cost_matrix,

@@ -6,7 +6,10 @@ calibrated methods fit Platt scaling on a stratified third of the training data 
 booster gets the other two thirds), the uncalibrated ones train on all of it. M = 100
 rounds of univariate logistic regression learners (``--learners logistic``; stumps as a
 second table). Cost-sensitive methods are trained once per cost ratio ``c_fn / c_fp`` of
-the 21 of the paper; AdaMEC (plain AdaBoost) once per split. Thresholds follow the
+the 21 of the paper; AdaMEC (plain AdaBoost) once per split. Uncalibrated AdaMEC is run
+with both of the paper's rules (issue 16): ``AdaMEC-vote`` thresholds the vote fraction
+s(x) (Eq. 24; the primary definition, Eq. 9 = Eq. 19 by Theorem 1), ``AdaMEC-logistic``
+thresholds s'(x) = 1/(1+e^(-2F)) (Eq. 25; section 3.4 / Eq. 23). Thresholds follow the
 probabilistic threshold choice: an uncalibrated model trained with costs is thresholded
 at the change of skew from training to deployment (``z' ~ 0.5``: its own sign rule, via
 :meth:`models.inference.InferenceModel.decision_proba`), AdaMEC and every calibrated
@@ -67,14 +70,22 @@ DEFAULT_DATASETS: tuple[str, ...] = (
     "vehicle", "splice", "chess", "spambase", "mushroom", "satimage", "magic",
 )  # fmt: skip
 #: Section 6: the paper's calibration (Platt on a 1/3 hold-out, the service default until
-#: this experiment chose 5-fold cross-fitting) and the alternatives.
-DEFAULT_CONFIGS: tuple[tuple[str, str, str], ...] = (
-    ("platt-holdout (paper)", "platt", "holdout"),
-    ("platt-kfold5 (service default)", "platt", "kfold"),
-    ("isotonic-holdout", "isotonic", "holdout"),
-    ("isotonic-kfold5", "isotonic", "kfold"),
-    ("uncalibrated AdaMEC (Eq. 25)", "none", "holdout"),
-)
+#: this experiment chose 5-fold cross-fitting), the alternatives, and the two uncalibrated
+#: AdaMEC rules (issue 16): the service's ``calibration: "none"`` thresholds the raw score
+#: of ``score`` -- the vote fraction s(x) (Eq. 24; the paper's Eq. 9 = Eq. 19, the service's
+#: default score) or s'(x) = 1/(1+e^(-2F)) (Eq. 25). Key -> (label, method, split, score).
+DEFAULT_CONFIGS: dict[str, tuple[str, str, str, str]] = {
+    "platt-holdout": ("platt-holdout (paper)", "platt", "holdout", "vote"),
+    "platt-kfold": ("platt-kfold5 (service default)", "platt", "kfold", "vote"),
+    "isotonic-holdout": ("isotonic-holdout", "isotonic", "holdout", "vote"),
+    "isotonic-kfold": ("isotonic-kfold5", "isotonic", "kfold", "vote"),
+    "none-vote": ("uncalibrated AdaMEC, s(x) (Eq. 24)", "none", "holdout", "vote"),
+    "none-logistic": ("uncalibrated AdaMEC, s'(x) (Eq. 25)", "none", "holdout", "logistic"),
+}
+#: Uncalibrated AdaMEC, both rules of the paper (issue 16): the threshold ``z`` on the vote
+#: fraction s(x) (Eq. 24: Eq. 9, equal to Eq. 19 by Theorem 1) or on s'(x) = 1/(1+e^(-2F))
+#: (Eq. 25, the reading of section 3.4 / Eq. 23). Label -> booster ``score_kind``.
+ADAMEC_UNCALIBRATED: dict[str, str] = {"AdaMEC-vote": "vote", "AdaMEC-logistic": "logistic"}
 FIG6_METHODS = ("AdaMEC-Cal", "CGAda-Cal", "AsymAda-Cal")
 
 
@@ -92,6 +103,7 @@ class Config:
     methods: tuple[str, ...]
     fig6: bool = True
     defaults: bool = True
+    default_configs: tuple[str, ...] = tuple(DEFAULT_CONFIGS)
     max_minutes: float = math.inf
     started: float = field(default_factory=time.time)
 
@@ -157,13 +169,14 @@ def run_unit(cfg: Config, repeat: int, task_name: str) -> dict[str, list[dict[st
 
     for wl in cfg.learners:
         mk = {"n_estimators": cfg.rounds, "weak_learner": wl, "max_depth": 1, "random_state": seed}
-        vote, logit = {**mk, "score_kind": "vote"}, {**mk, "score_kind": "logistic"}
-        # AdaMEC: plain AdaBoost trained once, evaluated at every skew.
-        for cal in (False, True):
-            common = vote if cal else logit  # uncalibrated: p = 1/(1+exp(-2F)) (Eq. 25)
-            m, err = fit_or_error("adaboost", common, {}, "platt" if cal else "none", "holdout",
-                                  seed, Xtr, ytr)  # fmt: skip
-            extra = {"learner": wl, "method": "AdaMEC" + ("-Cal" if cal else ""), "calibrated": cal}
+        vote = {**mk, "score_kind": "vote"}
+        # AdaMEC: plain AdaBoost trained once per split, evaluated at every skew; uncalibrated
+        # with both rules (threshold z on s(x), Eq. 24, or on s'(x), Eq. 25), calibrated on s(x).
+        adamec = [(lab, {**mk, "score_kind": kind}, "none")
+                  for lab, kind in ADAMEC_UNCALIBRATED.items()]  # fmt: skip
+        for label, common, cal_method in [*adamec, ("AdaMEC-Cal", vote, "platt")]:
+            m, err = fit_or_error("adaboost", common, {}, cal_method, "holdout", seed, Xtr, ytr)
+            extra = {"learner": wl, "method": label, "calibrated": cal_method != "none"}
             record(raw, m, err, extra, zs, list(cfg.ratios))
         for name in cfg.methods:
             for r, z in zip(cfg.ratios, zs, strict=True):
@@ -188,9 +201,10 @@ def run_unit(cfg: Config, repeat: int, task_name: str) -> dict[str, list[dict[st
     if cfg.defaults:  # section 6: the service's configuration (AdaBoost, 100 stumps)
         mk = {"n_estimators": cfg.rounds, "weak_learner": "stump", "max_depth": 1,
               "random_state": seed}  # fmt: skip
-        for label, method, split in DEFAULT_CONFIGS:
-            common = {**mk, "score_kind": "logistic" if method == "none" else "vote"}
-            m, err = fit_or_error("adaboost", common, {}, method, split, seed, Xtr, ytr)
+        for key in cfg.default_configs:
+            label, method, split, score = DEFAULT_CONFIGS[key]
+            m, err = fit_or_error("adaboost", {**mk, "score_kind": score}, {}, method, split,
+                                  seed, Xtr, ytr)  # fmt: skip
             record(defaults, m, err, {"learner": "stump", "method": label}, zs, list(cfg.ratios))
     return {"raw": raw, "fig6": fig6, "defaults": defaults}
 
@@ -227,6 +241,8 @@ def _checkpoint_key(cfg: Config) -> str:
     """The settings a unit's results depend on (a checkpoint line is reused only if equal)."""
     keep = (cfg.source, cfg.seed, cfg.ratios, cfg.rounds, cfg.learners, cfg.methods, cfg.fig6,
             cfg.defaults)  # fmt: skip
+    if cfg.default_configs != tuple(DEFAULT_CONFIGS):  # the key of older checkpoints otherwise
+        keep = (*keep, cfg.default_configs)
     return f"{zlib.crc32(repr(keep).encode()):08x}"
 
 
@@ -320,11 +336,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = H.base_parser("nikolaou", __doc__.splitlines()[0], default_repeats=10)
     p.add_argument("--learners", nargs="+", default=["logistic", "stump"],
                    choices=["logistic", "stump"])  # fmt: skip
-    p.add_argument("--methods", nargs="+", default=list(CS_METHODS), choices=list(CS_METHODS))
+    p.add_argument("--methods", nargs="*", default=list(CS_METHODS), choices=list(CS_METHODS),
+                   help="cost-sensitive methods (none: AdaMEC only)")  # fmt: skip
     p.add_argument("--rounds", type=int, default=100, help="M, boosting rounds")
     p.add_argument("--ratios", nargs="+", type=float, default=None, help="c_fn/c_fp values")
     p.add_argument("--no-fig6", action="store_true")
     p.add_argument("--no-defaults", action="store_true")
+    p.add_argument("--default-configs", nargs="+", default=list(DEFAULT_CONFIGS),
+                   choices=list(DEFAULT_CONFIGS), help="section-6 configurations to run")  # fmt: skip
     p.add_argument("--jobs", type=int, default=1, help="worker processes")
     p.add_argument("--max-minutes", type=float, default=math.inf,
                    help="start no new split after this many minutes")  # fmt: skip
@@ -353,6 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = Config(tasks=tasks, source=source, repeats=repeats, seed=args.seed, ratios=ratios,
                  rounds=rounds, learners=tuple(args.learners), methods=tuple(args.methods),
                  fig6=not args.no_fig6, defaults=not args.no_defaults,
+                 default_configs=tuple(args.default_configs),
                  max_minutes=args.max_minutes, started=started)  # fmt: skip
     try:
         out = Path(args.out)
@@ -367,7 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = H.run_info(argv, started, module="bench.papers.nikolaou")
     info["settings"] = {"tasks": list(tasks), "source": source, "repeats": repeats,
                         "ratios": list(ratios), "rounds": rounds, "learners": list(cfg.learners),
-                        "methods": list(cfg.methods), "skipped_units": [list(u) for u in skipped],
+                        "methods": list(cfg.methods),
+                        "default_configs": list(cfg.default_configs), "skipped_units": [list(u) for u in skipped],
                         "jobs": args.jobs, "order": args.order}  # fmt: skip
     write_raw(out, merged, info)
     try:

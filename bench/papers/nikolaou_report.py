@@ -29,7 +29,10 @@ import pandas as pd
 from bench.papers import common as H
 
 TRIO = ("AdaMEC-Cal", "CGAda-Cal", "AsymAda-Cal")
-FIG7 = ("AdaMEC", "AdaMEC-Cal", "CSB2", "AdaC1")
+#: The two uncalibrated AdaMEC rules (Eq. 24 on s(x), Eq. 25 on s'(x)): thresholded at the
+#: deployment skew like the calibrated models, not by a training-skew sign rule.
+ADAMEC_UNCAL = ("AdaMEC-vote", "AdaMEC-logistic")
+FIG7 = (*ADAMEC_UNCAL, "AdaMEC-Cal", "CSB2", "AdaC1")
 #: Fig. 7 panels: these tasks when present (large and high-dimensional first, as the
 #: paper's discussion of its Fig. 7), then the others alphabetically, six in all.
 FIG7_TASKS = ("spambase", "chess", "splice:0-vs-rest", "magic", "pima", "sonar")
@@ -65,7 +68,8 @@ def _impute(df: pd.DataFrame) -> pd.DataFrame:
 
 def _uncal_cs(df: pd.DataFrame) -> set[str]:
     """Uncalibrated methods trained with costs (thresholded by their own sign rule)."""
-    return {m for m in df["method"].unique() if not str(m).endswith("-Cal") and m != "AdaMEC"}
+    return {m for m in df["method"].unique()
+            if not str(m).endswith("-Cal") and m not in ADAMEC_UNCAL}  # fmt: skip
 
 
 def _area(g: pd.DataFrame) -> float:
@@ -245,7 +249,7 @@ def band_table(raw: pd.DataFrame, learner: str) -> tuple[dict[str, Any], str]:
         for m in FIG7:
             if m in meanq:
                 rows.append([name, m, f"{meanq[m]:.4f}", f"{ranks[m]:.2f} of {len(methods)}"])
-    sat = df[df["method"].isin(["CSB2", "AdaMEC", "AdaMEC-Cal", "AdaC1"])].copy()
+    sat = df[df["method"].isin(["CSB2", *ADAMEC_UNCAL, "AdaMEC-Cal", "AdaC1"])].copy()
     sat["saturated"] = sat["pred_pos"].isin([0.0, 1.0])
     sat["band"] = np.where((sat["z"] > 0.3) & (sat["z"] < 0.7), "0.3 < z < 0.7", "other")
     s = sat.groupby(["method", "band"])["saturated"].mean().unstack("band")
@@ -255,6 +259,69 @@ def band_table(raw: pd.DataFrame, learner: str) -> tuple[dict[str, Any], str]:
     md += H.md_table(
         ["method", *s.columns],
         [[m, *(f"{v:.3f}" for v in r)] for m, r in s.iterrows()],
+    )
+    return out, md
+
+
+def adamec_rules(ar: pd.DataFrame, raw: pd.DataFrame, learner: str) -> tuple[dict[str, Any], str]:
+    """Calibrated AdaMEC against each uncalibrated rule (Eq. 24 on s(x), Eq. 25 on s'(x)):
+    mean area, wins / losses per task, Wilcoxon signed-rank p per task and per data set
+    (one-vs-rest tasks averaged), and mean Q in the skew bands."""
+    from scipy.stats import wilcoxon
+
+    a = ar[ar["learner"] == learner]
+    per_task = a.groupby(["task", "method"])["area"].mean().unstack("method")
+    per_ds = by_dataset(a).groupby(["task", "method"])["area"].mean().unstack("method")
+    df = _impute(raw[raw["learner"] == learner])
+    bands = {
+        "z <= 0.1 or z >= 0.9": (df["z"] <= 0.1) | (df["z"] >= 0.9),
+        "0.3 < z < 0.7": (df["z"] > 0.3) & (df["z"] < 0.7),
+    }
+    out: dict[str, Any] = {}
+    rows = []
+    cal = "AdaMEC-Cal"
+    for rule in ADAMEC_UNCAL:
+        if rule not in per_task or cal not in per_task:
+            continue
+        d_task = per_task[cal] - per_task[rule]
+        d_ds = per_ds[cal] - per_ds[rule]
+        p_task = float(wilcoxon(d_task).pvalue) if (d_task != 0).any() else 1.0
+        p_ds = float(wilcoxon(d_ds).pvalue) if (d_ds != 0).any() else 1.0
+        q = {b: (df.loc[m & (df["method"] == cal), "Qi"].mean(),
+                 df.loc[m & (df["method"] == rule), "Qi"].mean()) for b, m in bands.items()}  # fmt: skip
+        res = {
+            "mean_area": {cal: float(per_task[cal].mean()), rule: float(per_task[rule].mean())},
+            "tasks_calibrated_better": int((d_task < 0).sum()),
+            "tasks_calibrated_worse": int((d_task > 0).sum()),
+            "datasets_calibrated_better": int((d_ds < 0).sum()),
+            "datasets_calibrated_worse": int((d_ds > 0).sum()),
+            "wilcoxon_p_per_task": p_task,
+            "wilcoxon_p_per_dataset": p_ds,
+            "mean_Q_by_band": {b: {cal: float(v[0]), rule: float(v[1])} for b, v in q.items()},
+        }
+        out[rule] = res
+        rows.append(
+            [
+                rule,
+                f"{per_task[cal].mean():.4f} vs {per_task[rule].mean():.4f}",
+                f"{res['tasks_calibrated_better']} / {res['tasks_calibrated_worse']} of {len(d_task)}",
+                f"{p_task:.2g}",
+                f"{res['datasets_calibrated_better']} / {res['datasets_calibrated_worse']} of {len(d_ds)}",
+                f"{p_ds:.2g}",
+                *(f"{v[0]:.4f} vs {v[1]:.4f}" for v in q.values()),
+            ]
+        )
+    md = H.md_table(
+        [
+            "uncalibrated rule",
+            "mean area, AdaMEC-Cal vs rule",
+            "tasks: Cal better / worse",
+            "Wilcoxon p (tasks)",
+            "data sets: Cal better / worse",
+            "Wilcoxon p (data sets)",
+            *(f"mean Q {b}, Cal vs rule" for b in bands),
+        ],
+        rows,
     )
     return out, md
 
@@ -377,7 +444,7 @@ def write_report(out: Path) -> dict[str, Any]:
     """Read the raw CSVs in ``out``; write ``areas.csv``, ``summary.json``, ``report.md``, PNGs."""
     out = Path(out)
     info = json.loads((out / "run.json").read_text())
-    raw = pd.read_csv(out / "raw.csv")
+    raw = pd.read_csv(out / "raw.csv", dtype={"error": "str"})
     # Only tasks with every split of the run enter the tables (a time cut may leave one short).
     splits = raw.groupby("task")["repeat"].nunique()
     partial = splits[splits < splits.max()]
@@ -389,9 +456,11 @@ def write_report(out: Path) -> dict[str, Any]:
     summary: dict[str, Any] = {"run": info, "learners": {}}
     body = [f"Excluded (fewer splits than the others): {partial.to_dict() or 'none'}\n"]
     for run in info.get("merged_runs", []):
+        methods = run.get("methods_taken")
         body.append(f"Merged run: `{run.get('command', '')}` ({run.get('date', '')}, "
                     f"{run.get('duration_s', 0) / 60:.1f} min): tasks "
-                    f"{', '.join(run.get('tasks_taken', []))}\n")  # fmt: skip
+                    f"{', '.join(run.get('tasks_taken', []))}"
+                    + (f"; methods {', '.join(methods)}" if methods else "") + "\n")  # fmt: skip
     ranks: dict[str, pd.DataFrame] = {}
     ar_ds = by_dataset(ar)
     for lr in learners:
@@ -409,8 +478,8 @@ def write_report(out: Path) -> dict[str, Any]:
                  f"Per data set ({n_ds} entries: the one-vs-rest tasks of a data set averaged into "
                  "one entry, the unit the Friedman/Nemenyi tests assume independent):\n", md_ds, "",
                  tmd_ds, ""]  # fmt: skip
-        main = ["AdaMEC-Cal", "CGAda-Cal", "AsymAda-Cal", "AdaMEC", "CGAda", "AsymAda", "CSB2",
-                "AdaC1"]  # fmt: skip
+        main = ["AdaMEC-Cal", "CGAda-Cal", "AsymAda-Cal", *ADAMEC_UNCAL, "CGAda", "AsymAda",
+                "CSB2", "AdaC1"]  # fmt: skip
         main = [m for m in main if m in set(a["method"])]
         body += ["### Area under the Brier curve per task (mean ± 95% CI over splits)\n",
                  area_ci_table(ar, lr, main), ""]  # fmt: skip
@@ -419,10 +488,17 @@ def write_report(out: Path) -> dict[str, Any]:
             body += ["### Ranks on small and on large tasks\n", smd, ""]
         bands, bmd = band_table(raw, lr)
         body += ["### Skew bands (CSB2 saturation, AdaC1 at high skew)\n", bmd, ""]
+        rules, rmd = adamec_rules(ar, raw, lr)
+        if rules:
+            body += ["### Calibrated AdaMEC against the two uncalibrated rules (Eq. 24, Eq. 25)\n",
+                     "AdaMEC-vote thresholds the vote fraction s(x) (Eq. 24: the paper's Eq. 9 = "
+                     "Eq. 19); AdaMEC-logistic thresholds s'(x) = 1/(1+e^(-2F)) (Eq. 25). "
+                     "Wilcoxon signed-rank test on the mean areas, two-sided.\n", rmd, ""]  # fmt: skip
         entry: dict[str, Any] = {"ranking": summ.reset_index(names="method").to_dict("records"),
                                  "ranking_by_dataset": summ_ds.reset_index(names="method").to_dict("records"),
                                  "rank_test": test, "rank_test_by_dataset": test_ds,
-                                 "bands": bands, "by_size": by_size}  # fmt: skip
+                                 "bands": bands, "by_size": by_size,
+                                 "adamec_rules": rules}  # fmt: skip
         f6path = out / "fig6.csv"
         if f6path.is_file() and f6path.stat().st_size > 200:
             f6 = pd.read_csv(f6path)
@@ -453,28 +529,43 @@ def write_report(out: Path) -> dict[str, Any]:
     return summary
 
 
-def merge_runs(out: Path, other: Path) -> list[str]:
+def merge_runs(out: Path, other: Path, by_method: bool = False) -> list[str]:
     """Fold the raw CSVs of another run (folder ``other``) into ``out``.
 
     Tasks present in ``other`` replace the same tasks in ``out`` (a later, complete run of
-    a task supersedes an earlier time-cut one); the other tasks of ``out`` are kept.
+    a task supersedes an earlier time-cut one); the other tasks of ``out`` are kept. With
+    ``by_method``, only the (task, method) pairs present in ``other`` are replaced: a run
+    of a few methods (e.g. ``--methods`` with no cost-sensitive method) updates those
+    methods and keeps every other method's rows.
     ``run.json`` of ``out`` records the merged run under ``merged_runs``. Returns the
     tasks taken from ``other``.
     """
     out, other = Path(out), Path(other)
     new_tasks = sorted(set(pd.read_csv(other / "raw.csv")["task"]))
+    taken: set[str] = set()
     for key in ("raw", "fig6", "defaults"):
-        frames = []
-        for folder, keep_new in ((out, False), (other, True)):
-            path = folder / f"{key}.csv"
-            if path.is_file() and path.stat().st_size > 0:
-                df = pd.read_csv(path)
-                frames.append(df if keep_new else df[~df["task"].isin(new_tasks)])
+        path, opath = out / f"{key}.csv", other / f"{key}.csv"
+        old = pd.read_csv(path) if path.is_file() and path.stat().st_size > 0 else None
+        new = pd.read_csv(opath) if opath.is_file() and opath.stat().st_size > 0 else None
+        if new is not None and by_method:
+            taken |= set(new["method"])
+        if old is not None and new is not None:
+            if by_method:
+                pairs = pd.MultiIndex.from_frame(new[["task", "method"]].drop_duplicates())
+                keep = ~pd.MultiIndex.from_frame(old[["task", "method"]]).isin(pairs)
+            else:
+                keep = ~old["task"].isin(new_tasks)
+            frames = [old[keep], new]
+        else:
+            frames = [f for f in (old, new) if f is not None]
         if frames:
             pd.concat(frames, ignore_index=True).to_csv(out / f"{key}.csv", index=False)
     info = json.loads((out / "run.json").read_text())
     merged = [r for r in info.get("merged_runs", []) if r.get("command")]
-    merged.append({**json.loads((other / "run.json").read_text()), "tasks_taken": new_tasks})
+    entry = {**json.loads((other / "run.json").read_text()), "tasks_taken": new_tasks}
+    if by_method:
+        entry["methods_taken"] = sorted(taken)
+    merged.append(entry)
     info["merged_runs"] = merged
     H.write_json(out / "run.json", info)
     return new_tasks
@@ -486,9 +577,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=H.RESULTS_DIR / "nikolaou")
     p.add_argument("--merge", type=Path, nargs="*", default=[],
                    help="folders of other runs whose tasks replace/extend those in --out")  # fmt: skip
+    p.add_argument("--by-method", action="store_true",
+                   help="with --merge: replace only the (task, method) pairs of the other run")  # fmt: skip
     args = p.parse_args(argv)
     for other in args.merge:
-        print(f"merged {other}: {', '.join(merge_runs(args.out, other))}")
+        print(f"merged {other}: {', '.join(merge_runs(args.out, other, args.by_method))}")
     write_report(args.out)
     return 0
 

@@ -24,6 +24,7 @@ import numpy as np
 from models._base import BaseBoosting
 from models.csboost._common import CostSensitiveMixin
 from models.csboost._histogram import BinnedHistogram, SplitSums, first_minimum
+from models.ensemble import Ensemble
 from models.exceptions import InvalidInput, TrainingError
 from models.progress import report
 from models.weak.base import Stump, stumps_ensemble
@@ -31,12 +32,12 @@ from models.weak.base import Stump, stumps_ensemble
 __all__ = ["RealValuedBoosting", "cell_sums", "check_stumps", "pick_stump"]
 
 
-def check_stumps(name: str, common: dict[str, Any]) -> None:
-    """Catalog builds: real-valued learners exist only as stumps."""
-    if common.get("weak_learner", "stump") != "stump":
-        raise InvalidInput(
-            f"weak_learner: {name} fits real-valued stumps only, got {common.get('weak_learner')!r}"
-        )
+def check_stumps(name: str, common: dict[str, Any], allowed: tuple[str, ...] = ("stump",)) -> str:
+    """Catalog builds: the real-valued learners ``name`` fits (``allowed``); returns it."""
+    wl = common.get("weak_learner", "stump")
+    if wl not in allowed:
+        raise InvalidInput(f"weak_learner: {name} fits {' or '.join(allowed)} learners, got {wl!r}")
+    return str(wl)
 
 
 def cell_sums(s: SplitSums, has_nan: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,15 +90,17 @@ class RealValuedBoosting(CostSensitiveMixin, BaseBoosting):
     weak_learner: str
     # stop ("no_positive_alpha") when the chosen learner does not lower the loss
     _require_decrease: ClassVar[bool] = True
+    # the weak_learner values of the subclass ("stump": three-cell real-valued stumps)
+    _weak_learners: ClassVar[tuple[str, ...]] = ("stump",)
 
     def _check_params(self) -> None:
         n = self.n_estimators
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise InvalidInput(f"n_estimators must be an integer >= 1, got {n!r}")
-        if self.weak_learner != "stump":
+        if self.weak_learner not in self._weak_learners:
             raise InvalidInput(
-                f"{type(self).__name__} fits real-valued stumps: weak_learner must be "
-                f"'stump', got {self.weak_learner!r}"
+                f"{type(self).__name__}: weak_learner must be one of "
+                f"{list(self._weak_learners)}, got {self.weak_learner!r}"
             )
         if self.score_kind != "logistic":
             raise InvalidInput(
@@ -111,8 +114,15 @@ class RealValuedBoosting(CostSensitiveMixin, BaseBoosting):
 
     def _round(
         self, hist: BinnedHistogram, y: np.ndarray, sw: np.ndarray, F: np.ndarray
-    ) -> tuple[Stump, np.ndarray] | None:  # pragma: no cover - abstract
+    ) -> tuple[Any, np.ndarray] | None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _prepare(self, X: np.ndarray, hist: BinnedHistogram) -> None:
+        """Per-fit state that needs the training matrix (e.g. the linear learner's)."""
+
+    def _export(self, learners: list[Any], n_features: int) -> Ensemble:
+        """The fitted learners as an :class:`Ensemble` with unit alphas (stumps here)."""
+        return stumps_ensemble(learners, np.ones(len(learners)), n_features)
 
     def _loss(self, y: np.ndarray, sw: np.ndarray, F: np.ndarray) -> float:  # pragma: no cover
         raise NotImplementedError
@@ -144,8 +154,9 @@ class RealValuedBoosting(CostSensitiveMixin, BaseBoosting):
         X, y, sw = self._validate_fit(X, y, sample_weight)
         self._start(y, sw)
         hist = BinnedHistogram(X, y, self.max_bins, sw)
+        self._prepare(X, hist)
         F = np.zeros(y.shape[0])
-        learners: list[Stump] = []
+        learners: list[Any] = []
         losses: list[float] = []
         loss = self._loss(y, sw, F)
         reason = "max_rounds"
@@ -176,7 +187,7 @@ class RealValuedBoosting(CostSensitiveMixin, BaseBoosting):
             losses.append(new_loss)
             F, loss = F_new, new_loss
         m = len(learners)
-        self.ensemble_ = stumps_ensemble(learners, np.ones(m), hist.n_features)
+        self.ensemble_ = self._export(learners, hist.n_features)
         self.estimator_alphas_ = np.ones(m)
         self.train_loss_ = np.asarray(losses, dtype=np.float64)
         self.n_estimators_ = m

@@ -46,11 +46,24 @@ would change the cost-sensitive step itself.
 
 With C1 = C2 (c_fp == c_fn) gamma = 1, eta = 0, p_c = p and both weightings coincide:
 this is LogitBoost (Friedman et al. 2000, Algorithm 3, with F <- F + f/2).
+
+``weak_learner="linear"`` is the paper's learner: G_phi(x) = a_phi phi(x) + b_phi on one
+feature, the weighted least-squares fit of z (Eqs. 50-51, closed form) with the same
+weights, the feature of smallest weighted residual (Eq. 56), G_m = G_phi / (2 gamma)
+(Eq. 52). The paper has no missing values: rows where phi is NaN are left out of the
+regression and get their own constant, their cell's Newton step (as the stumps' NaN
+cell; 0 if the feature had no NaN in training). Each feature is centred and scaled once
+per fit (unweighted mean and standard deviation) for a well-conditioned regression; a and
+b are mapped back to the raw feature. The cap ``z_max`` applies to the fitted function on
+the training rows: if max |G_phi| there exceeds it, a and b (and the NaN constant) are
+scaled down together, which keeps G_phi in the family a phi + b. Exported as the
+``"linear"`` learners of :class:`~models.ensemble.Ensemble`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import expit
@@ -59,6 +72,7 @@ from models.algorithm_entry import ParamSpec
 from models.csboost._common import cost_params, make_spec
 from models.csboost._histogram import BinnedHistogram
 from models.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump
+from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
 from models.weak.base import Stump
 
@@ -89,8 +103,9 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
         Newton weights p_c (1 - p_c) (Appendix D) or p (1 - p) as printed in Eq. 55.
     z_max : float, default=4.0
         Cap on the fitted cell value |G_phi| (> 0).
-    weak_learner : {"stump"}, default="stump"
-        Only regression stumps.
+    weak_learner : {"stump", "linear"}, default="stump"
+        ``"stump"``: regression stumps; ``"linear"``: the paper's a phi(x) + b on one
+        feature (Eqs. 50-53; see the module docstring).
     score_kind : {"logistic"}, default="logistic"
         s'(x) = 1/(1+exp(-2F)).
     random_state : None
@@ -118,6 +133,7 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
 
     # Newton steps are not line searches: a round is kept even if (34) rises slightly
     _require_decrease = False
+    _weak_learners: ClassVar[tuple[str, ...]] = ("stump", "linear")
 
     def __init__(
         self,
@@ -164,9 +180,64 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
         nll = np.logaddexp(0.0, -a) * self._y01 + np.logaddexp(0.0, a) * (1.0 - self._y01)
         return float((sw * nll).sum() / sw.sum())
 
+    def _prepare(self, X: np.ndarray, hist: BinnedHistogram) -> None:
+        if self.weak_learner != "linear":
+            return
+        miss = np.isnan(X)
+        with warnings.catch_warnings():  # an all-NaN column: mean/std NaN, handled below
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mu = np.nanmean(X, axis=0)
+            sd = np.nanstd(X, axis=0)
+        mu = np.where(np.isfinite(mu), mu, 0.0)
+        sd = np.where(np.isfinite(sd) & (sd > 0), sd, 1.0)
+        self._mu, self._sd = mu, sd
+        self._Z = np.where(miss, 0.0, (X - mu) / sd)  # standardised phi, 0 where NaN
+        self._present = (~miss).astype(np.float64)
+        self._has_nan = miss.any(axis=0)
+
+    def _linear_round(
+        self, grad: np.ndarray, hess: np.ndarray, lam: float
+    ) -> tuple[tuple[int, float, float, float], np.ndarray] | None:
+        """Eqs. 50-51 per feature (centred), Eq. 56 selection, Eq. 52 step."""
+        Z, P = self._Z, self._present
+        s1, sz, szz = P.T @ hess, Z.T @ hess, (Z * Z).T @ hess  # <1>, <phi>, <phi^2>
+        g1, gz = P.T @ grad, Z.T @ grad  # <z>, <phi z> (w z summed)
+        det = s1 * szz - sz**2
+        ok = det > 1e-9 * np.maximum(s1 * szz, lam)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.where(ok, (s1 * gz - sz * g1) / det, 0.0)  # Eq. 50
+            b = np.where(ok, (szz * g1 - sz * gz) / det, g1 / (s1 + lam))  # Eq. 51
+        gm, hm = grad.sum() - g1, hess.sum() - s1  # the NaN rows: their own constant
+        c = np.where(self._has_nan, gm / (hm + lam), 0.0)
+        # residual (56) = sum w z^2 - (a <phi z> + b <z>) - gm^2 / hm: maximise the rest
+        gain = a * gz + b * g1 + c * gm
+        gain = np.where(np.isfinite(gain), gain, -np.inf)
+        if not np.isfinite(gain).any():
+            return None
+        j = int(np.argmax(gain >= gain.max() - 1e-12 * abs(gain.max())))
+        out = np.where(P[:, j] > 0, a[j] * Z[:, j] + b[j], c[j])
+        peak = float(np.abs(out).max())
+        shrink = min(1.0, float(self.z_max) / peak) if peak > 0 else 1.0
+        step = shrink / (2.0 * self._gamma)  # Eq. 52
+        slope = float(a[j] * step / self._sd[j])
+        intercept = float((b[j] - a[j] * self._mu[j] / self._sd[j]) * step)
+        return (j, slope, intercept, float(c[j] * step)), out * step
+
+    def _export(self, learners: list[Any], n_features: int) -> Ensemble:
+        if self.weak_learner != "linear":
+            return super()._export(learners, n_features)
+        cols = list(zip(*learners, strict=True)) if learners else [(), (), (), ()]
+        arrays: dict[str, np.ndarray] = {
+            "feature": np.asarray(cols[0], dtype=np.int32),
+            "slope": np.asarray(cols[1], dtype=np.float64),
+            "intercept": np.asarray(cols[2], dtype=np.float64),
+            "value_missing": np.asarray(cols[3], dtype=np.float64),
+        }
+        return Ensemble("linear", np.ones(len(learners)), arrays, int(n_features))
+
     def _round(
         self, hist: BinnedHistogram, y: np.ndarray, sw: np.ndarray, F: np.ndarray
-    ) -> tuple[Stump, np.ndarray] | None:
+    ) -> tuple[Any, np.ndarray] | None:
         pc = self.link(F)
         grad = sw * (self._y01 - pc)  # sum of w z over a cell when w = p_c (1 - p_c)
         if self.weights == "link":
@@ -175,6 +246,11 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
             hess = sw * expit(2.0 * F) * expit(-2.0 * F)
             grad = grad * np.exp(2.0 * (_log_cosh(self._gamma * F + self._eta) - _log_cosh(F)))
         lam = 1e-12 * float(hess.sum())
+        if self.weak_learner == "linear":
+            found = self._linear_round(grad, hess, lam)
+            if found is None or not np.any(np.abs(found[1]) > 1e-12):
+                return None  # zero gradient everywhere: nothing left to fit
+            return found
         nan = hist.binned.has_missing
         gl, gr, gm = (c.sum(axis=-1) for c in cell_sums(hist.split_sums(grad), nan))
         hl, hr, hm = (c.sum(axis=-1) for c in cell_sums(hist.split_sums(hess), nan))
@@ -195,15 +271,16 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
 
 
 def _build(common: dict[str, Any], params: dict[str, Any]) -> CostSensitiveLogitBoost:
-    check_stumps("cs_logitboost", common)
-    return CostSensitiveLogitBoost(n_estimators=common["n_estimators"], **params)
+    wl = check_stumps("cs_logitboost", common, CostSensitiveLogitBoost._weak_learners)
+    return CostSensitiveLogitBoost(n_estimators=common["n_estimators"], weak_learner=wl, **params)
 
 
 SPEC = make_spec(
     name="cs_logitboost",
     title="Cost-sensitive LogitBoost",
     equations="Masnadi-Shirazi & Vasconcelos 2007: loss Eq. 34 with link Eq. 35, minimiser "
-    "Eq. 36, Newton step Eqs. 52-56 (Algorithm 3, Appendix D) with regression stumps; weights "
+    "Eq. 36, Newton step Eqs. 52-56 (Algorithm 3, Appendix D) with the paper's linear "
+    "learner a*phi(x)+b (Eqs. 50-51, weak_learner 'linear') or regression stumps; weights "
     "p_c(1-p_c) from Appendix D (or Eq. 55 as printed); reduces to LogitBoost for equal costs",
     build=_build,
     params=cost_params(
@@ -226,9 +303,12 @@ SPEC = make_spec(
         init=False,
     ),
     properties=None,
-    weak_learners=("stump",),  # real-valued leaves: not the discrete tree kernel
-    notes="Regression stumps (three cells: left, right, NaN) over the core's histogram bins "
-    "instead of the paper's linear a*phi(x)+b; exported as stumps with unit alphas. The raw "
+    weak_learners=("stump", "linear"),  # real-valued learners: not the discrete tree kernel
+    notes="weak_learner 'linear' is the paper's learner a*phi(x)+b on one feature (Eqs. "
+    "50-53; rows with phi missing get their own constant; the step is scaled so that its "
+    "largest value on the training rows is at most z_max), exported as linear learners. "
+    "'stump' (default): regression stumps (three cells: left, right, NaN) over the core's "
+    "histogram bins, exported as stumps. Unit alphas. The raw "
     "score is always s'(x) = 1/(1+exp(-2F)) (the 'score' setting does not apply); served "
     "uncalibrated its skew-removed form is the paper's link p_c (Eq. 35). Costs are "
     "normalised to C1 + C2 = 2 (gamma = 1). Not in Nikolaou et al.'s Table 4.",

@@ -76,6 +76,10 @@ class VoteEnsemble:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
             raise ArtifactError(f"n_classes must be an integer >= 2, got {k!r}")
         object.__setattr__(self, "n_classes", int(k))
+        if self.ensemble.kind not in ("stumps", "trees"):  # linear learners vote for no class
+            raise ArtifactError(
+                f"ensemble kind must be stumps or trees, got {self.ensemble.kind!r}"
+            )
         for values in _class_values(self.ensemble):
             if np.any((values != np.round(values)) | (values < 0) | (values >= k)):
                 raise ArtifactError(f"learner outputs must be class indices in [0, {k})")

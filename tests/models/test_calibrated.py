@@ -7,7 +7,8 @@ import pytest
 from sklearn.datasets import make_classification
 
 from models.adaboost import AdaBoost
-from models.calibrated import CalibratedAdaMEC
+from models.algorithms import get_algorithm
+from models.calibrated import CalibratedAdaMEC, uncalibrated_rule
 from models.decisions import CostMatrix, decide
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.metrics import brier_score
@@ -98,3 +99,25 @@ def test_errors_are_clear(data: tuple) -> None:
         CalibratedAdaMEC(calibration_fraction=1.5).fit(X, y)
     with pytest.raises(NotFitted):
         CalibratedAdaMEC().predict_proba(X)
+
+
+def test_calibration_info_names_the_score_and_the_uncalibrated_rule() -> None:
+    """``method="none"`` thresholds the raw score: s(x) (Eq. 24, AdaMEC of Eq. 9/19) or
+    s'(x) (Eq. 25); the two rules are recorded apart (issue 16), and decide differently."""
+    X, y = make_classification(400, 6, random_state=3)
+    got = {}
+    for kind, eq in (("vote", "Eq. 24"), ("logistic", "Eq. 25")):
+        m = CalibratedAdaMEC(AdaBoost(n_estimators=20, score_kind=kind), method="none").fit(X, y)
+        info = m.calibration_info_
+        assert info["score"] == kind and eq in info["uncalibrated_rule"]
+        assert info["uncalibrated_rule"] == uncalibrated_rule(kind, trained_with_costs=False)
+        got[kind] = m.predict_proba(X)[:, 1]
+    F = m.estimator_.decision_function(X)
+    np.testing.assert_allclose(got["logistic"], 1 / (1 + np.exp(-2 * F)))
+    assert np.mean((got["vote"] >= 0.2) != (got["logistic"] >= 0.2)) > 0
+    cal = CalibratedAdaMEC(AdaBoost(n_estimators=10), split="kfold", n_folds=3).fit(X, y)
+    assert cal.calibration_info_["score"] == "vote"
+    assert "uncalibrated_rule" not in cal.calibration_info_
+    cgada = get_algorithm("cgada").build({"n_estimators": 10}, {"c_fp": 1.0, "c_fn": 3.0})
+    cs = CalibratedAdaMEC(cgada, method="none").fit(X, y)
+    assert "training skew removed" in cs.calibration_info_["uncalibrated_rule"]

@@ -38,6 +38,8 @@ def test_catalog_entry_builds_adaboost_with_the_logistic_link() -> None:
     d = spec.describe()
     assert d["trains_with_costs"] is False and "Eq. 1" in d["equations"]
     assert "calibration 'none'" in d["notes"]
+    # the link probabilities of Eq. 1 are not calibrated (Mease et al. 2007, section 2)
+    assert d["calibrated_probabilities"] is False and spec.calibrated_probabilities is False
 
 
 @pytest.mark.parametrize("weak_learner", ["stump", "tree", "logistic"])

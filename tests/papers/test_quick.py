@@ -41,7 +41,7 @@ def test_quick_run_writes_well_formed_outputs(quick_run: Path) -> None:
     assert {r["repeat"] for r in raw} == {"0", "1"}
     assert {r["learner"] for r in raw} == {"logistic", "stump"}
     methods = {r["method"] for r in raw}
-    for m in ("AdaMEC", "AdaMEC-Cal", *nikolaou.CS_METHODS.values()):
+    for m in (*nikolaou.ADAMEC_UNCALIBRATED, "AdaMEC-Cal", *nikolaou.CS_METHODS.values()):
         assert m in methods and m + ("" if m.startswith("AdaMEC") else "-Cal") in methods
     for r in raw:
         if r["error"]:
@@ -56,7 +56,12 @@ def test_quick_run_writes_well_formed_outputs(quick_run: Path) -> None:
         assert key in run
     summary = json.loads((quick_run / "summary.json").read_text())
     assert len(summary["learners"]["logistic"]["fig6"]) == 3  # every other of 5 ratios
-    assert {d["config"] for d in summary["defaults"]} == {c[0] for c in nikolaou.DEFAULT_CONFIGS}
+    labels = {c[0] for c in nikolaou.DEFAULT_CONFIGS.values()}
+    assert {d["config"] for d in summary["defaults"]} == labels
+    # both uncalibrated AdaMEC rules (issue 16), compared with calibrated AdaMEC
+    rules = summary["learners"]["logistic"]["adamec_rules"]
+    assert set(rules) == set(nikolaou.ADAMEC_UNCALIBRATED)
+    assert all(0 <= r["wilcoxon_p_per_task"] <= 1 for r in rules.values())
     if importlib.util.find_spec("matplotlib") is not None:
         assert (quick_run / "fig7_logistic.png").stat().st_size > 1000
 
@@ -106,6 +111,32 @@ def test_report_merges_a_second_run(quick_run: Path, tmp_path: Path) -> None:
     assert "Merged run:" in report and "wine:0-vs-rest" in report
     # wine now has fewer splits than breast_cancer: excluded from the tables, and said so
     assert "'wine:0-vs-rest': 1" in report
+
+
+def test_report_merges_a_run_by_method(quick_run: Path, tmp_path: Path) -> None:
+    """--by-method: only the (task, method) pairs of the other run are replaced."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        for name in ("raw.csv", "fig6.csv", "defaults.csv", "run.json"):
+            (folder / name).write_bytes((quick_run / name).read_bytes())
+    raw = _rows(second / "raw.csv")
+    new = [{**r, "Q": "0.25"} for r in raw if r["method"] == "AdaMEC-vote"]
+    with (second / "raw.csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(raw[0]))
+        writer.writeheader()
+        writer.writerows(new)
+    args = ["--out", str(first), "--merge", str(second), "--by-method"]
+    assert nikolaou_report.main(args) == 0
+    merged = _rows(first / "raw.csv")
+    assert len(merged) == len(raw)  # every other method's rows kept, none duplicated
+    assert {r["Q"] for r in merged if r["method"] == "AdaMEC-vote"} == {"0.25"}
+    old = [r for r in raw if r["method"] != "AdaMEC-vote"]
+    assert sorted(map(str, old)) == sorted(
+        map(str, (r for r in merged if r["method"] != "AdaMEC-vote"))
+    )
+    run = json.loads((first / "run.json").read_text())
+    assert "AdaMEC-vote" in run["merged_runs"][0]["methods_taken"]
 
 
 def test_harness_helpers() -> None:

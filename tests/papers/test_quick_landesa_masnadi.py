@@ -76,6 +76,14 @@ def test_masnadi_quick(tmp_path: Path) -> None:
     assert _csv(out / "masnadi_uci.csv") and _csv(out / "masnadi_synthetic.csv")
     md = (out / "masnadi.md").read_text()
     assert "Bayes x*" in md and "min eps" in md and "Positive class" in md
+    # the paper's own learners run beside the stumps, and the asymmetry test is reported
+    assert {"cs_realboost_hist", "cs_logitboost_linear"} <= set(masnadi.CS_METHODS)
+    trace = doc["asymmetry"]["breast_cancer"]
+    assert {r["method"] for r in trace} == set(masnadi.CS_METHODS)
+    assert all(
+        0.0 <= r["pos_share_c10"] <= 1.0 and 0.0 <= r["train_error_c1"] <= 1.0 for r in trace
+    )
+    assert "(c) Does the cost asymmetry survive" in md
 
 
 def test_landesa_rounds_sweep_quick(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from app.services.training.spec import (
 from models.algorithms import trained_booster
 from models.inference import InferenceModel
 from models.progress import report
+from models.scorers import BinaryScorer
 
 _REQUEST_COSTS = {
     "threshold": "the request's costs (one setting, a matrix or one per row) decide on these "
@@ -69,6 +70,8 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
             getattr(estimator, "calibration_info_", None) or {"method": spec.calibration}
         )
         inference = estimator.to_inference(data.feature_names)
+        if isinstance(inference.scorer, BinaryScorer):  # which raw score (s or s'), recorded
+            calibration_info.setdefault("score", inference.scorer.score_kind)
         report(0, 0, "evaluating")
         capacity = getattr(estimator, "capacity_", None)
         oof = getattr(estimator, "oof_", None) if evaluation.out_of_fold else None

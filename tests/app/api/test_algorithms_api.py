@@ -75,3 +75,34 @@ def test_algorithm_trains_and_serves(client: TestClient, name: str) -> None:
         if p["probabilities"] is not None:
             assert len(p["probabilities"]) == k
             assert sum(p["probabilities"]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "learner"), [("cs_realboost", "histogram"), ("cs_logitboost", "linear")]
+)
+def test_the_papers_weak_learners_train_and_serve(
+    client: TestClient, name: str, learner: str
+) -> None:
+    """Masnadi-Shirazi & Vasconcelos' own learners (Eq. 49; Eqs. 50-53) through the API;
+    an algorithm that does not fit them answers 422 naming weak_learner."""
+    X, y = _data("binary")
+    body: dict[str, Any] = {
+        "features": X.tolist(),
+        "labels": y.tolist(),
+        "algorithm": name,
+        "n_estimators": 8,
+        "weak_learner": learner,
+        "calibration": "none",
+        "params": {"c_fp": 1.0, "c_fn": 3.0},
+    }
+    r = client.post(f"/v1/models/paper-{learner}/versions", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["params"]["weak_learner"] == learner
+    out = client.post(f"/v1/models/paper-{learner}/predict", json={"instances": X[:5].tolist()})
+    assert out.status_code == 200, out.text
+    for other in ("adaboost", "cs_logitboost" if learner == "histogram" else "cs_realboost"):
+        bad = {**body, "algorithm": other, "params": {} if other == "adaboost" else body["params"]}
+        r = client.post("/v1/models/paper-bad/versions", json=bad)
+        assert r.status_code == 422, r.text
+        assert "weak_learner" in r.text, r.text
+    assert client.get("/v1/models/paper-bad").status_code == 404  # nothing half-written

@@ -109,6 +109,7 @@ def test_infer_spec_example_with_costs_in_parameters(
     assert resp["parameters"] == {
         "calibration_method": "platt",
         "calibration_split": "kfold",
+        "calibration_score": "vote",
         "decision_rule": "threshold",
         "cost_setting": "costs",
         "cost_matrix": [[0.0, 1.0], [5.0, 0.0]],
@@ -357,7 +358,7 @@ def test_provenance_on_v1_predict_and_evaluate(client: TestClient) -> None:
     body = {"instances": ROWS, "cost_matrix": [[0, 1], [4, 0]], "priors": [0.9, 0.1]}
     p = v1(client, body, "iso")
     assert p["alias"] == "production" and p["version"] == 1
-    assert p["calibration"] == {"method": "isotonic", "split": "kfold"}
+    assert p["calibration"] == {"method": "isotonic", "split": "kfold", "score": "vote"}
     assert p["applied_costs"] == {
         "cost_matrix": [[0.0, 1.0], [4.0, 0.0]],
         "row_costs": None,
@@ -377,6 +378,31 @@ def test_provenance_on_v1_predict_and_evaluate(client: TestClient) -> None:
         "max": [[0.0, 1.0], [9.0, 0.0]],
     }
     assert e["training_costs"] is None and e["decision_rule"] == "threshold"
+
+
+def test_uncalibrated_versions_say_which_rule_they_apply(client: TestClient) -> None:
+    """calibration "none" thresholds the raw score: s(x) with score "vote" (AdaMEC as the
+    paper defines it, Eq. 9/19), s'(x) with "logistic" (Eq. 25); the version's record and
+    every prediction say which (issue 16)."""
+    probs = {}
+    for score, eq in (("vote", "Eq. 24"), ("logistic", "Eq. 25")):
+        r = client.post(
+            f"/v1/models/raw-{score}/versions",
+            json=train_body(calibration="none", score=score, evaluation_fraction=0),
+        )
+        assert r.status_code == 201, r.text
+        cal = r.json()["calibration"]
+        assert cal["method"] == "none" and cal["score"] == score
+        assert eq in cal["uncalibrated_rule"] and "AdaMEC" in cal["uncalibrated_rule"]
+        p = v1(client, {"instances": ROWS}, f"raw-{score}")
+        assert p["calibration"] == {"method": "none", "split": "none", "score": score}
+        probs[score] = np.array([row["probabilities"][1] for row in p["predictions"]])
+        v2 = client.post(
+            f"/v2/models/raw-{score}/infer", json={"inputs": [tensor(ROWS, [3, 4])]}
+        ).json()
+        assert v2["parameters"]["calibration_score"] == score
+    # the same booster, two different probabilities: s(x) is not 1/(1+exp(-2F))
+    assert not np.allclose(probs["vote"], probs["logistic"])
 
 
 def test_infer_costs_no_more_queries_than_v1_predict(

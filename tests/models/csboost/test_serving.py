@@ -15,6 +15,12 @@ from models.exceptions import InvalidInput
 from tests.models.csboost.conftest import binary_data, normalized
 
 NAMES = ("csada", "adadb", "cs_realboost", "cs_logitboost")
+#: Every algorithm with its default stumps, plus the paper's own learners of section 4.3 /
+#: Eqs. 50-53 (the per-feature histogram of CS-RealBoost, the linear a phi + b of CS-Logit).
+LEARNERS = [(n, "stump") for n in NAMES] + [
+    ("cs_realboost", "histogram"),
+    ("cs_logitboost", "linear"),
+]
 COMMON: dict[str, Any] = {
     "n_estimators": 25,
     "weak_learner": "stump",
@@ -24,9 +30,10 @@ COMMON: dict[str, Any] = {
 }
 
 
-def _build(name: str, score: str = "vote", **params: Any) -> Any:
+def _build(name: str, score: str = "vote", wl: str = "stump", **params: Any) -> Any:
     spec = get_algorithm(name)
-    return spec.build(dict(COMMON, score_kind=score), validate_params(spec, params))
+    common = dict(COMMON, score_kind=score, weak_learner=wl)
+    return spec.build(common, validate_params(spec, params))
 
 
 def test_catalog_entries() -> None:
@@ -45,21 +52,29 @@ def test_catalog_entries() -> None:
     assert _build("cs_realboost").score_kind == "logistic"
     with pytest.raises(InvalidInput, match="weak_learner"):
         get_algorithm("cs_logitboost").build(dict(COMMON, weak_learner="tree"), {})
+    for name, wl in (("cs_realboost", "histogram"), ("cs_logitboost", "linear")):
+        assert catalog[name].weak_learners == ("stump", wl)
+        assert _build(name, wl=wl).weak_learner == wl
+        other = "linear" if wl == "histogram" else "histogram"
+        with pytest.raises(InvalidInput, match="weak_learner"):
+            _build(name, wl=other)
 
 
 @pytest.mark.parametrize(
-    ("name", "score"), [(n, "logistic") for n in NAMES] + [("csada", "vote"), ("adadb", "vote")]
+    ("name", "score", "wl"),
+    [(n, "logistic", wl) for n, wl in LEARNERS]
+    + [("csada", "vote", "stump"), ("adadb", "vote", "stump")],
 )
 @pytest.mark.parametrize(("c_fp", "c_fn"), [(1.0, 4.0), (3.0, 1.0)])
 def test_uncalibrated_serving_reproduces_the_papers_rule(
-    name: str, score: str, c_fp: float, c_fn: float
+    name: str, score: str, wl: str, c_fp: float, c_fn: float
 ) -> None:
     """With the training costs in the request, the served decision is sgn[F(x)] (sgn(0) =
     +1) for either score; with the logistic score the skew-removed probability is the
     paper's posterior (Eq. 61 inverted; the link p_c of Eq. 35 for LogitBoost)."""
     X, y = binary_data(n=700, seed=31, nan=0.03)
     Xt, _ = binary_data(n=400, seed=32, nan=0.03)
-    est = _build(name, score, c_fp=c_fp, c_fn=c_fn)
+    est = _build(name, score, wl, c_fp=c_fp, c_fn=c_fn)
     model = CalibratedBoosting(est, method="none").fit(X, y)
     est = model.estimator_
     inference = model.to_inference()
@@ -83,12 +98,13 @@ def test_uncalibrated_serving_reproduces_the_papers_rule(
     np.testing.assert_array_equal(other.labels_index, (posterior >= 0.5).astype(int))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(("name", "wl"), LEARNERS)
 @pytest.mark.parametrize("method", ["none", "platt"])
-def test_artifact_round_trip(name: str, method: str) -> None:
+def test_artifact_round_trip(name: str, wl: str, method: str) -> None:
     X, y = binary_data(n=600, seed=33, nan=0.05)
     Xt, _ = binary_data(n=300, seed=34, nan=0.05)
-    model = CalibratedBoosting(_build(name, c_fn=3.0), method=method, random_state=0).fit(X, y)
+    est = _build(name, wl=wl, c_fn=3.0)
+    model = CalibratedBoosting(est, method=method, random_state=0).fit(X, y)
     inference = model.to_inference()
     blob, digest = dump_model(inference, metadata={"algorithm": name})
     loaded = load_model(blob, expected_sha256=digest)
@@ -101,10 +117,10 @@ def test_artifact_round_trip(name: str, method: str) -> None:
     assert loaded.rule == ("skew_change" if method == "none" else "threshold")
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_staged_outputs_end_at_the_final_model(name: str) -> None:
+@pytest.mark.parametrize(("name", "wl"), LEARNERS)
+def test_staged_outputs_end_at_the_final_model(name: str, wl: str) -> None:
     X, y = binary_data(n=400, seed=35)
-    est = _build(name, c_fn=2.0).fit(X, y)
+    est = _build(name, wl=wl, c_fn=2.0).fit(X, y)
     staged_f = list(est.staged_decision_function(X))
     staged_p = list(est.staged_predict(X))
     staged_s = list(est.staged_predict_proba(X))

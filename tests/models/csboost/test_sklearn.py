@@ -16,6 +16,8 @@ from models.csboost.cs_realboost import CostSensitiveRealBoost
         AdaDB(n_estimators=10, c_fn=2.0),
         CostSensitiveRealBoost(n_estimators=10, c_fn=2.0),
         CostSensitiveLogitBoost(n_estimators=10, c_fp=3.0, weights="symmetric"),
+        CostSensitiveRealBoost(n_estimators=10, c_fn=2.0, weak_learner="histogram"),
+        CostSensitiveLogitBoost(n_estimators=10, c_fp=3.0, weak_learner="linear"),
     ],
     expected_failed_checks=lambda est: {},
 )
