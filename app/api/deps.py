@@ -11,6 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.middleware import Metrics
+from app.api.parse_pool import ParsePool
 from app.db import DatabaseHealth
 from app.services.jobs.service import JobService
 from app.services.model_registry import ModelRegistry
@@ -36,6 +37,7 @@ class Services:
     health: DatabaseHealth
     readiness: Readiness
     stopping: threading.Event  # set on SIGTERM: synchronous trainings stop at their next round
+    parsing: ParsePool  # large bodies are parsed in worker processes
 
 
 async def get_services(request: Request) -> Services:

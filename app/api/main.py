@@ -18,6 +18,7 @@ from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
 from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware, Slots
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
+from app.api.parse_pool import ParsePool
 from app.api.routes import (
     algorithms,
     console,
@@ -196,6 +197,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         health=db_health,
         readiness=Readiness(engine, db_health, checks),
         stopping=threading.Event(),
+        parsing=ParsePool(settings.parse_workers, settings.parse_offload_bytes),
     )
 
     @asynccontextmanager
@@ -213,6 +215,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         services.stopping.set()
         restore()
         await queue.close()  # in-process jobs still running are stopped and left queued
+        services.parsing.close()
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)

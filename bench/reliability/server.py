@@ -98,10 +98,10 @@ def start_server(
     if serve:
         command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1"]
         command += ["--port", str(port), "--workers", str(workers)]
-    log_file = log_path.open("wb")
-    process = subprocess.Popen(
-        command, cwd=cwd or ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
-    )
+    with log_path.open("wb") as log_file:  # the child keeps its own descriptor
+        process = subprocess.Popen(
+            command, cwd=cwd or ROOT, env=environment, stdout=log_file, stderr=subprocess.STDOUT
+        )
     server = Server(process, f"http://127.0.0.1:{port}", log_path)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

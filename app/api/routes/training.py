@@ -15,6 +15,7 @@ from app.api.bodies import JSON, media_type
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import error_response, validation_errors
 from app.api.guards import RETRY_AFTER_SECONDS, Slots
+from app.api.parse_pool import BodyInvalid
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
 from app.errors import InvalidArgument
 from app.services.inputs import (
@@ -182,12 +183,16 @@ async def create_version(
     try:
         if ctype == JSON:
             body = await request.body()
-            data, spec, description, tags = await run_in_threadpool(_from_json, body, s)
+            if services.parsing.offloads(len(body)):  # a worker process (app.api.parse_pool)
+                parsed = await services.parsing.run(_from_json, body, s)
+            else:
+                parsed = await run_in_threadpool(_from_json, body, s)
+            data, spec, description, tags = parsed
         else:  # multipart/form-data (media_type refused anything else)
             data, spec, description, tags = await _from_form(request, s)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
-    except _Invalid as exc:
+    except (_Invalid, BodyInvalid) as exc:
         return validation_errors(exc.errors)
     if spec.n_estimators is not None and spec.n_estimators > s.max_rounds:
         raise InvalidArgument(
