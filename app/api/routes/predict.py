@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from fastapi import APIRouter, Request
+import orjson
+from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
@@ -97,10 +99,33 @@ async def predict(name: ModelName, request: Request, services: ServicesDep) -> A
     )
     # Always in the thread pool, even a 1-row request: resolving the version reads the
     # database, and a stalled database must never hold the event loop (a thread hop
-    # costs ~0.1 ms).
-    p = await run_in_threadpool(call)
-    services.metrics.rows.labels(name).inc(len(p.decisions.labels_index))
-    return FastJSONResponse(_render(p))
+    # costs ~0.1 ms). The response is rendered in the same hop (100,000 rows: ~0.1 s).
+    n_rows, content = await run_in_threadpool(_predict_json, call)
+    services.metrics.rows.labels(name).inc(n_rows)
+    return Response(content, media_type="application/json")
+
+
+ROWS_PER_SLICE = 5_000
+NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as FastJSONResponse
+
+
+def _predict_json(call: Callable[[], Prediction]) -> tuple[int, bytes]:
+    """Predict and render the response (in a worker thread).
+
+    Large responses are encoded by orjson in slices of ROWS_PER_SLICE predictions: one
+    call for 100,000 rows held the GIL (and so the event loop) ~30 ms at once.
+    """
+    content = _render(call())
+    predictions = content["predictions"]
+    n = len(predictions)
+    if n <= ROWS_PER_SLICE:
+        return n, orjson.dumps(content, option=NUMPY)
+    head = orjson.dumps({**content, "predictions": []}, option=NUMPY)  # ... "predictions":[]}
+    slices = (
+        orjson.dumps(predictions[i : i + ROWS_PER_SLICE], option=NUMPY)[1:-1]
+        for i in range(0, n, ROWS_PER_SLICE)
+    )
+    return n, head[:-2] + b",".join(slices) + b"]}"  # head[:-2] ends with '"predictions":['
 
 
 @router.post(
