@@ -7,6 +7,7 @@ import logging
 import signal
 import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -84,6 +85,9 @@ GATE_RESPONSES: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorResponse, "description": "The database is down or stalled."}
 }
 GC_THRESHOLDS = (50_000, 20, 20)
+# threads of predict, evaluate and /v2 infer: as many may wait on a stalled database at
+# once (each for at most the statement timeout + 0.5 s); the rest queue
+PREDICTION_THREADS = 32
 
 
 def tune_garbage_collector() -> None:
@@ -198,6 +202,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         readiness=Readiness(engine, db_health, checks),
         stopping=threading.Event(),
         parsing=ParsePool(settings.parse_workers, settings.parse_offload_bytes),
+        prediction_threads=ThreadPoolExecutor(PREDICTION_THREADS, "costwise-predict"),
     )
 
     @asynccontextmanager
@@ -216,6 +221,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         restore()
         await queue.close()  # in-process jobs still running are stopped and left queued
         services.parsing.close()
+        services.prediction_threads.shutdown(wait=False, cancel_futures=True)
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)

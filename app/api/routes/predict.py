@@ -9,10 +9,9 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies import Limits, PredictInput, media_type, predict_input
-from app.api.deps import ModelName, Services, ServicesDep
+from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
 from app.api.errors import validation_errors
 from app.api.parse_pool import BodyInvalid
 from app.api.responses import FastJSONResponse
@@ -100,7 +99,7 @@ async def predict(name: ModelName, request: Request, services: ServicesDep) -> A
     # Always in the thread pool, even a 1-row request: resolving the version reads the
     # database, and a stalled database must never hold the event loop (a thread hop
     # costs ~0.1 ms). The response is rendered in the same hop (100,000 rows: ~0.1 s).
-    n_rows, content = await run_in_threadpool(_predict_json, call)
+    n_rows, content = await in_prediction_thread(services, partial(_predict_json, call))
     services.metrics.rows.labels(name).inc(n_rows)
     return Response(content, media_type="application/json")
 
@@ -141,7 +140,7 @@ async def evaluate(name: ModelName, request: Request, services: ServicesDep) -> 
     req = await _parse(request, EvaluateRequest)
     if isinstance(req, FastJSONResponse):
         return req
-    e = await run_in_threadpool(
+    evaluate = partial(
         services.predictor.evaluate,
         name,
         req.rows,
@@ -150,6 +149,7 @@ async def evaluate(name: ModelName, request: Request, services: ServicesDep) -> 
         version=req.version,
         alias=req.alias,
     )
+    e = await in_prediction_thread(services, evaluate)
     m = e.metrics
     n_rows = int(m.confusion.sum())
     services.metrics.rows.labels(name).inc(n_rows)

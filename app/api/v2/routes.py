@@ -12,12 +12,11 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from app import __version__
 from app.api.bodies import Limits, media_type
 from app.api.body_scan import refuse_oversized
-from app.api.deps import ModelName, ServicesDep
+from app.api.deps import ModelName, ServicesDep, in_prediction_thread
 from app.api.errors import describe_validation
 from app.api.parse_pool import BodyInvalid
 from app.api.responses import FastJSONResponse
@@ -200,7 +199,9 @@ async def _infer(
         alias=decoded.alias,
     )
     n = len(decoded.rows.matrix) if decoded.rows.matrix is not None else 0
-    p = await run_in_threadpool(call)  # never on the event loop: resolving reads the database
+    p = await in_prediction_thread(
+        services, call
+    )  # never on the loop: resolving reads the database
     outputs = encode(p, decoded.outputs)
     services.metrics.rows.labels(name).inc(n)
     body = {
