@@ -174,8 +174,21 @@ class Settings(BaseSettings):
     large_request_bytes: int = Field(
         1024 * 1024,
         ge=1024,
-        description="A request body at least this large counts as large: parsed off the "
-        "event loop and under COSTWISE_MAX_LARGE_REQUESTS.",
+        description="A request body at least this large counts as large: under "
+        "COSTWISE_MAX_LARGE_REQUESTS.",
+    )
+    parse_offload_bytes: int = Field(
+        1024 * 1024,
+        ge=1024,
+        description="A JSON body (predict, evaluate, /v2 infer, training) at least this large "
+        "is parsed in a worker process (COSTWISE_PARSE_WORKERS), never on the event loop.",
+    )
+    parse_workers: int = Field(
+        1,
+        ge=0,
+        le=64,
+        description="Worker processes per server process that parse large JSON bodies "
+        "(started at the first one); 0 parses them in a thread of the server process.",
     )
     max_large_requests: int = Field(
         4,

@@ -7,6 +7,7 @@ import logging
 import signal
 import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.api.errors import install_error_handlers
 from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware
 from app.api.log_metrics import PredictionLogCollector
 from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
+from app.api.parse_pool import ParsePool
 from app.api.routes import (
     algorithms,
     console,
@@ -107,6 +109,9 @@ GATE_RESPONSES: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorResponse, "description": "The database is down or stalled."}
 }
 GC_THRESHOLDS = (50_000, 20, 20)
+# threads of predict, evaluate and /v2 infer: as many may wait on a stalled database at
+# once (each for at most the statement timeout + 0.5 s); the rest queue
+PREDICTION_THREADS = 32
 
 
 def tune_garbage_collector() -> None:
@@ -264,6 +269,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         priors=estimates,
         log_maintenance=maintenance,
         prediction_log=writer,
+        parsing=ParsePool(settings.parse_workers, settings.parse_offload_bytes),
+        prediction_threads=ThreadPoolExecutor(PREDICTION_THREADS, "costwise-predict"),
     )
 
     @asynccontextmanager
@@ -285,6 +292,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await queue.close()  # in-process jobs still running are stopped and left queued
         if writer is not None:  # write what is queued (bounded), off the event loop
             await anyio.to_thread.run_sync(writer.close)
+        services.parsing.close()
+        services.prediction_threads.shutdown(wait=False, cancel_futures=True)
         engine.dispose()
 
     app = FastAPI(title="costwise", version=__version__, description=DESCRIPTION, lifespan=lifespan)

@@ -104,6 +104,11 @@ def features_matrix(
                     field=f"{field}[{i}]",
                 )
         raise InvalidArgument(f"{field}: rows must be lists of numbers or null", field=field)
+    return _finite(X, field)
+
+
+def _finite(X: np.ndarray, field: str) -> np.ndarray:
+    """``X`` unless it holds an infinite value (NaN is a missing value)."""
     if not np.isfinite(X).all():
         inf = np.isinf(X)
         if inf.any():
@@ -113,6 +118,23 @@ def features_matrix(
                 field=f"{field}[{i}][{j}]",
             )
     return X
+
+
+def _record_keys(i: int, keys: Sequence[str], names: list[str], field: str) -> None:
+    """Raise InvalidArgument naming record ``i`` unless its keys are the model's features."""
+    present = set(keys)
+    missing = [n for n in names if n not in present]
+    if missing:
+        raise InvalidArgument(
+            f"{field}[{i}]: missing feature(s) {missing[:5]} (the model expects {names[:20]})",
+            field=f"{field}[{i}]",
+        )
+    if len(present) != len(names):
+        extra = sorted(present - set(names))
+        raise InvalidArgument(
+            f"{field}[{i}]: unknown feature(s) {extra[:5]} (the model expects {names[:20]})",
+            field=f"{field}[{i}]",
+        )
 
 
 def records_matrix(
@@ -130,24 +152,40 @@ def records_matrix(
     if len(records) == 0:
         raise InvalidArgument(f"{field}: at least one row is required", field=field)
     names = list(feature_names)
-    known = set(names)
     rows: list[list[float | None]] = []
     for i, rec in enumerate(records):
         try:
             rows.append([rec[n] for n in names])
         except KeyError:
-            missing = [n for n in names if n not in rec]
-            raise InvalidArgument(
-                f"{field}[{i}]: missing feature(s) {missing[:5]} (the model expects {names[:20]})",
-                field=f"{field}[{i}]",
-            ) from None
+            _record_keys(i, list(rec), names, field)
         if len(rec) != len(names):
-            extra = sorted(set(rec) - known)
-            raise InvalidArgument(
-                f"{field}[{i}]: unknown feature(s) {extra[:5]} (the model expects {names[:20]})",
-                field=f"{field}[{i}]",
-            )
+            _record_keys(i, list(rec), names, field)
     return features_matrix(rows, field=field, n_features=len(names))
+
+
+def named_columns_matrix(
+    X: np.ndarray,
+    columns: Sequence[str],
+    feature_names: Sequence[str] | None,
+    *,
+    mismatch: tuple[int, Sequence[str]] | None = None,
+    field: str = "records",
+) -> np.ndarray:
+    """Records decoded into a matrix elsewhere (:mod:`app.api.bodies`), ordered as the
+    model's features, with the errors :func:`records_matrix` gives: ``columns`` are the
+    keys of every record, except record ``mismatch[0]`` whose keys are ``mismatch[1]``
+    (the first record with other keys, if any)."""
+    if feature_names is None:
+        raise InvalidArgument(
+            f"{field}: this model was trained without feature names; send `instances`",
+            field=field,
+        )
+    names = list(feature_names)
+    _record_keys(0, columns, names, field)
+    if mismatch is not None:
+        _record_keys(mismatch[0], mismatch[1], names, field)
+    index = {c: j for j, c in enumerate(columns)}
+    return _finite(X[:, [index[n] for n in names]], field)
 
 
 def labels_array(labels: Sequence[Any], n_rows: int, *, field: str = "labels") -> np.ndarray:

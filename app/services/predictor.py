@@ -36,7 +36,12 @@ from app.errors import InvalidArgument, Unavailable
 from app.registry.repository import lookup_ref, reading
 from app.services.core_errors import core_errors
 from app.services.evaluation import RequestMetrics, labels_index, request_metrics
-from app.services.inputs import check_limits, features_matrix, records_matrix
+from app.services.inputs import (
+    check_limits,
+    features_matrix,
+    named_columns_matrix,
+    records_matrix,
+)
 from app.services.prediction_log import LogEntry, PredictionLogWriter, check_ids, ids_list, new_ids
 from app.services.priors import PriorEstimates
 from app.services.provenance import Provenance, calibration_summary
@@ -67,8 +72,12 @@ class Rows:
 
     instances: Sequence[Sequence[float | None]] | None = None
     records: Sequence[Mapping[str, float | None]] | None = None
-    matrix: np.ndarray | None = None  # float64, (n, d): an already decoded tensor
+    matrix: np.ndarray | None = None  # float64, (n, d): already decoded rows
     field: str | None = None  # how error messages name the rows (default: the form's name)
+    # records decoded into ``matrix``: its column names, and the first record whose keys
+    # differ (index, keys), if any (see app.services.inputs.named_columns_matrix)
+    columns: tuple[str, ...] | None = None
+    mismatch: tuple[int, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ class CostRequest:
 
     costs: Costs | None = None
     cost_matrix: Sequence[Sequence[float]] | np.ndarray | None = None
-    row_costs: Sequence[Costs] | None = None
+    row_costs: Sequence[Costs] | np.ndarray | None = None  # decoded: (n, 4) c_fp, c_fn, c_tp, c_tn
     cost_array: np.ndarray | None = None  # layout told by its shape (see cost_setting)
     cost_layout: str | None = None
     priors: Sequence[float] | str | None = None  # "estimated": the latest prior estimate
@@ -225,6 +234,12 @@ class Predictor:
 
     # ---------------------------------------------------------------- helpers
     def _matrix(self, model: InferenceModel, rows: Rows) -> np.ndarray:
+        if rows.matrix is not None and rows.columns is not None:
+            field = rows.field or "records"
+            check_limits(len(rows.matrix), 0, max_rows=self.max_rows, max_features=0, field=field)
+            return named_columns_matrix(
+                rows.matrix, rows.columns, model.feature_names, mismatch=rows.mismatch, field=field
+            )
         if rows.matrix is not None:
             field = rows.field or "features"
             n, d = rows.matrix.shape

@@ -92,14 +92,15 @@ def cost_setting(
     *,
     costs: Costs | None = None,
     cost_matrix: Sequence[Sequence[float]] | np.ndarray | None = None,
-    row_costs: Sequence[Costs] | None = None,
+    row_costs: Sequence[Costs] | np.ndarray | None = None,
     cost_array: np.ndarray | None = None,
     cost_layout: str | None = None,
     field: str | None = None,
 ) -> CostSetting:
     """Build the cost setting of a request (at most one form is given).
 
-    ``row_costs`` holds one mapping of named costs per row. ``cost_array`` is any
+    ``row_costs`` holds one mapping of named costs per row (or, decoded, an ``(n, 4)``
+    array of columns c_fp, c_fn, c_tp, c_tn). ``cost_array`` is any
     setting as one float array, told apart by its shape: ``(K, K)`` one matrix,
     ``(n, K, K)`` one per row, and for two classes ``(n, 2)`` / ``(n, 4)`` the named
     costs ``(c_fp, c_fn[, c_tp, c_tn])`` per row (``cost_layout`` "matrix" or "rows"
@@ -129,10 +130,13 @@ def cost_setting(
                 f"{f}: expected one cost setting per row ({n_rows}), got {len(row_costs)}",
                 field=f,
             )
-        cols = {
-            k: np.fromiter((float(r.get(k, 0.0)) for r in row_costs), np.float64, n_rows)
-            for k in ROW_COST_NAMES
-        }
+        if isinstance(row_costs, np.ndarray):  # decoded: columns c_fp, c_fn, c_tp, c_tn
+            cols = dict(zip(ROW_COST_NAMES, row_costs.T, strict=True))
+        else:
+            cols = {
+                k: np.fromiter((float(r.get(k, 0.0)) for r in row_costs), np.float64, n_rows)
+                for k in ROW_COST_NAMES
+            }
         return _row_columns(cols, n_rows, n_classes, f)
     if cost_array is not None:
         return _cost_array(cost_array, n_rows, n_classes, field or "costs", cost_layout)

@@ -9,7 +9,11 @@ taken in the same run):
 2. ``largest``: peak RSS of the largest allowed predict (100,000 rows, body under 64 MiB),
    alone and N at once (N = COSTWISE_MAX_LARGE_REQUESTS, default 4), and the RSS after
    (freed memory is handed back with malloc_trim when the last large request ends).
-3. ``keys``: predict throughput with a valid key, without and with a flood of random keys.
+3. ``keys``: predict throughput with a valid key, quiet, during a flood of random keys,
+   and during the same flood sent without keys (the control), in alternating rounds.
+
+RSS figures are the server process's and, apart, its children's (the body-parsing
+worker process, app.api.parse_pool).
 
 Usage: ``python bench/reliability/hostile.py [--seconds 10]``. Writes
 ``bench/results/hostile-<date>.json``.
@@ -47,16 +51,27 @@ def rss_mib(pid: int) -> float:
     return psutil.Process(pid).memory_info().rss / 2**20
 
 
+def children_rss_mib(pid: int) -> float:
+    """RSS of the process's children (the body-parsing worker), summed."""
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+        return sum(k.memory_info().rss for k in kids) / 2**20
+    except psutil.Error:
+        return 0.0
+
+
 class PeakRss:
-    """Samples a process's RSS every 20 ms in a thread."""
+    """Samples a process's RSS (and its children's, summed) every 20 ms in a thread."""
 
     def __init__(self, pid: int) -> None:
         self.pid, self.peak, self._stop = pid, 0.0, threading.Event()
+        self.peak_children = 0.0
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak = max(self.peak, rss_mib(self.pid))
+            self.peak_children = max(self.peak_children, children_rss_mib(self.pid))
             time.sleep(0.02)
 
     def __enter__(self) -> PeakRss:
@@ -130,6 +145,10 @@ def phase_live(server: Server, seconds: float) -> dict[str, Any]:
             round(peak.peak, 1),
             round(rss_mib(server.pid), 1),
         ],
+        "children_rss_mib_peak_after": [
+            round(peak.peak_children, 1),
+            round(children_rss_mib(server.pid), 1),
+        ],
     }
 
 
@@ -162,6 +181,10 @@ def phase_largest(server: Server, n: int) -> dict[str, Any]:
                 round(peak.peak, 1),
                 round(rss_mib(server.pid), 1),
             ],
+            "children_rss_mib_peak_after": [
+                round(peak.peak_children, 1),
+                round(children_rss_mib(server.pid), 1),
+            ],
         }
     return out
 
@@ -182,7 +205,9 @@ async def _predicts(base: str, key: str, seconds: float, clients: int) -> int:
     return done
 
 
-async def _flood(base: str, seconds: float, clients: int) -> int:
+async def _flood(base: str, seconds: float, clients: int, random_keys: bool = True) -> int:
+    """Anonymous predicts, each with a fresh random key (or, as the control, no key: the
+    same requests and 401s without any key to check)."""
     sent = 0
     deadline = time.monotonic() + seconds
     async with httpx.AsyncClient(base_url=base, timeout=30) as c:
@@ -194,7 +219,7 @@ async def _flood(base: str, seconds: float, clients: int) -> int:
                 await c.post(
                     "/v1/models/bench/predict",
                     json={"instances": [[0.1]]},
-                    headers={"X-API-Key": key},
+                    headers={"X-API-Key": key} if random_keys else {},
                 )
                 sent += 1
 
@@ -202,29 +227,37 @@ async def _flood(base: str, seconds: float, clients: int) -> int:
     return sent
 
 
-def phase_keys(server: Server, seconds: float) -> dict[str, Any]:
+def phase_keys(server: Server, seconds: float, rounds: int = 3) -> dict[str, Any]:
+    """Predict throughput (8 clients, valid key) quiet, during a flood of random keys and
+    during the same flood without keys (the control: the HTTP cost of the flood's own
+    requests), in alternating rounds."""
     with httpx.Client(base_url=server.base_url, headers={"X-API-Key": ADMIN}) as c:
         key = c.post("/v1/keys", json={"name": "bench", "role": "predictor"}).json()["key"]
 
-    async def both() -> tuple[int, int]:
+    async def with_flood(random_keys: bool) -> tuple[int, int]:
         a, b = await asyncio.gather(
-            _predicts(server.base_url, key, seconds, 8), _flood(server.base_url, seconds, 4)
+            _predicts(server.base_url, key, seconds, 8),
+            _flood(server.base_url, seconds, 4, random_keys),
         )
         return a, b
 
-    quiet = asyncio.run(_predicts(server.base_url, key, seconds, 8))
-    flooded, floods = asyncio.run(both())
-    quiet_again = asyncio.run(_predicts(server.base_url, key, seconds, 8))
-    base = (quiet + quiet_again) / 2
+    out: dict[str, list[float]] = {"quiet": [], "random_keys": [], "no_keys": []}
+    flood_rates: dict[str, list[float]] = {"random_keys": [], "no_keys": []}
+    for _ in range(rounds):
+        out["quiet"].append(asyncio.run(_predicts(server.base_url, key, seconds, 8)) / seconds)
+        for name, random_keys in (("random_keys", True), ("no_keys", False)):
+            done, sent = asyncio.run(with_flood(random_keys))
+            out[name].append(done / seconds)
+            flood_rates[name].append(sent / seconds)
+    mean = {k: sum(v) / len(v) for k, v in out.items()}
     return {
         "seconds": seconds,
-        "predicts_per_s_quiet_before_after": [
-            round(quiet / seconds, 1),
-            round(quiet_again / seconds, 1),
-        ],
-        "predicts_per_s_during_flood": round(flooded / seconds, 1),
-        "random_keys_per_s": round(floods / seconds, 1),
-        "throughput_ratio_flood_vs_quiet": round(flooded / base, 3) if base else None,
+        "rounds": rounds,
+        "predicts_per_s": {k: [round(x, 1) for x in v] for k, v in out.items()},
+        "flood_requests_per_s": {k: [round(x, 1) for x in v] for k, v in flood_rates.items()},
+        "ratio_random_keys_vs_quiet": round(mean["random_keys"] / mean["quiet"], 3),
+        "ratio_no_keys_vs_quiet": round(mean["no_keys"] / mean["quiet"], 3),
+        "ratio_random_keys_vs_no_keys": round(mean["random_keys"] / mean["no_keys"], 3),
     }
 
 

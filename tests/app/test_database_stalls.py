@@ -119,6 +119,34 @@ def test_recent_resolutions_are_served_from_memory_while_the_database_is_down(
     assert _predict(client)["resolution"] is None
 
 
+def _infer(client: TestClient, path: str = "/v2/models/m/infer") -> dict[str, object]:
+    tensor = {"name": "x", "shape": [1, 4], "datatype": "FP64", "data": ROW}
+    r = client.post(path, json={"inputs": [tensor], "parameters": {"c_fp": 1, "c_fn": 5}})
+    return {"status": r.status_code, **r.json()}
+
+
+def test_v2_infer_is_served_from_memory_while_the_database_is_down(client: TestClient) -> None:
+    """/v2 infer like /v1 predict: a recent resolution keeps serving during an outage and
+    its parameters say since when (``resolution_stale_since``); never resolved: 503."""
+    assert client.post("/v1/models/m/versions", json=train_body()).status_code == 201
+    fresh = _infer(client)
+    assert fresh["status"] == 200, fresh
+    assert "resolution_stale_since" not in fresh["parameters"]  # type: ignore[operator]
+    services = client.app.state.services  # type: ignore[attr-defined]
+    services.health.failed()  # as a timed-out call would: down, probe spent
+    stale = _infer(client)
+    assert stale["status"] == 200, stale
+    since = stale["parameters"]["resolution_stale_since"]  # type: ignore[index]
+    assert isinstance(since, str) and since.endswith("Z")
+    assert stale["outputs"] == fresh["outputs"]
+    assert stale["model_version"] == fresh["model_version"] == "1"
+    never = _infer(client, "/v2/models/m/versions/1/infer")  # never resolved this way
+    assert never["status"] == 503 and "error" in never, never
+    services.health.ok()
+    again = _infer(client)
+    assert again["status"] == 200 and "resolution_stale_since" not in again["parameters"]  # type: ignore[operator]
+
+
 def test_a_stop_event_ends_a_training_at_its_next_round() -> None:
     stop = threading.Event()
     rounds = 0

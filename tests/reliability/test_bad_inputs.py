@@ -354,16 +354,84 @@ def test_nul_in_a_csv_upload_is_a_422(
     assert "NUL" in r.json()["detail"]
 
 
-@pytest.mark.parametrize("separator", [",", ", "])
-def test_far_over_the_row_limit_is_refused_before_parsing(
-    named_client: TestClient, separator: str
+ROW = [0.1, 0.2, 0.3, 0.4]
+V2_INFER = "/v2/models/fraud/infer"
+SMALL_ROWS, SMALL_CELLS = 1_000, 4_000  # the limits of ``small_limits_client``
+
+
+def _v2(data: Any, shape: list[int], indent: int | None = None) -> str:
+    tensor = {"name": "x", "shape": shape, "datatype": "FP64", "data": data}
+    return json.dumps({"inputs": [tensor]}, indent=indent)
+
+
+@pytest.fixture
+def small_limits_client(database_url: str) -> Iterator[TestClient]:
+    """Small limits (1,000 rows, 4,000 cells, 2 classes) and every body of 1 KiB or more
+    parsed in the worker process, so that the proofs below need kilobytes, not 60 MiB.
+    The scan allows 2 x (2 + 2) + 6 x 1,000 + 1,024 = 7,032 values for costs and labels."""
+    settings = Settings(
+        database_url=database_url,
+        max_predict_rows=SMALL_ROWS,
+        max_cells=SMALL_CELLS,
+        max_classes=2,
+        parse_offload_bytes=1024,
+        parse_workers=1,
+    )
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        r = c.post("/v1/models/fraud/versions", json=train_body())
+        assert r.status_code == 201, r.text
+        yield c
+
+
+REC = dict(zip("abcd", ROW, strict=True))
+TWICE, THRICE = 2 * SMALL_ROWS, 3 * SMALL_ROWS
+# (case, path, body, field): over the limits, whatever the layout; refused by the scan of
+# the body before anything is decoded (app.api.body_scan, in the parse worker)
+OVERSIZED: list[tuple[str, str, str, str]] = [
+    ("2x the rows, compact", PREDICT, json.dumps({"instances": [ROW] * TWICE}, separators=(",", ":")), "instances"),
+    ("2x the rows, spaced", PREDICT, json.dumps({"instances": [ROW] * TWICE}), "instances"),
+    ("2x the rows, pretty-printed", PREDICT, json.dumps({"instances": [ROW] * TWICE}, indent=2), "instances"),
+    ("3x the rows as records", PREDICT, json.dumps({"records": [REC] * THRICE}, indent=1), "records"),
+    ("3x the rows as records with row costs", PREDICT, json.dumps({"records": [REC] * THRICE, "row_costs": [{"c_fp": 1, "c_fn": 2}] * THRICE}), "records"),
+    ("4x the cells, pretty-printed", PREDICT, json.dumps({"instances": [[0.5] * 40] * 400}, indent=2), "instances"),
+    ("/v2: 4x the cells, flat data", V2_INFER, _v2([0.5] * 16_000, [400, 40]), "inputs"),
+    ("/v2: 4x the cells, nested, pretty-printed", V2_INFER, _v2([[0.5] * 40] * 400, [400, 40], indent=2), "inputs"),
+    ("evaluate: 2x the rows", EVALUATE, json.dumps({"instances": [ROW] * TWICE, "labels": [0] * TWICE}, indent=1), "instances"),
+]  # fmt: skip
+
+
+def test_far_over_the_limits_is_refused_before_decoding(small_limits_client: TestClient) -> None:
+    """413 naming the field, from the count of values and rows outside strings (any
+    layout, /v1 and /v2), before the body is decoded; the same on both databases."""
+    for case, path, body, field in OVERSIZED:
+        r = small_limits_client.post(
+            path, content=body, headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 413, (case, r.text[:300])
+        if path == V2_INFER:
+            assert r.json()["error"].startswith(f"{field}: "), (case, r.text)
+            assert "before decoding" in r.text, (case, r.text)
+        else:
+            assert r.json()["field"] == field, (case, r.text)
+            assert "before decoding" in r.json()["detail"], (case, r.text)
+            assert r.json()["code"] == "PAYLOAD_TOO_LARGE", (case, r.text)
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_over_the_cell_limit_after_decoding(
+    small_limits_client: TestClient, indent: int | None
 ) -> None:
-    """Twice the row limit: 413 from the separator count, before the body is parsed."""
-    row = "[0.1,0.2,0.3,0.4]"
-    body = '{"instances": [' + separator.join([row] * (2 * MAX_ROWS)) + "]}"
-    r = named_client.post(PREDICT, content=body, headers={"content-type": "application/json"})
+    """Over COSTWISE_MAX_CELLS but within the scan's allowance for costs: decoded (in the
+    parse worker) and then refused with the exact count; under the limits: served."""
+    c, headers = small_limits_client, {"content-type": "application/json"}
+    body = json.dumps({"instances": [[0.5] * 5] * SMALL_ROWS}, indent=indent)  # 5,000 cells
+    r = c.post(PREDICT, content=body, headers=headers)
     assert r.status_code == 413, r.text[:300]
-    assert r.json()["field"] == "instances" and "before parsing" in r.json()["detail"]
-    records = '{"records": [' + ",".join(['{"a":1,"b":2,"c":3,"d":4}'] * (3 * MAX_ROWS)) + "]}"
-    r = named_client.post(PREDICT, content=records, headers={"content-type": "application/json"})
-    assert r.status_code == 413 and r.json()["field"] == "records", r.text[:300]
+    assert r.json()["field"] == "instances" and "5000 cells" in r.json()["detail"]
+    v2 = _v2([[0.5] * 5] * SMALL_ROWS, [SMALL_ROWS, 5], indent=indent)
+    r = c.post(V2_INFER, content=v2, headers=headers)
+    assert r.status_code == 413 and r.json()["error"].startswith("inputs: "), r.text[:300]
+    assert "5000 cells" in r.json()["error"]
+    fits = json.dumps({"instances": [ROW] * SMALL_ROWS}, indent=indent)  # 4,000 cells
+    r = c.post(PREDICT, content=fits, headers=headers)
+    assert r.status_code == 200 and len(r.json()["predictions"]) == SMALL_ROWS, r.text[:300]

@@ -176,3 +176,68 @@ def test_oversized_request_head_is_refused(served: Any) -> None:
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
     with httpx.Client(base_url=served.base_url) as c:  # and the server is fine
         assert c.get("/health/live").status_code == 200
+
+
+CAP = 2 * 2**20  # COSTWISE_MAX_BODY_BYTES of the server below
+
+
+def _send_chunked_until_answered(
+    address: tuple[str, int], path: str, total: int, chunk_size: int = 64 * 1024
+) -> tuple[bytes, int]:
+    """POST a chunked body (no Content-Length) of up to ``total`` bytes, one chunk at a
+    time, stopping as soon as the server answers (or stops reading); returns the answer
+    and how many body bytes were sent by then."""
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    row = b"[0.1,0.2,0.3,0.4],"
+    data = (b'{"instances": [' + row * (chunk_size // len(row)))[:chunk_size]
+    frame = f"{len(data):x}\r\n".encode() + data + b"\r\n"
+    sent = 0
+    answer = b""
+    with socket.create_connection(address, timeout=10) as s:
+        s.sendall(head)
+        sel = selectors.DefaultSelector()
+        sel.register(s, selectors.EVENT_READ)
+        try:
+            while sent < total:
+                if sel.select(timeout=0):  # the server has answered
+                    break
+                s.sendall(frame)
+                sent += len(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed by the server after its answer
+        s.settimeout(5)
+        try:
+            while chunk := s.recv(65536):
+                answer += chunk
+                if b"\r\n\r\n" in answer and answer.rstrip().endswith(b"}"):
+                    break
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return answer, sent
+
+
+@pytest.mark.parametrize("path", ["/v1/models/m/predict", "/v2/models/m/infer"])
+def test_chunked_body_hits_the_body_cap_while_streaming(
+    server_factory: Any, tmp_path: Path, path: str
+) -> None:
+    """A body without Content-Length is counted as it streams in: 413 once it passes
+    COSTWISE_MAX_BODY_BYTES (2 MiB here), while the client is still sending a 32 MiB body;
+    the server keeps serving."""
+    server = server_factory(
+        f"sqlite:///{tmp_path / 'registry.db'}",
+        serve=True,
+        env={"COSTWISE_MAX_BODY_BYTES": str(CAP)},
+    )
+    total = 32 * 2**20
+    answer, sent = _send_chunked_until_answered(_address(server.base_url), path, total)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:300]
+    assert b"COSTWISE_MAX_BODY_BYTES" in answer, answer[:500]
+    # answered once the cap was passed, long before the whole body was sent (what the
+    # socket buffers of the loopback interface absorbed meanwhile is the slack)
+    assert CAP <= sent < total // 2, sent
+    write_result(f"chunked-cap{path.replace('/', '-')}", {"cap": CAP, "sent_when_answered": sent})
+    with httpx.Client(base_url=server.base_url) as c:
+        assert c.get("/health/live").status_code == 200

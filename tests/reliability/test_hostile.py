@@ -14,7 +14,6 @@ import asyncio
 import secrets
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -161,13 +160,14 @@ def _rss_mib(pid: int) -> float:
 
 @pytest.mark.parametrize(("auth", "count"), [("on", FLOOD), ("off", 3_000)])
 def test_anonymous_unique_names_do_not_grow_metrics(
-    server_factory: Any, tmp_path: Path, auth: str, count: int
+    server_factory: Any, database_url: str, auth: str, count: int
 ) -> None:
     """10,000 anonymous requests (401) naming 10,000 different models, and 3,000 with
     authentication off (404: each one a database look-up, slower): /metrics keeps the
-    same series and RSS stays flat."""
+    same series and RSS stays flat; on SQLite and PostgreSQL."""
     env = {"COSTWISE_AUTH": auth, "COSTWISE_BOOTSTRAP_ADMIN_KEY": ADMIN}
-    server = server_factory(f"sqlite:///{tmp_path / 'flood.db'}", env=env, serve=True)
+    server = server_factory(database_url, env=env, serve=True)
+    kind = database_url.split(":", 1)[0].split("+", 1)[0]
     admin = {"X-API-Key": ADMIN}
 
     async def flood(start: int, count: int) -> list[int]:
@@ -209,7 +209,7 @@ def test_anonymous_unique_names_do_not_grow_metrics(
     lines_before = sorted(line.rsplit(" ", 1)[0] for line in before.splitlines())
     lines_after = sorted(line.rsplit(" ", 1)[0] for line in after.splitlines())
     write_result(
-        f"metrics_flood_auth_{auth}",
+        f"metrics_flood_{kind}_auth_{auth}",
         {
             "requests": count,
             "seconds": round(elapsed, 1),

@@ -11,9 +11,10 @@ stops answering while its connections stay open. Under predict load:
   staleness bound they become 503s;
 - writes fail fast with 503; after the stall every predict is a fresh 200 within seconds.
 
-The same with a lock held on ``aliases`` by another session. A server started while the
-database is unreachable is live and not ready (naming the database), then ready once it
-answers. A job submit while Redis is frozen is a bounded 503 and readiness names Redis.
+/v2 infer during the stall is served from memory too (its parameters say
+``resolution_stale_since``). The same with a lock held on ``aliases`` by another session.
+A ``costwise serve`` process started while the database is unreachable is live and not
+ready (naming the database), then ready once it answers. A job submit while Redis is frozen is a bounded 503 and readiness names Redis.
 SIGTERM during a synchronous training: the process exits within seconds, nothing is
 registered (SQLite and PostgreSQL). Figures of the full-length runs: docs/reliability.md
 (``bench/reliability/stall.py``).
@@ -91,6 +92,8 @@ def test_relay_freeze_under_predict_load(
         server = server_factory(through(relay, database_url), env=env)
         _seed(server.base_url)
         writes: list[tuple[int, str, float]] = []
+        infers: list[tuple[int, dict[str, Any], float]] = []
+        tensor = {"name": "x", "shape": [1, 4], "datatype": "FP64", "data": ROW}
 
         def write() -> None:  # the database is known to be down by now: fail fast
             with httpx.Client(base_url=server.base_url, timeout=60) as client:
@@ -101,6 +104,9 @@ def test_relay_freeze_under_predict_load(
                     t = time.monotonic()
                     r = call()
                     writes.append((r.status_code, r.json().get("code"), time.monotonic() - t))
+                t = time.monotonic()  # /v2 infer: from memory like predict (or 503)
+                r = client.post("/v2/models/fraud/infer", json={"inputs": [tensor]})
+                infers.append((r.status_code, r.json(), time.monotonic() - t))
 
         result = measure(
             server, frozen(relay), seconds=STALL_S, before=1.5, after=4.0, during=write
@@ -110,6 +116,14 @@ def test_relay_freeze_under_predict_load(
     for status, code, seconds in writes:
         assert status == 503 and code == "UNAVAILABLE", writes
         assert seconds < ANSWER_BOUND_S, writes
+    assert len(infers) == 1, infers
+    status, answer, seconds = infers[0]
+    assert seconds < ANSWER_BOUND_S, infers
+    if stale_seconds == "0":
+        assert status == 503 and "error" in answer, infers
+    else:  # served from memory, and the parameters say since when
+        assert status == 200, infers
+        assert str(answer["parameters"]["resolution_stale_since"]).endswith("Z"), answer
 
 
 @pytest.mark.parametrize("empty_database_url", ["postgres"], indirect=True)
@@ -141,8 +155,10 @@ def test_held_lock_under_predict_load(database_url: str, server_factory: Any) ->
 @pytest.mark.parametrize("empty_database_url", ["postgres"], indirect=True)
 @pytest.mark.postgres
 def test_starts_without_database_then_becomes_ready(database_url: str, server_factory: Any) -> None:
+    """``costwise serve`` (the production command: its own start-up checks, then uvicorn)
+    started while PostgreSQL is unreachable behind a frozen relay."""
     with _relay_to(database_url, frozen=True) as relay:
-        server = server_factory(through(relay, database_url), env=SERVER_ENV)
+        server = server_factory(through(relay, database_url), env=SERVER_ENV, serve=True)
         with httpx.Client(base_url=server.base_url, timeout=30) as client:
             t = time.monotonic()
             assert client.get("/health/live").status_code == 200

@@ -12,11 +12,14 @@ from starlette.datastructures import UploadFile
 from app.api.bodies import JSON, media_type
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
+from app.api.parse_pool import BodyInvalid
 from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
 from app.errors import InvalidArgument
 from app.services.inputs import check_no_nul
 from app.services.model_registry import VersionView
 from app.services.training import Mode, Trainer, TrainingData, TrainingSpec
+from app.services.training.trainer import rows_data
+from app.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["training"])
 
@@ -59,9 +62,10 @@ def _spec(params: TrainingParams) -> TrainingSpec:
 Parsed = tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]
 
 
-def _from_json(body: bytes, trainer: Trainer) -> Parsed:
+def _from_json(body: bytes, settings: Settings) -> Parsed:
+    """Parse and check a JSON training body (in a parse worker process when large)."""
     req = TrainingRequest.model_validate_json(body)
-    data = trainer.rows_data(req.features, req.labels, req.feature_names)
+    data = rows_data(settings, req.features, req.labels, req.feature_names)
     return data, _spec(req), req.description, req.tags
 
 
@@ -138,12 +142,16 @@ async def create_version(
     try:
         if ctype == JSON:
             body = await request.body()
-            data, spec, description, tags = await run_in_threadpool(_from_json, body, trainer)
+            if services.parsing.offloads(len(body)):  # a worker process (app.api.parse_pool)
+                parsed = await services.parsing.run(_from_json, body, services.settings)
+            else:
+                parsed = await run_in_threadpool(_from_json, body, services.settings)
+            data, spec, description, tags = parsed
         else:  # multipart/form-data (media_type refused anything else)
             data, spec, description, tags = await _from_form(request, trainer)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
-    except _Invalid as exc:
+    except (_Invalid, BodyInvalid) as exc:
         return validation_errors(exc.errors)
     out = await trainer.train(name, data, spec, description=description, tags=tags, mode=mode)
     if isinstance(out, VersionView):

@@ -12,12 +12,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from app import __version__
-from app.api.bodies import media_type
-from app.api.deps import ModelName, ServicesDep
+from app.api.bodies import Limits, media_type
+from app.api.body_scan import refuse_oversized
+from app.api.deps import ModelName, ServicesDep, in_prediction_thread
 from app.api.errors import describe_validation
+from app.api.parse_pool import BodyInvalid
 from app.api.responses import FastJSONResponse
 from app.api.routes.health import readiness
 from app.api.schemas import MAX_INT
@@ -37,7 +38,6 @@ from app.errors import InvalidArgument, NotFound
 from app.services.inputs import check_limits
 from app.services.model_info import ModelInfo, describe_model, model_ready
 
-INLINE_PARSE_BYTES = 64 * 1024  # larger bodies are parsed off the event loop
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": V2ErrorResponse} for s in (400, 404, 413, 415, 503)
 }
@@ -139,9 +139,31 @@ def ready_version(name: ModelName, version: str, services: ServicesDep) -> FastJ
     return _ready(name, _version(name, version), services)
 
 
-def _parse_and_decode(body: bytes) -> tuple[InferenceRequest, Decoded]:
+def parse_and_decode(body: bytes, limits: Limits, large: bool) -> tuple[str | None, Decoded]:
+    """The request's id and its decoded tensors, checked against the limits; a large body
+    (parsed in a worker process) is first scanned for provably too many values."""
+    if large:
+        refuse_oversized(
+            body,
+            field="inputs",
+            max_rows=limits.max_rows,
+            max_cells=limits.max_cells,
+            max_classes=limits.max_classes,
+            rows_depth=None,  # flat or nested data: the value count bounds the rows x features
+        )
     req = InferenceRequest.model_validate_json(body)
-    return req, decode(req)
+    decoded = decode(req)
+    if decoded.rows.matrix is not None:
+        n_rows, n_features = decoded.rows.matrix.shape
+        check_limits(
+            n_rows,
+            n_features,
+            max_rows=limits.max_rows,
+            max_features=limits.max_features,
+            max_cells=limits.max_cells,
+            field="inputs",
+        )
+    return req.id, decoded
 
 
 async def _infer(
@@ -149,26 +171,18 @@ async def _infer(
 ) -> FastJSONResponse:
     media_type(request)  # 415 as everywhere (app.api.bodies)
     raw = await request.body()
+    limits = Limits.of(services.settings)
     try:
-        if len(raw) <= INLINE_PARSE_BYTES:
-            req = InferenceRequest.model_validate_json(raw)
-            decoded = decode(req)
-        else:  # a large body is parsed and decoded in a worker thread
-            req, decoded = await run_in_threadpool(_parse_and_decode, raw)
+        if services.parsing.offloads(len(raw)):  # in a worker process (app.api.parse_pool)
+            request_id, decoded = await services.parsing.run(parse_and_decode, raw, limits, True)
+        else:
+            request_id, decoded = parse_and_decode(raw, limits, False)
     except ValidationError as exc:
         code, detail, _, _ = describe_validation(list(exc.errors()))
         return v2_error(code, detail)
-    if decoded.rows.matrix is not None:
-        s = services.settings
-        n_rows, n_features = decoded.rows.matrix.shape
-        check_limits(
-            n_rows,
-            n_features,
-            max_rows=s.max_predict_rows,
-            max_features=s.max_features,
-            max_cells=s.max_cells,
-            field="inputs",
-        )
+    except BodyInvalid as exc:
+        code, detail, _, _ = describe_validation(exc.errors)
+        return v2_error(code, detail)
     number = _version(name, version)
     if number is not None and decoded.alias is not None:
         raise InvalidArgument(
@@ -187,13 +201,15 @@ async def _infer(
         ids_field="inputs ('ids')",
     )
     n = len(decoded.rows.matrix) if decoded.rows.matrix is not None else 0
-    p = await run_in_threadpool(call)  # never on the event loop: resolving reads the database
+    p = await in_prediction_thread(
+        services, call
+    )  # never on the loop: resolving reads the database
     outputs = encode(p, decoded.outputs)
     services.metrics.rows.labels(name).inc(n)
     body = {
         "model_name": p.resolved.model,
         "model_version": str(p.resolved.version),
-        "id": req.id if req.id is not None else str(uuid.uuid4()),
+        "id": request_id if request_id is not None else str(uuid.uuid4()),
         "parameters": {**p.provenance.parameters(), "classes": list(p.classes)},
         "outputs": outputs,
     }

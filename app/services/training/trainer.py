@@ -72,6 +72,31 @@ class JobSubmitter(Protocol):
     ) -> Any: ...
 
 
+def rows_data(
+    s: Settings,
+    features: Sequence[Sequence[float | None]],
+    labels: Sequence[Any],
+    feature_names: Sequence[str] | None = None,
+) -> TrainingData:
+    """Rows sent as JSON (``features``, ``labels``), checked against the limits of ``s``.
+
+    A plain function of picklable arguments, so that a large body can be parsed and
+    checked in a parse worker process (:mod:`app.api.parse_pool`).
+    """
+    check_limits(
+        len(features),
+        len(features[0]) if features else 0,
+        max_rows=s.max_train_rows,
+        max_features=s.max_features,
+        max_cells=s.max_cells,
+        field="features",
+    )
+    X = features_matrix(features, field="features")
+    y = labels_array(labels, len(X))
+    check_classes(y, s.max_classes)
+    return TrainingData(X, y, feature_names_checked(feature_names, X.shape[1]))
+
+
 class Trainer:
     """Trains and registers versions: inputs, limits, job or now, one unit of work.
 
@@ -105,19 +130,7 @@ class Trainer:
         feature_names: Sequence[str] | None = None,
     ) -> TrainingData:
         """Rows sent as JSON (``features``, ``labels``), checked against the limits."""
-        s = self.settings
-        check_limits(
-            len(features),
-            len(features[0]) if features else 0,
-            max_rows=s.max_train_rows,
-            max_features=s.max_features,
-            max_cells=s.max_cells,
-            field="features",
-        )
-        X = features_matrix(features, field="features")
-        y = labels_array(labels, len(X))
-        check_classes(y, s.max_classes)
-        return TrainingData(X, y, feature_names_checked(feature_names, X.shape[1]))
+        return rows_data(self.settings, features, labels, feature_names)
 
     def csv_data(self, content: bytes, label_column: str = "label") -> TrainingData:
         """A CSV file with a header row (the ``file`` part), checked against the limits."""

@@ -1,0 +1,72 @@
+"""The body-parsing worker pool: outcomes come back as the same errors, a dead worker is
+a 503 and the next body is parsed by a fresh pool."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+import pytest
+
+from app.api.bodies import Limits, predict_input
+from app.api.parse_pool import BodyInvalid, ParsePool
+from app.api.schemas import PredictRequest
+from app.errors import PayloadTooLarge, Unavailable
+
+LIMITS = Limits(max_rows=10, max_features=5, max_cells=20, max_classes=2)
+
+
+def die() -> None:  # runs in the worker process
+    os._exit(3)
+
+
+def worker_pid() -> int:  # runs in the worker process
+    return os.getpid()
+
+
+def run(pool: ParsePool, fn: Any, *args: Any) -> Any:
+    return asyncio.run(pool.run(fn, *args))
+
+
+@pytest.mark.parametrize("workers", [1, 0], ids=["process", "thread"])
+def test_outcomes_come_back_as_the_same_errors(workers: int) -> None:
+    pool = ParsePool(workers, offload_bytes=1024)
+    try:
+        ok = run(
+            pool, predict_input, b'{"instances": [[1, 2], [3, null]]}', PredictRequest, LIMITS, True
+        )
+        assert ok.rows.matrix is not None and ok.rows.matrix.shape == (2, 2)
+        assert ok.rows.field == "instances"
+        with pytest.raises(BodyInvalid) as invalid:
+            run(pool, predict_input, b'{"instances": [[1, "x"]]}', PredictRequest, LIMITS, True)
+        assert invalid.value.errors[0]["loc"] == ("instances", 0, 1)
+        with pytest.raises(BodyInvalid) as malformed:
+            run(pool, predict_input, b'{"instances": [[1', PredictRequest, LIMITS, True)
+        assert malformed.value.errors[0]["type"] == "json_invalid"
+        with pytest.raises(PayloadTooLarge) as too_large:  # rebuilt with field and limit
+            run(
+                pool,
+                predict_input,
+                b'{"instances": [' + b"[1]," * 30 + b"[1]]}",
+                PredictRequest,
+                LIMITS,
+                True,
+            )
+        assert too_large.value.field == "instances" and too_large.value.extra == {"limit": 10}
+    finally:
+        pool.close()
+
+
+def test_a_dead_worker_is_a_503_and_the_pool_starts_afresh() -> None:
+    pool = ParsePool(1, offload_bytes=1024)
+    try:
+        first = run(pool, worker_pid)
+        assert first != os.getpid()  # another process
+        with pytest.raises(Unavailable) as dead:
+            run(pool, die)
+        assert dead.value.field == "body"
+        second = run(pool, worker_pid)
+        assert second not in (first, os.getpid())
+    finally:
+        pool.close()
