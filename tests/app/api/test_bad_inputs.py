@@ -179,12 +179,23 @@ TRAIN_CASES: list[tuple[str, dict[str, Any], int, str, str]] = [
         "feature_names[1]: duplicate name 'a'",
     ),
     ("feature name count", {"feature_names": ["a"]}, 422, "INVALID_ARGUMENT", "expected 4 names"),
-    (
+    (  # 4 rows per class: too few for the default 5-fold cross-fitting
         "too few rows for the splits",
-        {"features": dataset(12)[0].tolist(), "labels": dataset(12)[1].tolist()},
+        {"features": dataset(8)[0].tolist(), "labels": dataset(8)[1].tolist()},
         422,
         "INVALID_ARGUMENT",
         "rows of each class",
+    ),
+    (  # 6 rows per class: enough to cross-fit, too few to also hold out 20%
+        "too few rows for an explicit evaluation split",
+        {
+            "features": dataset(12)[0].tolist(),
+            "labels": dataset(12)[1].tolist(),
+            "evaluation_fraction": 0.2,
+        },
+        422,
+        "INVALID_ARGUMENT",
+        "evaluation split of 0.2",
     ),
     ("mixed label types", {"labels": [0, "1"] * 150}, 422, "INVALID_ARGUMENT", "one type"),
     (
