@@ -319,6 +319,8 @@ class Recalibrator:
             "n_holdout": int(rec.holdout_rows.size),
             "parent_version": parent.version,
             "parent_method": parent.calibration.get("method"),
+            # the same raw score (s or s') as the parent's: its booster is shared
+            "score": parent.calibration.get("score"),
         }
         params = {**parent.params, "recalibration": recalibration}
         return {"params": params, "calibration": calibration, "data": used, "metrics": metrics}

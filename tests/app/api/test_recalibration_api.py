@@ -121,7 +121,11 @@ def test_recalibration_fixes_shifted_calibration_and_shares_the_booster(
     assert client.put("/v1/models/shift/aliases/production", json={"version": 2}).status_code == 200
     r = client.post("/v1/models/shift/predict", json={"instances": X_new[:3].tolist()})
     assert r.json()["version"] == 2
-    assert r.json()["calibration"] == {"method": method, "split": "recalibration"}
+    assert r.json()["calibration"] == {
+        "method": method,
+        "split": "recalibration",
+        "score": parent["calibration"]["score"],
+    }
 
 
 def test_recalibrating_a_recalibrated_version_keeps_one_base(
