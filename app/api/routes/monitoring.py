@@ -24,6 +24,7 @@ router = APIRouter(
     prefix="/v1",
     tags=["monitoring"],
     responses={
+        400: {"model": ErrorResponse},
         404: {"model": ErrorResponse},
         413: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
