@@ -16,10 +16,12 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, func, select, update
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError, TimeoutError
 from sqlalchemy.orm import Session
 
 from app.db import database_errors
+from app.errors import Conflict, Unavailable
 from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel, utcnow
 
 __all__ = [
@@ -352,3 +354,24 @@ class PredictionLog:
             self.session.execute(delete(_T).where(_T.c.id.in_(ids)))
             self.session.flush()
         return len(ids)
+
+
+def write_rows(engine: Engine, columns: Mapping[str, Sequence[Any]]) -> int:
+    """:func:`insert_rows` in a transaction of its own on ``engine``; database errors
+    translated here, as every repository does: the database unreachable, slow or busy
+    (worth a retry) is :class:`~app.errors.Unavailable`; rows the database refuses for
+    another reason are :class:`~app.errors.Conflict`."""
+    try:
+        with engine.begin() as conn:
+            return insert_rows(conn, columns)
+    except SQLAlchemyError as error:
+        if _transient(error):
+            raise Unavailable(f"the database is unavailable ({type(error).__name__})") from error
+        raise Conflict(f"rows refused by the database ({type(error).__name__})") from error
+
+
+def _transient(error: SQLAlchemyError) -> bool:
+    """Whether ``error`` is the database being unreachable, slow or busy (worth a retry)."""
+    if isinstance(error, (OperationalError, TimeoutError)):
+        return True
+    return isinstance(error, DBAPIError) and error.connection_invalidated

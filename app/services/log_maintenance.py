@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio.to_thread
 from sqlalchemy import select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import ServiceError
@@ -90,8 +89,11 @@ class LogMaintenance:
             if removed:
                 log.info("prediction log: %d rows past retention deleted", removed)
             self.refresh()
-        except (SQLAlchemyError, ServiceError) as error:
+        except ServiceError as error:  # the database unavailable: translated below us
             log.warning("prediction log upkeep failed (retried later): %s", error)
+            return False
+        except Exception:  # a background round must not end the loop; logged with its trace
+            log.exception("prediction log upkeep failed (retried later)")
             return False
         return True
 

@@ -21,10 +21,9 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
 from app.errors import InvalidArgument, NotFound, PayloadTooLarge
 from app.registry.prediction_log import LoggedRow, PredictionLog
-from app.registry.repository import Registry
+from app.registry.repository import reading
 from app.services.core_errors import core_errors
 from models.monitoring import calibration_summary, realised_cost
 
@@ -119,8 +118,8 @@ class Monitoring:
             raise InvalidArgument(
                 f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
             )
-        with database_errors(), self._read() as s:
-            reg = Registry(s)
+        with reading(self._read) as reg:
+            s = reg.session
             model = reg.get_model(name)
             log = PredictionLog(s)
             if version is not None:
@@ -151,8 +150,8 @@ class Monitoring:
 
     def totals(self, model_id: int, since: datetime) -> dict[int, dict[str, Any]]:
         """Per-version figures over the latest rows since ``since`` (for the gauges)."""
-        with database_errors(), self._read() as s:
-            log = PredictionLog(s)
+        with reading(self._read) as reg:
+            log = PredictionLog(reg.session)
             rows = log.rows(model_id, None, since, None, limit=self.max_rows, latest=True)
             classes = log.version_classes(model_id, {r.version for r in rows})
         out: dict[int, dict[str, Any]] = {}

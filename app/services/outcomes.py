@@ -20,11 +20,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import database_errors
 from app.errors import InvalidArgument
 from app.registry.orm import PREDICTION_ID_LENGTH
 from app.registry.prediction_log import OutcomeResult, PredictionLog
-from app.registry.repository import Registry
+from app.registry.repository import writing
 
 __all__ = ["Outcome", "OutcomeReport", "Outcomes"]
 
@@ -91,8 +90,9 @@ class Outcomes:
 
     def record(self, name: str, outcomes: Sequence[Outcome]) -> OutcomeReport:
         _check_batch(outcomes)
-        with database_errors(), self._sessions.begin() as s:
-            model = Registry(s).get_model(name)
+        with writing(self._sessions) as reg:
+            s = reg.session
+            model = reg.get_model(name)
             log = PredictionLog(s)
             versions = log.versions_of(model.id, [o.id for o in outcomes])
             classes = log.version_classes(model.id, versions.values())

@@ -4,7 +4,7 @@ A predict hands its rows over as one :class:`LogEntry` (arrays, not per-row obje
 building it costs microseconds) with :meth:`PredictionLogWriter.submit`, which never
 blocks and never touches the database. One background thread takes everything
 waiting (up to ``batch_rows`` at a time), turns it into columns and inserts it in one
-statement (:func:`app.registry.prediction_log.insert_rows`) every ``flush_seconds``
+statement (:func:`app.registry.prediction_log.write_rows`) every ``flush_seconds``
 at most.
 
 When the database is slower than the traffic (or down), rows wait in memory up to
@@ -36,11 +36,10 @@ from typing import Any
 import numpy as np
 import orjson
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError, TimeoutError
 
-from app.errors import InvalidArgument, ServiceError, Unavailable
+from app.errors import Conflict, InvalidArgument, ServiceError, Unavailable
 from app.registry.orm import PREDICTION_ID_LENGTH
-from app.registry.prediction_log import LOG_COLUMNS, insert_rows
+from app.registry.prediction_log import LOG_COLUMNS, write_rows
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +130,7 @@ def _floats(a: np.ndarray | None, n: int) -> list[float | None]:
 
 
 def columns_of(entries: Sequence[LogEntry]) -> dict[str, list[Any]]:
-    """Column-wise values of ``entries`` for :func:`insert_rows` (JSON columns as text)."""
+    """Column-wise values of ``entries`` for :func:`write_rows` (JSON columns as text)."""
     cols: dict[str, list[Any]] = {c: [] for c in LOG_COLUMNS}
     for e in entries:
         n = len(e)
@@ -264,12 +263,11 @@ class PredictionLogWriter:
         at a time, so that one bad request cannot lose the rows of the others."""
         n = sum(len(e) for e in batch)
         try:
-            with self._engine.begin() as conn:
-                new = insert_rows(conn, columns_of(batch))
-        except (Unavailable, SQLAlchemyError) as error:
-            if isinstance(error, Unavailable) or _transient(error):
-                log.warning("prediction log: %d rows wait, database unavailable: %s", n, error)
-                return False
+            new = write_rows(self._engine, columns_of(batch))
+        except Unavailable as error:
+            log.warning("prediction log: %d rows wait, database unavailable: %s", n, error)
+            return False
+        except Conflict as error:
             if len(batch) > 1:
                 return all([self._write([e]) for e in batch])
             log.error("prediction log: %d rows refused by the database: %s", n, error)
@@ -343,10 +341,3 @@ def _lowest_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     except (AttributeError, OSError) as error:  # pragma: no cover - not Linux
         log.debug("prediction log writer keeps its priority: %s", error)
-
-
-def _transient(error: SQLAlchemyError) -> bool:
-    """Whether ``error`` is the database being unreachable, slow or busy (worth a retry)."""
-    if isinstance(error, (OperationalError, TimeoutError)):
-        return True
-    return isinstance(error, DBAPIError) and error.connection_invalidated
