@@ -277,6 +277,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         tune_garbage_collector()
         services.stopping.clear()
+        # a fresh executor per lifespan: an app may be started again after a shutdown
+        services.prediction_threads = ThreadPoolExecutor(PREDICTION_THREADS, "costwise-predict")
         restore = _stop_trainings_on_signal(services.stopping)
         if not checks.passed:
             threading.Thread(

@@ -26,9 +26,10 @@ from alembic import command
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
+from app.api.bodies import Limits, predict_input
 from app.api.main import create_app
 from app.api.responses import FastJSONResponse
-from app.api.routes.predict import _costs, _render
+from app.api.routes.predict import _render
 from app.api.schemas import PredictRequest
 from app.db import alembic_config, downgrade, make_engine, make_session_factory, upgrade_to_head
 from app.registry.repository import Registry
@@ -61,7 +62,8 @@ MODELS: list[tuple[str, TrainingSpec, int]] = [
 
 def _cost_request(setting: dict[str, Any]) -> CostRequest:
     """The cost request the API builds from a body with these cost members."""
-    return _costs(PredictRequest(instances=[[0.0] * 4], **setting))
+    body = json.dumps({"instances": [[0.0] * 4], **setting}).encode()
+    return predict_input(body, PredictRequest, Limits(100_000, 10_000, 20_000_000, 256)).costs
 
 
 OLD_TABLES = ("registered_models", "model_versions", "aliases")
