@@ -11,6 +11,10 @@ from costwise import AsyncClient, Client, NotFound
 from tests.costwise.conftest import ADMIN_KEY, FAST_RETRY, Service
 
 
+def _ids(n: int) -> list[str]:
+    return [f"async{i}" for i in range(n)]
+
+
 def _calls(X: Any, y: Any) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
     """(method, args, kwargs) of a tour of the read and decide methods."""
     return [
@@ -20,7 +24,8 @@ def _calls(X: Any, y: Any) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
         ("list_versions", ("fraud",), {}),
         ("get_version", ("fraud", 1), {}),
         ("list_algorithms", (), {}),
-        ("predict", ("fraud", X), {"costs": {"c_fp": 1, "c_fn": 4}}),
+        # the same ids both times: the answers (with the rows' ids) are then equal
+        ("predict", ("fraud", X), {"costs": {"c_fp": 1, "c_fn": 4}, "ids": _ids(len(X))}),
         ("evaluate", ("fraud", y, X), {"cost_matrix": [[0, 1], [4, 0]]}),
     ]
 
@@ -45,11 +50,13 @@ def test_async_requests_run_concurrently_and_raise_the_same_errors(
 
     async def run() -> tuple[list[Any], NotFound]:
         async with AsyncClient(server.url, api_key=ADMIN_KEY, retry=FAST_RETRY) as c:
-            answers = await asyncio.gather(*(c.predict("fraud", r) for r in rows))
+            answers = await asyncio.gather(
+                *(c.predict("fraud", r, ids=[f"conc{i}"]) for i, r in enumerate(rows))
+            )
             with pytest.raises(NotFound) as err:
                 await c.get_model("no-such-model")
             return list(answers), err.value
 
     answers, error = asyncio.run(run())
-    assert answers == [client.predict("fraud", r) for r in rows]
+    assert answers == [client.predict("fraud", r, ids=[f"conc{i}"]) for i, r in enumerate(rows)]
     assert (error.status, error.code) == (404, "NOT_FOUND")
