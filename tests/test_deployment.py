@@ -124,6 +124,8 @@ def _serve_and_probe(
     finally:
         proc.terminate()
         proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def test_container_commands_migrate_then_serve(database_url: str, tmp_path: Path) -> None:
