@@ -25,11 +25,12 @@ from app.errors import Misconfigured, Unavailable
 from app.services.auth import Authenticator
 from app.services.keys import create_key, revoke_key
 from app.settings import Settings
-from tests.app.api.conftest import train_body
+from tests.app.api.conftest import dataset, train_body
 
 ROLES = ("reader", "predictor", "admin")
 RANK = {None: -1, "reader": 0, "predictor": 1, "admin": 2}
 ROW = [[0.1, 0.2, 0.3, 0.4]]
+RECAL_X, RECAL_Y = (a.tolist() for a in dataset(120, seed=3))
 
 # (method, path template, concrete path, json body, minimum role (None = open), success)
 TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
@@ -108,6 +109,22 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         200,
     ),
     ("PATCH", "/v1/models/{name}", "/v1/models/m", {"prediction_log": True}, "admin", 200),
+    (
+        "POST",
+        "/v1/models/{name}/versions/{version}/recalibrate",
+        "/v1/models/m/versions/1/recalibrate",
+        {"instances": RECAL_X, "labels": RECAL_Y},
+        "admin",
+        201,
+    ),
+    (  # reached by readers: nothing logged in that window, a 404 from the service
+        "GET",
+        "/v1/models/{name}/priors",
+        "/v1/models/m/priors?since=2999-01-01T00:00:00Z",
+        None,
+        "reader",
+        404,
+    ),
     (
         "PUT",
         "/v1/models/{name}/aliases/{alias}",
