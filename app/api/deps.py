@@ -17,6 +17,7 @@ from app.api.middleware import Metrics
 from app.api.parse_pool import ParsePool
 from app.db import DatabaseHealth
 from app.services.jobs.service import JobService
+from app.services.keys import Keys
 from app.services.log_maintenance import LogMaintenance
 from app.services.model_registry import ModelRegistry
 from app.services.monitoring import Monitoring
@@ -43,6 +44,7 @@ class Services:
     registry: ModelRegistry
     predictor: Predictor
     trainer: Trainer
+    keys: Keys
     metrics: Metrics
     jobs: JobService
     plots: Plots

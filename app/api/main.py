@@ -48,6 +48,7 @@ from app.api.v2.schemas import InferenceRequest
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
 from app.services.jobs.service import JobService, make_queue
+from app.services.keys import Keys
 from app.services.known_models import KnownModels
 from app.services.log_maintenance import LogMaintenance
 from app.services.model_registry import ModelRegistry
@@ -238,6 +239,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine=engine,
         sessions=sessions,
         registry=ModelRegistry(sessions, read_sessions),
+        keys=Keys(sessions),
         predictor=Predictor(
             read_sessions,
             cache_size=settings.model_cache_size,

@@ -22,10 +22,12 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
 from app.errors import Conflict, InvalidArgument, NotFound
@@ -173,3 +175,11 @@ class ApiKeys:
             if row is not None:
                 row.last_used_at = utcnow()
                 self.session.flush()
+
+
+@contextmanager
+def key_store(sessions: sessionmaker[Session]) -> Iterator[ApiKeys]:
+    """:class:`ApiKeys` in one transaction, committed at the end of the block; database
+    errors anywhere in it (the commit's included) become :class:`~app.errors.Unavailable`."""
+    with database_errors(), sessions.begin() as session:
+        yield ApiKeys(session)

@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import Misconfigured
-from app.registry.keys import ApiKeys
+from app.registry.keys import key_store
 from app.registry.orm import ApiKey
 from app.settings import Settings
 
@@ -80,8 +80,8 @@ def key_view(row: ApiKey) -> KeyView:
 
 def create_key(sessions: sessionmaker[Session], name: str, role: str) -> tuple[KeyView, str]:
     """Store a new key; returns its view and the plaintext (the only time it exists)."""
-    with sessions.begin() as session:
-        new = ApiKeys(session).create(name, role)
+    with key_store(sessions) as keys:
+        new = keys.create(name, role)
         view = key_view(new.row)
     log.info("API key %d created (name %r, role %s)", view.id, view.name, view.role)
     return view, new.plaintext
@@ -89,16 +89,36 @@ def create_key(sessions: sessionmaker[Session], name: str, role: str) -> tuple[K
 
 def list_keys(sessions: sessionmaker[Session]) -> list[KeyView]:
     """Every key, oldest first, without secrets."""
-    with sessions.begin() as session:
-        return [key_view(row) for row in ApiKeys(session).list()]
+    with key_store(sessions) as keys:
+        return [key_view(row) for row in keys.list()]
 
 
 def revoke_key(sessions: sessionmaker[Session], key_id: int, *, force: bool = False) -> KeyView:
     """Revoke key ``key_id`` (idempotent); ``force`` allows revoking the last admin key."""
-    with sessions.begin() as session:
-        view = key_view(ApiKeys(session).revoke(key_id, allow_last_admin=force))
+    with key_store(sessions) as keys:
+        view = key_view(keys.revoke(key_id, allow_last_admin=force))
     log.info("API key %d revoked (name %r, role %s)", view.id, view.name, view.role)
     return view
+
+
+class Keys:
+    """API keys, the one door of the keys routes (built once in ``create_app``): create
+    (the plaintext returned once), list without secrets, revoke."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self._sessions = sessions
+
+    def create(self, name: str, role: str) -> tuple[KeyView, str]:
+        """:func:`create_key`."""
+        return create_key(self._sessions, name, role)
+
+    def list(self) -> list[KeyView]:
+        """:func:`list_keys`."""
+        return list_keys(self._sessions)
+
+    def revoke(self, key_id: int, *, force: bool = False) -> KeyView:
+        """:func:`revoke_key`."""
+        return revoke_key(self._sessions, key_id, force=force)
 
 
 def check_auth_configuration(settings: Settings, sessions: sessionmaker[Session]) -> None:
@@ -138,8 +158,8 @@ def check_auth_configuration(settings: Settings, sessions: sessionmaker[Session]
         )
     if settings.auth != "on" or bootstrap is not None:
         return
-    with sessions.begin() as session:
-        admins = ApiKeys(session).count_active("admin")
+    with key_store(sessions) as keys:
+        admins = keys.count_active("admin")
     if admins:
         return
     if prod:

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ServicesDep
 from app.api.schemas import ErrorResponse
-from app.services.keys import KeyView, create_key, list_keys, revoke_key
+from app.services.keys import KeyView
 
 router = APIRouter(
     prefix="/v1",
@@ -67,7 +67,7 @@ def _out(v: KeyView) -> KeyOut:
 async def create(
     body: KeyCreate, services: ServicesDep, request: Request, response: Response
 ) -> KeyCreated:
-    view, plaintext = await run_in_threadpool(create_key, services.sessions, body.name, body.role)
+    view, plaintext = await run_in_threadpool(services.keys.create, body.name, body.role)
     request.app.state.auth.stale()  # the new key works here at once
     response.headers["Cache-Control"] = "no-store"
     return KeyCreated(**vars(view), active=view.active, key=plaintext)
@@ -75,9 +75,7 @@ async def create(
 
 @router.get("/keys", response_model=KeyListResponse, summary="List API keys (no secrets)")
 async def list_all(services: ServicesDep) -> KeyListResponse:
-    return KeyListResponse(
-        keys=[_out(v) for v in await run_in_threadpool(list_keys, services.sessions)]
-    )
+    return KeyListResponse(keys=[_out(v) for v in await run_in_threadpool(services.keys.list)])
 
 
 @router.delete(
@@ -90,6 +88,6 @@ async def list_all(services: ServicesDep) -> KeyListResponse:
 async def revoke(
     key_id: Annotated[int, Path(ge=1, le=2**31 - 1)], request: Request, services: ServicesDep
 ) -> Response:
-    await run_in_threadpool(revoke_key, services.sessions, key_id)
+    await run_in_threadpool(services.keys.revoke, key_id)
     request.app.state.auth.forget(key_id)
     return Response(status_code=204)
