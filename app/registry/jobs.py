@@ -10,11 +10,13 @@ abandoned and re-queued) cannot record an outcome for it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
 from app.errors import NotFound
@@ -185,3 +187,18 @@ class JobRepository:
         with database_errors():
             counts = {status: int(n) for status, n in self.session.execute(query)}
         return {status: counts.get(status, 0) for status in JOB_STATUSES}
+
+
+@contextmanager
+def job_transaction(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    """A session in one transaction, committed at the end of the block; database errors
+    anywhere in it (the commit's included) become :class:`~app.errors.Unavailable`."""
+    with database_errors(), sessions.begin() as session:
+        yield session
+
+
+@contextmanager
+def job_reading(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    """A session for reading (closed at the end); database errors become Unavailable."""
+    with database_errors(), sessions() as session:
+        yield session

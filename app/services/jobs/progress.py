@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.registry.jobs import JobRepository
+from app.registry.jobs import JobRepository, job_transaction
 from models.exceptions import TrainingCancelled
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class JobProgress:
     # ---------------------------------------------------------------- heartbeat thread
     def beat(self) -> None:
         """Write progress + heartbeat once; notice cancellation and lost ownership."""
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             repo = JobRepository(session)
             owned = repo.progress(self.job_id, self.worker, self.attempt, **self.snapshot())
             cancel = repo.cancel_requested(self.job_id) if owned else False

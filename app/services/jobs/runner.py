@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import JobAbandoned, ServiceError
-from app.registry.jobs import JobRepository
+from app.registry.jobs import JobRepository, job_transaction
 from app.registry.orm import TrainingJob, utcnow
 from app.services.jobs.payload import unpack_training_data
 from app.services.jobs.progress import JobProgress
@@ -58,7 +58,7 @@ class JobRunner:
     def run(self, job_id: str) -> str:
         """Run the job if it can be claimed; returns its final status (or ``skipped``)."""
         stale_before = utcnow() - timedelta(seconds=self.settings.job_heartbeat_timeout)
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             repo = JobRepository(session)
             attempt = repo.claim(job_id, self.worker, stale_before)
             if attempt is None:
@@ -108,14 +108,14 @@ class JobRunner:
             log.exception("job %s failed unexpectedly", job_id)
             detail = f"training failed unexpectedly ({type(exc).__name__}); nothing was registered"
             error = {"code": "INTERNAL", "detail": detail, "field": None}
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             JobRepository(session).finish(
                 job_id, "failed", owned, error=error, **_timings(progress)
             )
         return "failed"
 
     def _stopped(self, job_id: str, progress: JobProgress, owned: list[Any], attempt: int) -> str:
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             repo = JobRepository(session)
             if progress.stop_reason == "shutdown":
                 if repo.requeue(job_id, owned, attempts=attempt - 1):

@@ -19,7 +19,7 @@ from anyio import to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import Conflict
-from app.registry.jobs import FINISHED, JobRepository
+from app.registry.jobs import FINISHED, JobRepository, job_reading, job_transaction
 from app.registry.orm import TrainingJob
 from app.registry.validation import check_tags
 from app.services.jobs.payload import pack_training_data
@@ -130,11 +130,11 @@ class JobService:
             max_attempts=self.settings.job_max_attempts,
             total=total,
         )
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             return job_view(JobRepository(session).add(job, blob, sha))
 
     def _discard(self, job_id: str) -> None:
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             repo = JobRepository(session)
             if (job := repo.find(job_id)) is not None:
                 session.delete(job)
@@ -160,24 +160,24 @@ class JobService:
         return view
 
     def get(self, job_id: str) -> JobView:
-        with self.sessions() as session:
+        with job_reading(self.sessions) as session:
             return job_view(JobRepository(session).get(job_id))
 
     def page(
         self, model: str | None, status: str | None, limit: int, offset: int
     ) -> tuple[list[JobView], int]:
-        with self.sessions() as session:
+        with job_reading(self.sessions) as session:
             jobs, total = JobRepository(session).page(model, status, limit, offset)
             return [job_view(j) for j in jobs], total
 
     def counts(self) -> dict[str, int]:
         """Jobs per status, from the database (what every replica and worker shares)."""
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             return JobRepository(session).count_by_status()
 
     def cancel(self, job_id: str) -> JobView:
         """Queued: cancelled at once. Running: asked to stop. Finished: Conflict."""
-        with self.sessions.begin() as session:
+        with job_transaction(self.sessions) as session:
             repo = JobRepository(session)
             job = repo.get(job_id)
             if job.status in FINISHED:
