@@ -12,16 +12,14 @@ within ``refresh_seconds``. A failed refresh (database down) keeps the last set.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 
-import anyio.to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import ServiceError
 from app.registry.repository import reading
+from app.services.periodic import every
 
 log = logging.getLogger(__name__)
 
@@ -59,22 +57,9 @@ class KnownModels:
         self._names = names
         return True
 
-    @contextlib.asynccontextmanager
-    async def refreshing(self) -> AsyncIterator[None]:
+    def refreshing(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Refresh now (in a thread) and then every ``refresh_seconds`` until the block ends."""
-
-        async def loop() -> None:
-            while True:
-                await anyio.to_thread.run_sync(self.refresh)
-                await asyncio.sleep(self.refresh_seconds)
-
-        task = asyncio.create_task(loop())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        return every(self.refresh_seconds, self.refresh)
 
     def __len__(self) -> int:
         return len(self._names)

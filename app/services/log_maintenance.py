@@ -13,14 +13,11 @@ the last snapshot and is retried at the next.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import anyio.to_thread
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,6 +25,7 @@ from app.errors import ServiceError
 from app.registry.orm import RegisteredModel
 from app.registry.prediction_log import PredictionLog
 from app.services.monitoring import Monitoring
+from app.services.periodic import every
 
 log = logging.getLogger(__name__)
 
@@ -97,19 +95,6 @@ class LogMaintenance:
             return False
         return True
 
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Run a round now (in a thread) and every ``refresh_seconds`` until the block ends."""
-
-        async def loop() -> None:
-            while True:
-                await anyio.to_thread.run_sync(self.run_once)
-                await asyncio.sleep(self.refresh_seconds)
-
-        task = asyncio.create_task(loop())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        return every(self.refresh_seconds, self.run_once)
