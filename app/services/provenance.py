@@ -121,6 +121,7 @@ class Provenance:
             "cost_matrix": self.cost_matrix,
             "row_costs": self.row_costs,
             "priors": self.priors,
+            "priors_estimate": self.priors_estimate,
             "training_costs": self.training_costs,
             "resolution_stale_since": (self.resolution() or {}).get("resolved_at"),
         }

@@ -28,8 +28,8 @@ class RequestOutput(BaseModel):
 
 class InferenceRequest(BaseModel):
     """An inference request. Costs go in `parameters` (`c_fp`, `c_fn`, `c_tp`, `c_tn`;
-    `cost_matrix`; `priors`; and `alias` to choose the version) or in an input tensor
-    named `costs`."""
+    `cost_matrix`; `priors`, a list or `"estimated"` for the version's latest prior
+    estimate; and `alias` to choose the version) or in an input tensor named `costs`."""
 
     id: str | None = None
     parameters: Parameters | None = None
@@ -83,7 +83,8 @@ class InferenceResponse(BaseModel):
     id: str
     parameters: Parameters = Field(
         description="Provenance: alias, calibration_method, calibration_split, "
-        "decision_rule, cost_setting, cost_matrix or row_costs, priors, training_costs, "
+        "decision_rule, cost_setting, cost_matrix or row_costs, priors, priors_estimate "
+        '(the estimate `"priors": "estimated"` applied), training_costs, '
         "resolution_stale_since (only when served from memory during a registry outage), "
         "classes (the column order of `probabilities`)."
     )

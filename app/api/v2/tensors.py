@@ -133,6 +133,22 @@ def _numbers(value: Any, key: str) -> list[float]:
     return [float(v) for v in value]
 
 
+def _priors(params: dict[str, Any]) -> list[float] | str | None:
+    """``priors``: a list of numbers (or the same as JSON text), or ``"estimated"``: the
+    latest prior estimate of the serving version (GET /v1/models/{name}/priors)."""
+    if "priors" not in params:
+        return None
+    if params["priors"] == "estimated":
+        return "estimated"
+    value = params["priors"]
+    if isinstance(value, str) and not value.lstrip().startswith("["):
+        raise _bad(
+            "parameters.priors",
+            f'expected a list of class priors (or as JSON text) or "estimated", got {value!r:.40}',
+        )
+    return _numbers(_json_param(params, "priors"), "priors")
+
+
 def _named_costs(params: dict[str, Any]) -> dict[str, float] | None:
     given = {k: v for k, v in params.items() if k.startswith("c_")}
     for k, v in given.items():
@@ -164,7 +180,7 @@ def decode(req: InferenceRequest) -> Decoded:
         raise _bad(where, f"expected shape [N, n_features] with N >= 1, got {t.shape}")
     named = _named_costs(params)
     matrix = _json_param(params, "cost_matrix") if "cost_matrix" in params else None
-    priors = _numbers(_json_param(params, "priors"), "priors") if "priors" in params else None
+    priors = _priors(params)
     cost_array = layout = None
     cost_field = "parameters.cost_matrix" if matrix is not None else "parameters"
     if cost_inputs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -173,3 +174,46 @@ def test_estimated_priors_survive_a_database_outage(
         down.dispose()
     assert out["applied_costs"]["priors_estimate"]["id"] == est["id"]
     assert out["applied_costs"]["priors"] == est["priors"]
+
+
+def _infer(client: TestClient, X: np.ndarray, **parameters: Any) -> Any:
+    body = {
+        "parameters": parameters,
+        "inputs": [{"name": "features", "shape": list(X.shape), "datatype": "FP64",
+                    "data": X.ravel().tolist()}],
+    }  # fmt: skip
+    return client.post("/v2/models/traffic/infer", json=body)
+
+
+def test_v2_infer_with_estimated_priors(client: TestClient, balanced: dict[str, Any]) -> None:
+    X, y = _population()
+    traffic = _shifted(X[2000:], y[2000:], 0.2, 1000, seed=5)
+    # no estimate yet: a 400 naming the parameter and how to make one, nothing decided
+    r = _infer(client, traffic[:5], priors="estimated")
+    assert r.status_code == 400, r.text
+    assert r.json()["error"].startswith("parameters.priors: version 1 of model 'traffic' has no")
+    assert "GET /v1/models/traffic/priors?version=1" in r.json()["error"]
+    for bad in ("guessed", "estimate", 3):
+        r = _infer(client, traffic[:5], priors=bad)
+        assert r.status_code == 400 and r.json()["error"].startswith("parameters.priors: "), r.text
+    _predict(client, traffic)
+    _flush(client)
+    est = client.get("/v1/models/traffic/priors").json()
+    ref = {k: est[k] for k in ("id", "version", "estimated_at", "since", "until", "n_rows")}
+    # the same probabilities and decisions as /v1 with "estimated", and as sending the priors
+    r = _infer(client, traffic[:20], priors="estimated", c_fp=1, c_fn=3)
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["parameters"]["priors"] == est["priors"]
+    assert answer["parameters"]["priors_estimate"] == ref
+    v1 = _predict(client, traffic[:20], priors="estimated", costs={"c_fp": 1, "c_fn": 3})
+    assert v1["applied_costs"]["priors_estimate"] == ref
+    out = {o["name"]: o["data"] for o in answer["outputs"]}
+    np.testing.assert_array_equal(
+        np.reshape(out["probabilities"], (20, 2)), [p["probabilities"] for p in v1["predictions"]]
+    )
+    assert out["decision"] == [p["decision"] for p in v1["predictions"]]
+    explicit = _infer(client, traffic[:20], priors=json.dumps(est["priors"]), c_fp=1, c_fn=3)
+    assert explicit.status_code == 200, explicit.text
+    assert "priors_estimate" not in explicit.json()["parameters"]
+    assert explicit.json()["outputs"][0]["data"] == out["probabilities"]
