@@ -75,7 +75,7 @@ Cost matrix convention: `C[i][j]` is the cost of predicting class `j` when the t
 class `i` (rows = truth). Every error body is `{"detail", "code", "field"}`, except on
 the Open Inference Protocol (KServe V2) routes under `/v2`, whose errors are `{"error"}`.
 
-A web console (models, versions, plots, a what-if panel for costs, aliases) is served at
+A web console (models, versions, plots, a what-if panel for costs, aliases, monitoring) is served at
 [/console](/console).
 """
 

@@ -1,7 +1,9 @@
-// The console: models -> versions (metrics, aliases) -> plots and what-if; alias moves.
+// The console: models -> versions (metrics, aliases) -> plots and what-if; alias moves;
+// monitoring of the logged predictions per model (monitor.js).
 
 import { api, apiPath, getKey, modelPath, setKey } from "./api.js";
 import { $, el, setFigure, showError } from "./dom.js";
+import { Monitor } from "./monitor.js";
 import { WhatIf } from "./whatif.js";
 
 const METRICS = [
@@ -19,6 +21,8 @@ const state = {
   versionsRequest: 0,
 };
 const whatIf = new WhatIf();
+// a recalibration made a new version: list it (the selected version stays selected)
+const monitor = new Monitor({ onVersionCreated: () => reloadModel() });
 
 // ------------------------------------------------------------------ API key
 function setUpKey() {
@@ -34,6 +38,11 @@ function setUpKey() {
     setKey("");
     reload();
   });
+}
+
+async function reloadModel() {
+  await loadModels();
+  if (state.model) await selectModel(state.model, state.version);
 }
 
 function reload() {
@@ -102,6 +111,7 @@ async function selectModel(name, keepVersion) {
     $("#versions").hidden = false;
     fillAliasForm(versions);
     panel.dataset.state = "ready";
+    monitor.select(name, versions);
     const keep = versions.find((v) => v.version === keepVersion);
     if (keep) markSelected("#versions tbody tr", "version", keep.version);
     else selectVersion(null);
@@ -113,6 +123,7 @@ async function selectModel(name, keepVersion) {
     showError($("#versions-error"), error);
     panel.dataset.state = "error";
     selectVersion(null);
+    monitor.select(null, []);
   }
 }
 

@@ -1,0 +1,174 @@
+"""Regenerate docs/images/console.png and docs/images/monitoring.png in headless Chromium.
+
+    .venv/bin/python scripts/console_screenshots.py
+
+On a fresh SQLite registry (a temporary directory), from examples/fraud.csv: version 1
+(platt) and 2 (isotonic) are trained on the first 3,000 rows; version 1 then serves a
+week of traffic from the other 3,000 rows, 400 a day with c_fp = 1, c_fn = 20. From day
+-2 on the traffic is resampled with three times as much fraud (a prior shift). Outcomes
+(the true labels) are sent for every day but today. The log's times are moved back by
+whole days with one UPDATE per day (the service stamps them when it serves), so that the
+daily buckets show a week; nothing else is changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import numpy as np
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+from sqlalchemy import create_engine, update
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.db import upgrade_to_head  # noqa: E402
+from app.registry.orm import LoggedPrediction  # noqa: E402
+from app.settings import Settings  # noqa: E402
+from tests.app.console.conftest import serve  # noqa: E402
+
+COSTS = {"c_fp": 1, "c_fn": 20}
+DAYS = 7
+PER_DAY = 400
+
+
+def read_fraud() -> tuple[list[str], np.ndarray, np.ndarray]:
+    with open(ROOT / "examples" / "fraud.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    # an empty cell is a missing value (NaN here, JSON null in the requests)
+    body = np.asarray([[float(v) if v else np.nan for v in r] for r in rows[1:]])
+    header = rows[0]
+    return header[:-1], body[:, :-1], body[:, -1].astype(int)
+
+
+def traffic(X: np.ndarray, y: np.ndarray, day: int, rng: np.random.Generator) -> np.ndarray:
+    """Row indices of one day's traffic: the natural fraud rate, tripled from day -2 on."""
+    if day < DAYS - 3:
+        return rng.choice(len(X), PER_DAY, replace=False)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    n_pos = int(round(PER_DAY * 3 * y.mean()))
+    return rng.permutation(np.r_[rng.choice(pos, n_pos), rng.choice(neg, PER_DAY - n_pos)])
+
+
+def rows(X: np.ndarray) -> list[list[float | None]]:
+    return [[None if np.isnan(v) else float(v) for v in r] for r in X]
+
+
+def wait(driver: webdriver.Chrome, script: str, what: str) -> None:
+    WebDriverWait(driver, 30, 0.05).until(lambda d: d.execute_script(script), what)
+
+
+def main() -> None:
+    names, X, y = read_fraud()
+    train, pool_X, pool_y = slice(0, 3000), X[3000:], y[3000:]
+    tmp = Path(tempfile.mkdtemp(prefix="costwise-shots-"))
+    url_db = f"sqlite:///{tmp}/registry.db"
+    upgrade_to_head(url_db)
+    settings = Settings(database_url=url_db, max_train_rows=10_000)
+    with serve(settings) as url, httpx.Client(base_url=url, timeout=120) as api:
+        for calibration in ("platt", "isotonic"):
+            body = {"features": rows(X[train]), "labels": y[train].tolist(),
+                    "feature_names": names, "calibration": calibration, "n_estimators": 60}  # fmt: skip
+            r = api.post("/v1/models/fraud/versions", json=body)
+            r.raise_for_status()
+        api.put("/v1/models/fraud/aliases/production", json={"version": 1}).raise_for_status()
+        rng = np.random.default_rng(0)
+        days = []
+        for day in range(DAYS):
+            idx = traffic(pool_X, pool_y, day, rng)
+            r = api.post("/v1/models/fraud/predict",
+                         json={"instances": rows(pool_X[idx]), "costs": COSTS})  # fmt: skip
+            r.raise_for_status()
+            days.append(([p["id"] for p in r.json()["predictions"]], pool_y[idx].tolist()))
+        deadline = time.monotonic() + 30
+        while api.get("/v1/models/fraud/monitoring").json()["versions"][:1] == [] or (
+            api.get("/v1/models/fraud/monitoring").json()["versions"][0]["total"]["predictions"]
+            < DAYS * PER_DAY
+        ):
+            if time.monotonic() > deadline:
+                raise SystemExit("the predictions were not logged")
+            time.sleep(0.1)
+        engine = create_engine(url_db)
+        now = datetime.now(UTC)
+        with engine.begin() as conn:
+            for day, (ids, _) in enumerate(days):
+                conn.execute(
+                    update(LoggedPrediction)
+                    .where(LoggedPrediction.prediction_id.in_(ids))
+                    .values(created_at=now - timedelta(days=DAYS - 1 - day))
+                )
+        engine.dispose()
+        for ids, labels in days[:-1]:
+            items = [{"id": i, "label": label} for i, label in zip(ids, labels, strict=True)]
+            api.post("/v1/models/fraud/outcomes", json={"outcomes": items}).raise_for_status()
+
+        os.environ.setdefault("SE_OFFLINE", "true")
+        options = Options()
+        options.binary_location = os.environ.get("COSTWISE_CHROMIUM", "/usr/bin/chromium")
+        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                         "--disable-gpu", "--hide-scrollbars"):  # fmt: skip
+            options.add_argument(argument)
+        driver = webdriver.Chrome(
+            service=Service(os.environ.get("COSTWISE_CHROMEDRIVER", "/usr/bin/chromedriver")),
+            options=options,
+        )
+        try:
+            metrics = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+            driver.get(f"{url}/console")
+            wait(driver, "return document.querySelector('#models button[data-model]')", "models")
+            driver.find_element(By.CSS_SELECTOR, '#models button[data-model="fraud"]').click()
+            wait(driver, "return document.querySelector('#versions button[data-version=\"2\"]')",
+                 "versions")  # fmt: skip
+            driver.find_element(By.CSS_SELECTOR, '#versions button[data-version="2"]').click()
+            wait(driver, "return document.querySelector('#whatif-result').dataset.state === 'ready'"
+                 " && [...document.querySelectorAll('#plots img')].length === 4"
+                 " && [...document.querySelectorAll('#plots img')].every((i) => i.complete)"
+                 " && document.querySelector('#monitor-panel').dataset.state === 'ready'",
+                 "the plots, what-if and monitoring")  # fmt: skip
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride", {**metrics, "height": height}
+            )
+            panel = driver.find_element(By.ID, "monitor-panel")
+            top = driver.execute_script("return arguments[0].getBoundingClientRect().top", panel)
+            driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride", {**metrics, "height": int(top) - 6}
+            )
+            driver.save_screenshot(str(ROOT / "docs" / "images" / "console.png"))
+            driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride", {**metrics, "height": height}
+            )
+            # recalibrate version 1 (platt) from the panel, on the outcomes of the whole week
+            driver.find_element(By.ID, "recalibrate-submit").click()
+            wait(driver, "return document.querySelector('#recalibrate-form').dataset.state === 'ready'"
+                 " && document.querySelector('#monitor-panel').dataset.state === 'ready'"
+                 " && document.querySelector('#monitor-versions input[data-version=\"3\"]')",
+                 "the recalibration")  # fmt: skip
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride", {**metrics, "height": height}
+            )
+            panel.screenshot(str(ROOT / "docs" / "images" / "monitoring.png"))
+        finally:
+            driver.quit()
+        report = api.get("/v1/models/fraud/monitoring").json()["versions"][0]
+        for b in report["buckets"]:
+            cal = b["calibration"] or {}
+            print(b["start"][:10], b["predictions"], b["labelled"], b["observed_positive_rate"],
+                  b["cost_ratio"], cal.get("ece"), b["calibration_alarm"])  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
