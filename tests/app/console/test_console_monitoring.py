@@ -462,3 +462,58 @@ def test_monitoring_panel_empty_states_and_errors(
         f"404 NOT_FOUND: {expected.json()['detail'].rstrip('.')} (field: version)."
     )
     assert not by_id(browser, "monitor-result").is_displayed()
+
+
+def test_monitoring_panel_of_a_three_class_model(browser: WebDriver, database_url: str) -> None:
+    """Class shares instead of a positive rate; no binary calibration test: said so."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        600, 5, n_informative=4, n_redundant=1, n_classes=3, n_clusters_per_class=1,
+        random_state=4,
+    )  # fmt: skip
+    names = ["low", "mid", "high"]
+    with serve(_settings(database_url)) as url, api_client(url) as api:
+        body = {"features": X[:300].round(4).tolist(), "labels": [names[v] for v in y[:300]],
+                "algorithm": "samme", "n_estimators": 10}  # fmt: skip
+        assert api.post("/v1/models/tri/versions", json=body).status_code == 201
+        matrix = [[0, 1, 9], [4, 0, 1], [2, 2, 0]]
+        r = api.post(
+            "/v1/models/tri/predict",
+            json={"instances": X[300:].round(4).tolist(), "cost_matrix": matrix},
+        )
+        assert r.status_code == 200, r.text
+        ids = [p["id"] for p in r.json()["predictions"]]
+        _wait_logged(api, "tri", 300)
+        items = [{"id": i, "label": names[v]} for i, v in zip(ids[:200], y[300:500], strict=True)]
+        assert api.post("/v1/models/tri/outcomes", json={"outcomes": items}).status_code == 200
+
+        open_console(browser, url)
+        click_model(browser, "tri")
+        monitor_settled(browser)
+        assert state_of(browser, "monitor-panel") == "ready", by_id(browser, "monitor-error").text
+        report = api.get("/v1/models/tri/monitoring", params={"bucket": "day"}).json()
+        (v,) = report["versions"]
+        assert v["classes"] == sorted(names) and v["total"]["predicted_positive_rate"] is None
+        check_summary(browser, report)
+        (rate,) = [c for c in charts(browser) if c["chart"] == "rate"]
+        expected = {
+            (f"{kind}_shares.{k}", 1, b["start"]): b[f"{kind}_shares"][k]
+            for kind in ("predicted", "observed")
+            for b in v["buckets"]
+            for k in range(3)
+        }
+        assert {(p["series"], p["version"], p["start"]): p["value"] for p in rate["points"]} == (
+            expected
+        )
+        assert (
+            "Class shares"
+            in browser.find_element(
+                By.CSS_SELECTOR, '#monitor-charts figure[data-chart="rate"] figcaption'
+            ).text
+        )
+        assert v["total"]["calibration_alarm"] is None
+        row = browser.find_element(By.CSS_SELECTOR, '#monitor-flags tr[data-version="1"]')
+        assert row.get_attribute("data-state") == "no-test"
+        ece = row.find_element(By.CSS_SELECTOR, '[data-field="ece"]')
+        assert value_of(ece) == v["total"]["calibration"]["ece"]
