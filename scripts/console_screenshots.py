@@ -71,10 +71,14 @@ def wait(driver: webdriver.Chrome, script: str, what: str) -> None:
 
 def main() -> None:
     names, X, y = read_fraud()
+    with tempfile.TemporaryDirectory(prefix="costwise-shots-") as tmp:
+        url_db = f"sqlite:///{tmp}/registry.db"
+        upgrade_to_head(url_db)
+        shoot(names, X, y, url_db)
+
+
+def shoot(names: list[str], X: np.ndarray, y: np.ndarray, url_db: str) -> None:
     train, pool_X, pool_y = slice(0, 3000), X[3000:], y[3000:]
-    tmp = Path(tempfile.mkdtemp(prefix="costwise-shots-"))
-    url_db = f"sqlite:///{tmp}/registry.db"
-    upgrade_to_head(url_db)
     settings = Settings(database_url=url_db, max_train_rows=10_000)
     with serve(settings) as url, httpx.Client(base_url=url, timeout=120) as api:
         for calibration in ("platt", "isotonic"):
