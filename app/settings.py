@@ -131,6 +131,20 @@ class Settings(BaseSettings):
         description="A running job whose heartbeat is older than this many seconds is "
         "abandoned (its worker died): it is re-queued, or failed after job_max_attempts.",
     )
+    dask_scheduler: str | None = Field(
+        None,
+        description="Address of a Dask scheduler (tcp://host:8786): batch decisions run as "
+        "Dask tasks over the input's partitions (needs the `dask` extra on the job's worker "
+        "and the workers; they must reach the input and output paths). Unset: batches run "
+        "in the job's worker.",
+    )
+    batch_block_rows: int = Field(
+        65_536,
+        ge=1,
+        le=10_000_000,
+        description="Rows a batch decides at a time (memory: about this many rows of the "
+        "input's columns, as float64, per running partition).",
+    )
     job_progress_interval: float = Field(
         0.5, gt=0, description="Seconds between a running job's progress/heartbeat writes."
     )

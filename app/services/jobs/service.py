@@ -38,6 +38,7 @@ class JobView:
 
     id: str
     model: str
+    kind: str
     status: str
     phase: str
     done: int
@@ -54,6 +55,7 @@ class JobView:
     timings: dict[str, float]
     version: int | None
     error: dict[str, Any] | None
+    result: dict[str, Any] | None
 
 
 def _progress(job: TrainingJob) -> float:
@@ -68,6 +70,7 @@ def job_view(job: TrainingJob) -> JobView:
     return JobView(
         id=job.id,
         model=job.model_name,
+        kind=job.kind,
         status=job.status,
         phase=job.phase,
         done=job.done,
@@ -84,6 +87,7 @@ def job_view(job: TrainingJob) -> JobView:
         timings=dict(job.timings or {}),
         version=job.version,
         error=job.error,
+        result=job.result,
     )
 
 
@@ -152,6 +156,30 @@ class JobService:
         """Store and enqueue a training job checked by the training door (``total``: the
         rounds it will report); a job the queue refused is removed."""
         view = await to_thread.run_sync(self._create, name, data, spec, total, description, tags)
+        try:
+            await self.queue.enqueue(view.id)
+        except BaseException:
+            await to_thread.run_sync(self._discard, view.id)
+            raise
+        return view
+
+    def _create_batch(self, name: str, request: dict[str, Any], total: int) -> JobView:
+        job = TrainingJob(
+            id=uuid.uuid4().hex,
+            model_name=name,
+            kind="batch",
+            request=request,
+            max_attempts=self.settings.job_max_attempts,
+            total=total,
+        )
+        with job_transaction(self.sessions) as session:
+            return job_view(JobRepository(session).add(job, None, None))
+
+    async def submit_batch(self, name: str, request: dict[str, Any], *, total: int) -> JobView:
+        """Store and enqueue a batch job checked by the batch door
+        (:class:`app.services.batch.service.BatchService`); ``total``: its input rows
+        when known. A job the queue refused is removed."""
+        view = await to_thread.run_sync(self._create_batch, name, request, total)
         try:
             await self.queue.enqueue(view.id)
         except BaseException:
