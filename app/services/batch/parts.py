@@ -5,8 +5,8 @@ task (one task per partition): :func:`decide_part` gets the numpy-only
 :class:`models.inference.InferenceModel`, the :class:`PartPlan` (columns,
 costs, block size) and where to read and write, and returns the partition's
 :class:`~app.services.batch.scoring.BlockSummary`. It opens its input with fsspec/pyarrow
-from the URI that the service already checked against ``COSTWISE_DATA_ROOTS``, and
-writes only the file it is given (inside the batch's temporary output directory).
+through :class:`app.services.datasets.DatasetReader` (the roots are checked again where
+it runs), reads only the columns it needs, and writes only the file it is given (inside the batch's temporary output directory).
 Memory: one block of ``block_rows`` rows of the needed columns at a time.
 """
 
@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from app.services.batch.scoring import BatchCosts, BlockSummary, decide_block, output_schema
+from app.services.datasets import DatasetReader, DatasetRef
 from models.inference import InferenceModel
 
-__all__ = ["Part", "PartPlan", "decide_part", "open_dataset"]
+__all__ = ["Part", "PartPlan", "decide_part"]
 
 Progress = Callable[[int], None]  # rows decided since the last call
 
@@ -45,6 +45,8 @@ class PartPlan:
     id_fields: list[pa.Field]  # the id columns and their type (one schema for every part)
     costs: BatchCosts
     block_rows: int
+    roots: tuple[str, ...]  # COSTWISE_DATA_ROOTS / _PROTOCOLS: a worker checks them again
+    protocols: tuple[str, ...]
 
     @property
     def id_columns(self) -> list[str]:
@@ -54,16 +56,6 @@ class PartPlan:
         """The input columns read (each once, in a stable order)."""
         wanted = [*self.id_columns, *self.features, *self.costs.columns.values()]
         return list(dict.fromkeys(wanted))
-
-
-def open_dataset(uri: str, fmt: str) -> ds.Dataset:
-    """The pyarrow data set at ``uri`` (a file or a directory of files), through fsspec."""
-    import fsspec.core
-
-    fs, path = fsspec.core.url_to_fs(uri)
-    if fs.protocol in ("file", ("file", "local")) or "file" in fs.protocol:
-        return ds.dataset(path, format=fmt)  # pyarrow's own local file system: faster
-    return ds.dataset(path, format=fmt, filesystem=fs)
 
 
 def decide_part(
@@ -76,13 +68,13 @@ def decide_part(
     """Decide every row of ``part`` and write them to the local Parquet file ``target``."""
     schema = output_schema(model, plan.id_fields)
     ids = {f.name: f for f in plan.id_fields}
-    dataset = open_dataset(part.uri, plan.format)
+    reader = DatasetReader(plan.roots, plan.protocols)  # the roots are checked here too
+    ref = DatasetRef(part.uri, plan.format, None, tuple(plan.features))  # type: ignore[arg-type]
+    opened = reader.open(ref, field="input")
     total = BlockSummary()
     first = part.first_row
     with pq.ParquetWriter(target, schema) as writer:
-        for batch in dataset.to_batches(columns=plan.columns(), batch_size=plan.block_rows):
-            if batch.num_rows == 0:
-                continue
+        for batch in opened.batches(columns=plan.columns(), batch_size=plan.block_rows):
             if ids:  # the id columns in the one output type (parts may differ, e.g. CSV)
                 batch = batch.cast(pa.schema([ids.get(f.name, f) for f in batch.schema]))
             table, summary = decide_block(

@@ -27,6 +27,7 @@ from app.errors import InvalidArgument
 from app.services.batch import sources
 from app.services.batch.parts import Part, PartPlan, decide_part
 from app.services.batch.scoring import BatchCosts, BlockSummary, check_costs
+from app.services.datasets import DatasetReader
 from app.services.predictor import Predictor, Resolved
 from app.services.request_costs import cost_setting
 from app.services.row_decisions import decide_rows
@@ -101,18 +102,26 @@ class BatchService:
         model = self.predictor.load(resolved)
         features = self._features(model, request.columns)
         self._check_costs(model, request.costs)
-        fmt, dataset, protocol = sources.input_dataset(self.settings, request)
-        schema = dataset.schema
-        sources.check_columns(schema, features, "input.columns", numeric=True, what="a feature")
+        reader = DatasetReader.from_settings(self.settings)
+        opened = sources.open_input(reader, request.input_uri, request.input_format, features)
+        schema = opened.schema
         sources.check_columns(schema, request.id_columns, "id_columns", numeric=False, what="an id")
         for cost, column in request.costs.columns.items():
             sources.check_columns(
                 schema, [column], f"costs.{cost}", numeric=True, what=f"the cost {cost}"
             )
         id_fields = [schema.field(c) for c in request.id_columns]
-        plan = PartPlan(fmt, features, id_fields, request.costs, self.settings.batch_block_rows)
-        output = sources.output_path(self.settings, request.output_uri)
-        return Prepared(resolved, model, plan, sources.parts_of(dataset, protocol), output)
+        plan = PartPlan(
+            opened.ref.format,
+            features,
+            id_fields,
+            request.costs,
+            self.settings.batch_block_rows,
+            tuple(self.settings.data_roots),
+            tuple(self.settings.data_protocols),
+        )
+        output = sources.output_path(reader, request.output_uri)
+        return Prepared(resolved, model, plan, sources.parts_of(opened), output)
 
     @staticmethod
     def _features(model: InferenceModel, columns: list[str] | None) -> list[str]:

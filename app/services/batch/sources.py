@@ -9,16 +9,25 @@ needed), and the output directory (``file://`` under an allowed root, not there 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
-from app.errors import Conflict, InvalidArgument, NotFound
+from app.errors import Conflict, InvalidArgument
 from app.services.batch.parts import Part
+from app.services.datasets import DatasetReader, DatasetRef, OpenedDataset
 
-__all__ = ["check_columns", "parts_of", "temporary_output"]
+__all__ = [
+    "check_columns",
+    "move_into_place",
+    "open_input",
+    "output_path",
+    "part_file",
+    "parts_of",
+    "temporary_output",
+]
 
 
 def _numeric(t: pa.DataType) -> bool:
@@ -53,22 +62,6 @@ def check_columns(
             )
 
 
-def parts_of(dataset: ds.FileSystemDataset, protocol: str) -> list[Part]:
-    """The data set's files in order, with their first row and row count when known."""
-    parts: list[Part] = []
-    first = 0
-    for fragment in dataset.get_fragments():
-        rows: int | None = None
-        if isinstance(fragment, ds.ParquetFileFragment):
-            rows = int(fragment.metadata.num_rows)  # the footer only
-        uri = fragment.path if protocol == "file" else f"{protocol}://{fragment.path}"
-        if protocol == "file":
-            uri = Path(fragment.path).absolute().as_uri()
-        parts.append(Part(uri, first, rows))
-        first += rows or 0
-    return parts
-
-
 def part_file(directory: Path, index: int) -> Path:
     """The output file of input partition ``index``."""
     return directory / f"part-{index:05d}.parquet"
@@ -101,18 +94,39 @@ def move_into_place(tmp: Path, target: Path) -> None:
     os.rename(tmp, target)  # same directory: one atomic rename
 
 
-# --------------------------------------------------------------------------------------
-# PLACEHOLDER until app.services.datasets (branch i18-train) is merged: no root checks.
-def input_dataset(settings: Any, request: Any) -> tuple[str, ds.FileSystemDataset, str]:
-    uri = request.input_uri
-    fmt = request.input_format or ("csv" if uri.endswith(".csv") else "parquet")
-    path = uri.removeprefix("file://")
-    if not Path(path).exists():
-        raise NotFound(f"input: {uri} does not exist", field="input")
-    return fmt, ds.dataset(path, format=fmt), "file"
+def open_input(
+    reader: DatasetReader, uri: str, fmt: str | None, features: list[str]
+) -> OpenedDataset:
+    """The checked input (roots, existence, format, numeric feature columns: errors name
+    ``input.uri`` / ``input.format`` / ``input.columns``)."""
+    given = {"uri": uri} if fmt is None else {"uri": uri, "format": fmt}
+    ref = replace(DatasetRef.from_mapping(given, field="input"), columns=tuple(features))
+    return reader.open(ref, field="input")
 
 
-def output_path(settings: Any, uri: str) -> Path:
-    target = Path(uri.removeprefix("file://"))
+def parts_of(opened: OpenedDataset) -> list[Part]:
+    """The input's files in order, with their first row and row count when known (Parquet
+    footers), as references a worker can open again."""
+    if len(opened.files) <= 1:
+        return [Part(opened.ref.uri, 0, opened.num_rows)]
+    parts: list[Part] = []
+    first = 0
+    for path in opened.files:  # local files (a directory): remote references are one file
+        rows = pq.read_metadata(path).num_rows if opened.ref.format == "parquet" else None
+        parts.append(Part(Path(path).as_uri(), first, rows))
+        first += rows or 0
+    return parts
+
+
+def output_path(reader: DatasetReader, uri: str) -> Path:
+    """The output directory: ``file://`` under an allowed root (403 otherwise), in an
+    existing directory, and not there yet (409)."""
+    target = Path(reader.resolve_local(uri, field="output.uri"))
+    if not target.parent.is_dir():
+        raise InvalidArgument(
+            f"output.uri: the directory {target.parent.as_uri()} does not exist; the output "
+            "is created inside an existing directory",
+            field="output.uri",
+        )
     check_free(target)
     return target
