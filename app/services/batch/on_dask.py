@@ -17,6 +17,7 @@ same kind of error, so the job fails with the message that names the row.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ __all__ = ["decide_on_dask"]
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = "10s"
-POLL_SECONDS = 0.5
+POLL_SECONDS = 0.2
 
 
 def _task(model: InferenceModel, plan: PartPlan, part: Part, target: str) -> dict[str, Any]:
@@ -86,18 +87,16 @@ def decide_on_dask(
             ]
             pending = set(futures)
             while pending:
-                try:
-                    done, pending = distributed.wait(
-                        pending, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED"
-                    )
-                except TimeoutError:
-                    done = set()
+                done = {f for f in pending if f.done()}
+                pending -= done
                 for future in done:
                     out = future.result()  # an unexpected error in the task is raised here
                     if "error" in out:
                         _raise(out["error"])
                     total.add(out["summary"])
                 progress(total.rows)
+                if pending and not done:
+                    time.sleep(POLL_SECONDS)
         except BaseException:
             if futures:
                 client.cancel(futures)
