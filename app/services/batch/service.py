@@ -100,8 +100,8 @@ class BatchService:
         """Check everything that can be checked before deciding; raises ServiceErrors."""
         resolved = self.predictor.resolve(name, request.version, request.alias)
         model = self.predictor.load(resolved)
-        features = self._features(model, request.columns)
-        self._check_costs(model, request.costs)
+        features = self.features_of(model, request.columns)
+        self.check_model_costs(model, request.costs)
         reader = DatasetReader.from_settings(self.settings)
         opened = sources.open_input(reader, request.input_uri, request.input_format, features)
         schema = opened.schema
@@ -124,7 +124,7 @@ class BatchService:
         return Prepared(resolved, model, plan, sources.parts_of(opened), output)
 
     @staticmethod
-    def _features(model: InferenceModel, columns: list[str] | None) -> list[str]:
+    def features_of(model: InferenceModel, columns: list[str] | None) -> list[str]:
         names = list(columns) if columns is not None else model.feature_names
         if names is None:
             raise InvalidArgument(
@@ -143,7 +143,7 @@ class BatchService:
         return list(names)
 
     @staticmethod
-    def _check_costs(model: InferenceModel, costs: BatchCosts) -> None:
+    def check_model_costs(model: InferenceModel, costs: BatchCosts) -> None:
         check_costs(costs, model.n_classes)
         if costs.columns and model.n_classes != 2:
             raise InvalidArgument(

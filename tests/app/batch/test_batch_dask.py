@@ -68,8 +68,19 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         for i in range(2):
             procs.append(
                 _start(
-                    ["worker", address, "--host", "127.0.0.1", "--nthreads", "1",
-                     "--no-dashboard", "--name", f"w{i}", "--local-directory", str(logs)],
+                    [
+                        "worker",
+                        address,
+                        "--host",
+                        "127.0.0.1",
+                        "--nthreads",
+                        "1",
+                        "--no-dashboard",
+                        "--name",
+                        f"w{i}",
+                        "--local-directory",
+                        str(logs),
+                    ],
                     logs / f"worker{i}.log",
                 )  # fmt: skip
             )
