@@ -271,6 +271,48 @@ def cancel_job(job_id: str) -> Operation[Job]:
     return one(Call("POST", f"/v1/jobs/{_seg(job_id)}/cancel", retry="connect"), _as(Job))
 
 
+def batch(
+    name: str,
+    input: str,
+    output: str,
+    *,
+    format: Literal["parquet", "csv"] | None = None,
+    columns: Sequence[str] | None = None,
+    costs: Mapping[str, float | Mapping[str, str]] | None = None,
+    cost_matrix: Sequence[Sequence[float]] | None = None,
+    priors: Sequence[float] | None = None,
+    version: int | None = None,
+    alias: str | None = None,
+    id_columns: Sequence[str] = (),
+) -> Operation[Job]:
+    """``POST /v1/models/{name}/batch``: decide every row of a data set, as a job.
+
+    ``input``: a reference the server reads (``file:///...`` under its data roots, or an
+    ``https://`` URL); ``output``: a ``file:///...`` directory under its data roots that
+    does not exist yet (Parquet, one file per input partition, moved there once
+    complete). ``costs``: named binary costs, each a number or ``{"column": name}`` for a
+    per-row cost from the input (``{"c_fn": {"column": "amount"}, "c_fp": 5}``); or one
+    ``cost_matrix``. Returns the queued :class:`Job` (``kind == "batch"``); wait with
+    :meth:`wait_for_job`, then ``job.result`` holds the rows, decisions per class and
+    total expected cost. Never retried once sent.
+    """
+    source: dict[str, Any] = {"uri": input}
+    if format is not None:
+        source["format"] = format
+    if columns is not None:
+        source["columns"] = list(columns)
+    body: dict[str, Any] = {"input": source, "output": {"uri": output}}
+    if costs is not None:
+        body["costs"] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in costs.items()}
+    if cost_matrix is not None:
+        body["cost_matrix"] = _plain(cost_matrix)
+    body.update(_page(priors=None if priors is None else list(priors), version=version))
+    body.update(_page(alias=alias))
+    if id_columns:
+        body["id_columns"] = list(id_columns)
+    return one(Call("POST", _model(name, "batch"), json=body, retry="connect"), _as(Job))
+
+
 def wait_for_job(
     job_id: str,
     on_progress: Callable[[Job], None] | None = None,

@@ -1,4 +1,5 @@
-"""The ``costwise`` command line: serve, migrate, train, predict, recalibrate, models, jobs.
+"""The ``costwise`` command line: serve, migrate, train, predict, batch, recalibrate, models,
+jobs.
 
 ``models``, ``train``, ``predict`` and ``recalibrate`` work on the local registry, or on a running
 server with ``--url`` (see :mod:`app.cli.remote`).
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli import remote
+from app.cli.batch import add_batch_parser
 from app.cli.keys import add_keys_parser
 from app.cli.monitoring import add_monitoring_parsers
 from app.cli.predict import add_predict_parser
@@ -223,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=local_or_remote(cmd_train, lambda a: remote.train(a, _params(a))))
 
     add_predict_parser(sub, _sessions, add_remote_options)
+    add_batch_parser(sub, _sessions, add_remote_options)
     add_recalibrate_parser(sub, _sessions, add_remote_options)
     add_priors_parser(sub, _sessions, add_remote_options)
 
