@@ -3,6 +3,7 @@ references refused at once; a failed job leaves no output."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,22 @@ def test_a_model_without_feature_names_needs_the_columns(client: TestClient, roo
     answers = client.post("/v1/models/plain/predict", json={"instances": X.tolist()}).json()
     assert out.column("decision").to_pylist() == [p["decision"] for p in answers["predictions"]]
     assert ds.dataset(root / "o").count_rows() == 200
+
+
+def test_a_cancelled_batch_stops_and_leaves_no_output(
+    client: TestClient, trained: dict[str, Any], root: Path
+) -> None:
+    table = input_table(60_000)  # ~940 blocks of 64 rows: seconds of work
+    src = write_partitioned(table, root / "tx", parts=2)
+    out = root / "decisions"
+    r = client.post("/v1/models/fraud/batch", json=batch_body(src, out))
+    assert r.status_code == 202, r.text
+    job_id = r.json()["id"]
+    while (job := client.get(f"/v1/jobs/{job_id}").json())["status"] == "queued":
+        time.sleep(0.01)
+    assert job["status"] == "running", job
+    assert client.post(f"/v1/jobs/{job_id}/cancel").status_code == 202
+    job = wait_job(client, job_id)
+    assert job["status"] == "cancelled", job
+    assert job["done"] < job["total"] == 60_000
+    assert sorted(p.name for p in root.iterdir()) == ["tx"]  # no output, no temporary
