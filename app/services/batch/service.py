@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 from anyio import to_thread
 
-from app.errors import InvalidArgument
+from app.errors import InvalidArgument, TrainingTimeLimit
 from app.services.batch import sources
 from app.services.batch.parts import Part, PartPlan, decide_part
 from app.services.batch.scoring import BatchCosts, BlockSummary, check_costs
@@ -179,9 +180,10 @@ class BatchService:
         if self.jobs is None:
             raise InvalidArgument("batch jobs are not available here", field="output")
         prepared = await to_thread.run_sync(self.prepare, name, request)
-        pinned = BatchRequest(**{**vars(request), "version": prepared.resolved.version})
-        body = {**pinned.to_json(), "alias": request.alias}
-        return await self.jobs.submit_batch(name, {"batch": body}, total=prepared.rows)
+        version = prepared.resolved.version  # pinned: an alias moved meanwhile changes nothing
+        pinned = BatchRequest(**{**vars(request), "version": version, "alias": None})
+        job = {"batch": pinned.to_json(), "alias": request.alias}
+        return await self.jobs.submit_batch(name, job, total=prepared.rows)
 
     # ---------------------------------------------------------------- run
     def run(
@@ -191,16 +193,33 @@ class BatchService:
         request: BatchRequest,
         progress: ProgressCallback,
         within: Callable[[int, dict[str, Any], Callable[[], None]], None],
+        *,
+        max_seconds: float | None = None,
     ) -> dict[str, Any]:
         """Decide every row into a temporary directory, then ``within(version, result,
         move)``: the job records its success and, in the same transaction, calls ``move``
-        (the output into place; raises Conflict when something is there already)."""
+        (the output into place; raises Conflict when something is there already).
+
+        ``max_seconds`` (a job: COSTWISE_MAX_JOB_SECONDS): a batch still deciding then is
+        stopped with :class:`app.errors.TrainingTimeLimit` naming that setting.
+        """
+        started = time.monotonic()
+
+        def report(phase: str, done: int, total: int) -> None:
+            if max_seconds is not None and time.monotonic() - started > max_seconds:
+                raise TrainingTimeLimit(
+                    f"the batch ran longer than {max_seconds:g} s (setting "
+                    f"COSTWISE_MAX_JOB_SECONDS) and was stopped after {done} rows; no "
+                    "output was left"
+                )
+            progress(phase, done, total)
+
         prepared = self.prepare(name, request)
         tmp = sources.temporary_output(prepared.output, job_id)
         shutil.rmtree(tmp, ignore_errors=True)  # left by an earlier attempt that died
         tmp.mkdir()
         try:
-            summary = self._decide(prepared, tmp, progress)
+            summary = self._decide(prepared, tmp, report)
             progress("writing", prepared.rows or summary.rows, prepared.rows or summary.rows)
             result = {
                 **summary.to_json(prepared.model.classes),

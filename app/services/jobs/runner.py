@@ -109,6 +109,7 @@ class JobRunner:
                         BatchRequest.from_json(request["batch"]),
                         progress.callback,
                         succeed_batch,
+                        max_seconds=self.settings.max_job_seconds,
                     )
                 return "succeeded"
             with progress, progress_callback(progress.callback):

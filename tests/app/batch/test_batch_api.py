@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.app.api.conftest import train_body
 from tests.app.batch.conftest import FEATURES, input_table, wait_job, write_partitioned
 
 
@@ -93,12 +94,16 @@ def test_batch_with_one_matrix_priors_and_a_csv_input(
     src = root / "tx.csv"
     pacsv.write_csv(table, src)
     out = root / "out"
-    body = batch_body(src, out, costs=None, cost_matrix=[[0, 2], [7, 0]], priors=[0.8, 0.2])
+    assert client.put("/v1/models/fraud/aliases/prod", json={"version": 1}).status_code == 200
+    body = batch_body(
+        src, out, costs=None, cost_matrix=[[0, 2], [7, 0]], priors=[0.8, 0.2], alias="prod"
+    )
     body["input"] = {"uri": src.as_uri()}  # format from the suffix
     r = client.post("/v1/models/fraud/batch", json=body)
     assert r.status_code == 202, r.text
     job = wait_job(client, r.json()["id"])
     assert job["status"] == "succeeded", job
+    assert job["version"] == 1
     answers = predicted(client, table, cost_matrix=[[0, 2], [7, 0]], priors=[0.8, 0.2])
     assert_same_decisions(read_output(out), answers, table.column("id").to_pylist())
 
@@ -232,3 +237,21 @@ def test_a_cancelled_batch_stops_and_leaves_no_output(
     assert job["status"] == "cancelled", job
     assert job["done"] < job["total"] == 60_000
     assert sorted(p.name for p in root.iterdir()) == ["tx"]  # no output, no temporary
+
+
+def test_a_batch_past_the_job_time_limit_fails_and_leaves_no_output(
+    batch_settings: Any, root: Path
+) -> None:
+    from app.api.main import create_app
+
+    settings = batch_settings.model_copy(update={"max_job_seconds": 0.2})
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        r = c.post("/v1/models/fraud/versions", json=train_body(300), params={"mode": "sync"})
+        assert r.status_code == 201, r.text
+        src = write_partitioned(input_table(60_000), root / "tx", parts=2)
+        r = c.post("/v1/models/fraud/batch", json=batch_body(src, root / "out"))
+        job = wait_job(c, r.json()["id"])
+    assert job["status"] == "failed", job
+    assert job["error"]["code"] == "TRAINING_TIME_LIMIT"
+    assert "COSTWISE_MAX_JOB_SECONDS" in job["error"]["detail"]
+    assert sorted(p.name for p in root.iterdir()) == ["tx"]
