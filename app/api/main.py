@@ -37,6 +37,7 @@ from app.api.routes import (
     training,
 )
 from app.api.schemas import (
+    DatasetTrainingRequest,
     ErrorResponse,
     EvaluateRequest,
     PredictRequest,
@@ -92,6 +93,7 @@ def _document_manual_bodies(app: FastAPI) -> None:
         components = spec.setdefault("components", {}).setdefault("schemas", {})
         for model in (
             TrainingRequest,
+            DatasetTrainingRequest,
             PredictRequest,
             EvaluateRequest,
             InferenceRequest,

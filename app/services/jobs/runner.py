@@ -25,9 +25,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.errors import JobAbandoned, ServiceError
 from app.registry.jobs import JobRepository, job_transaction
 from app.registry.orm import TrainingJob, utcnow
+from app.services.datasets import DatasetRef
 from app.services.jobs.payload import unpack_training_data
 from app.services.jobs.progress import JobProgress
-from app.services.training import Trainer, TrainingSpec
+from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
 from models.exceptions import TrainingCancelled
 from models.progress import progress_callback
@@ -87,10 +88,15 @@ class JobRunner:
                 raise _LostJob(job_id)
 
         try:
+            data: TrainingData | DatasetRef = (
+                unpack_training_data(blob, sha)
+                if request.get("dataset") is None
+                else DatasetRef.from_mapping(request["dataset"])  # read by the job
+            )
             with progress, progress_callback(progress.callback):
                 self.trainer.register(
                     name,
-                    unpack_training_data(blob, sha),
+                    data,
                     TrainingSpec(**request["spec"]),
                     description=request.get("description"),
                     tags=request.get("tags"),
