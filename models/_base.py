@@ -37,6 +37,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from models.binning import is_codes
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.progress import report
@@ -111,6 +112,8 @@ def check_predict_X(estimator: Any, X: Any) -> np.ndarray:
                 f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                 f"{estimator.n_features_in_} features as input"
             )
+        if is_codes(X):  # pre-binned training: the ensemble converts chunk by chunk
+            return X
         X = X.astype(np.float64, copy=False)
         if np.isinf(X).any():
             raise InvalidInput("Input X contains infinity; only finite values or NaN allowed")
@@ -218,7 +221,9 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         self, X: Any, y: Any, sample_weight: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         try:
-            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
+            # pre-binned codes (models.binning.prebinned) stay uint8: no float copy
+            dtype = np.uint8 if is_codes(X) else np.float64
+            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=dtype)
             check_classification_targets(y)
             sw = _check_sample_weight(
                 sample_weight, X, dtype=np.float64, allow_all_zero_weights=True

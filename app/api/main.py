@@ -38,6 +38,7 @@ from app.api.routes import (
     training,
 )
 from app.api.schemas import (
+    DatasetTrainingRequest,
     ErrorResponse,
     EvaluateRequest,
     PredictRequest,
@@ -94,6 +95,7 @@ def _document_manual_bodies(app: FastAPI) -> None:
         components = spec.setdefault("components", {}).setdefault("schemas", {})
         for model in (
             TrainingRequest,
+            DatasetTrainingRequest,
             PredictRequest,
             EvaluateRequest,
             InferenceRequest,

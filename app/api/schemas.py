@@ -120,6 +120,37 @@ class TrainingRequest(TrainingParams):
     _no_nul = field_validator("labels", "feature_names", "description", "tags")(_nul_free)
 
 
+class DatasetIn(_Strict):
+    """A dataset the service reads itself (see docs/data.md)."""
+
+    uri: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="`file:///path` under COSTWISE_DATA_ROOTS (a file, or a directory of "
+        "Parquet files), or an `http(s)://` URL (other fsspec schemes when installed and "
+        "allowed by COSTWISE_DATA_PROTOCOLS).",
+    )
+    format: Literal["parquet", "csv"] | None = Field(
+        None, description="Left out: from the suffix (`.parquet`, `.pq`, `.csv`, `.csv.gz`)."
+    )
+    label_column: str = Field(min_length=1, description="The column of the labels.")
+    columns: list[str] | None = Field(
+        None, description="Feature columns, in order; left out: every column but the label."
+    )
+
+    _no_nul = field_validator("uri", "label_column", "columns")(_nul_free)
+
+
+class DatasetTrainingRequest(TrainingParams):
+    """Training data by reference instead of inline rows, plus parameters."""
+
+    dataset: DatasetIn
+    description: str | None = Field(None, description="Sets the model's description.")
+    tags: dict[str, str] | None = Field(None, description="Sets the model's tags.")
+
+    _no_nul = field_validator("description", "tags")(_nul_free)
+
+
 class MetricsOut(BaseModel):
     brier: float | None = None
     log_loss: float | None = None

@@ -30,10 +30,11 @@ from app.errors import JobAbandoned, ServiceError
 from app.registry.jobs import JobRepository, job_transaction
 from app.registry.orm import TrainingJob, utcnow
 from app.services.batch.service import BatchRequest, BatchService
+from app.services.datasets import DatasetRef
 from app.services.jobs.payload import unpack_training_data
 from app.services.jobs.progress import JobProgress
 from app.services.predictor import Predictor
-from app.services.training import Trainer, TrainingSpec
+from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
 from models.exceptions import TrainingCancelled
 from models.progress import progress_callback
@@ -112,10 +113,15 @@ class JobRunner:
                         max_seconds=self.settings.max_job_seconds,
                     )
                 return "succeeded"
+            data: TrainingData | DatasetRef = (
+                unpack_training_data(blob, sha)
+                if request.get("dataset") is None
+                else DatasetRef.from_mapping(request["dataset"])  # read by the job
+            )
             with progress, progress_callback(progress.callback):
                 self.trainer.register(
                     name,
-                    unpack_training_data(blob, sha),
+                    data,
                     TrainingSpec(**request["spec"]),
                     description=request.get("description"),
                     tags=request.get("tags"),

@@ -116,17 +116,21 @@ class JobService:
         total: int,
         description: str | None,
         tags: dict[str, str] | None,
+        dataset: dict[str, Any] | None = None,
+        n_rows: int | None = None,
     ) -> JobView:
         if tags is not None:
             check_tags(tags)
-        blob, sha = pack_training_data(data)
-        request = {
+        blob, sha = pack_training_data(data)  # a dataset job stores no rows: it reads them
+        request: dict[str, Any] = {
             "spec": asdict(spec),
             "description": description,
             "tags": tags,
-            "n_rows": int(len(data.y)),
+            "n_rows": int(len(data.y)) if dataset is None else n_rows,
             "n_features": int(data.X.shape[1]),
         }
+        if dataset is not None:
+            request["dataset"] = dataset
         job = TrainingJob(
             id=uuid.uuid4().hex,
             model_name=name,
@@ -152,10 +156,15 @@ class JobService:
         total: int,
         description: str | None = None,
         tags: dict[str, str] | None = None,
+        dataset: dict[str, Any] | None = None,
+        n_rows: int | None = None,
     ) -> JobView:
         """Store and enqueue a training job checked by the training door (``total``: the
-        rounds it will report); a job the queue refused is removed."""
-        view = await to_thread.run_sync(self._create, name, data, spec, total, description, tags)
+        rounds it will report); a job the queue refused is removed. ``dataset``: the job
+        reads its rows from this reference (``data`` then holds none)."""
+        view = await to_thread.run_sync(
+            self._create, name, data, spec, total, description, tags, dataset, n_rows
+        )
         try:
             await self.queue.enqueue(view.id)
         except BaseException:
