@@ -521,7 +521,7 @@ class JobOut(BaseModel):
     status: JobStatus
     phase: str = Field(
         description="queued, binning, boosting, calibrating, evaluating, registering or done "
-        "(a batch: scoring, writing, done)."
+        "(a batch: checking, scoring, writing, done)."
     )
     done: int = Field(description="Boosting rounds done so far (a batch: rows decided).")
     total: int = Field(

@@ -214,6 +214,7 @@ class BatchService:
                 )
             progress(phase, done, total)
 
+        progress("checking", 0, 0)  # the references again: files change
         prepared = self.prepare(name, request)
         tmp = sources.temporary_output(prepared.output, job_id)
         shutil.rmtree(tmp, ignore_errors=True)  # left by an earlier attempt that died

@@ -235,7 +235,7 @@ def test_a_cancelled_batch_stops_and_leaves_no_output(
     assert client.post(f"/v1/jobs/{job_id}/cancel").status_code == 202
     job = wait_job(client, job_id)
     assert job["status"] == "cancelled", job
-    assert job["done"] < job["total"] == 60_000
+    assert job["done"] < 60_000
     assert sorted(p.name for p in root.iterdir()) == ["tx"]  # no output, no temporary
 
 
