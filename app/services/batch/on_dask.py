@@ -85,6 +85,8 @@ def decide_on_dask(
                 client.submit(_task, shared, plan, part, str(part_file(directory, i)), pure=False)
                 for i, part in enumerate(parts)
             ]
+            index = {future: i for i, future in enumerate(futures)}
+            summaries: dict[int, BlockSummary] = {}
             pending = set(futures)
             while pending:
                 done = {f for f in pending if f.done()}
@@ -93,10 +95,12 @@ def decide_on_dask(
                     out = future.result()  # an unexpected error in the task is raised here
                     if "error" in out:
                         _raise(out["error"])
-                    total.add(out["summary"])
-                progress(total.rows)
+                    summaries[index[future]] = out["summary"]
+                progress(sum(s.rows for s in summaries.values()))
                 if pending and not done:
                     time.sleep(POLL_SECONDS)
+            for i in range(len(futures)):  # in partition order: the same float sums as in
+                total.add(summaries[i])  # the worker, whatever order the tasks ended in
         except BaseException:
             if futures:
                 client.cancel(futures)
