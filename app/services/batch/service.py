@@ -152,27 +152,22 @@ class BatchService:
                 field="costs",
             )
         # one row of zeros through predict's own decision code: the cost form against this
-        # model (fixed-rule models refuse other costs), and the priors
-        probe = np.zeros((1, model.n_features))
+        # model (fixed-rule models refuse other costs), and the priors; per-row values are
+        # checked row by row when the batch runs
         if costs.columns:
-            setting = costs.setting(1, model.n_classes, {c: np.ones(1) for c in costs.columns})
             if model.rule == "fixed":
                 raise InvalidArgument(
                     "costs: this model decides only under its training costs; per-row costs "
                     "need a model with calibrated probabilities",
                     field="costs",
                 )
+            if costs.priors is None:
+                return
+            setting = cost_setting(1, model.n_classes)  # the priors only
         else:
             setting = costs.setting(1, model.n_classes)
-        if costs.columns and costs.priors is None:
-            return
-        decide_rows(
-            model,
-            probe,
-            setting if not costs.columns else cost_setting(1, model.n_classes),
-            costs.priors,
-            cost_field="costs",
-        )
+        probe = np.zeros((1, model.n_features))
+        decide_rows(model, probe, setting, costs.priors, cost_field="costs")
 
     # ---------------------------------------------------------------- submit
     async def submit(self, name: str, request: BatchRequest) -> Any:

@@ -59,8 +59,12 @@ def test_bad_costs_are_refused_when_the_function_is_built_and_rows_named_when_ru
     url = batch_settings.database_url
     with pytest.raises(InvalidArgument, match="c_fp is required"):
         partition_decider("fraud", database_url=url, costs={"c_fn": {"column": "amount"}})
-    decide = partition_decider("fraud", database_url=url, costs=COSTS)
+    # a fixed c_tn above some per-row c_fp values is checked per row, not refused up front
+    costs = {"c_fp": {"column": "amount"}, "c_fn": 500.0, "c_tn": 3.0}
     frame = input_table(20).to_pandas()
+    frame["amount"] = frame["amount"].clip(lower=3.0)
+    assert len(partition_decider("fraud", database_url=url, costs=costs)(frame)) == 20
+    decide = partition_decider("fraud", database_url=url, costs=COSTS)
     frame.loc[7, "amount"] = -1.0
     with pytest.raises(InvalidArgument, match=r"row 7, 'c_fn' \(input column 'amount'\)"):
         decide(frame)
