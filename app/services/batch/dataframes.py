@@ -31,8 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.scoring import BatchCosts, decide_block, output_schema
-from app.services.batch.service import BatchService
 from app.services.predictor import Predictor
 from models.inference import InferenceModel
 
@@ -141,6 +141,6 @@ def partition_decider(
             engine.dispose()
     fixed, cost_columns = split_costs(costs)
     batch_costs = BatchCosts(fixed, cost_columns, cost_matrix, priors)
-    features = BatchService.features_of(model, columns)
-    BatchService.check_model_costs(model, batch_costs)
+    features = features_of(model, columns)
+    check_model_costs(model, batch_costs)
     return PartitionDecider(model, features, batch_costs, list(id_columns))

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from app.errors import InvalidArgument, ServiceError
+from app.errors import ServiceError
 from app.services.core_errors import core_errors
 from app.services.request_costs import ROW_COST_NAMES, CostSetting, cost_setting
 from app.services.row_decisions import decide_rows
@@ -194,33 +194,3 @@ def decide_block(
         has_cost=proba is not None,
     )
     return pa.Table.from_arrays(columns, schema=schema), summary
-
-
-def check_costs(costs: BatchCosts, n_classes: int) -> None:
-    """What can be checked before any row is read: the forms, names and fixed values."""
-    if costs.cost_matrix is not None and (costs.fixed or costs.columns):
-        raise InvalidArgument(
-            "costs: give either named costs (c_fp, c_fn, ...) or cost_matrix, not both",
-            field="costs",
-        )
-    named = {*costs.fixed, *costs.columns}
-    unknown = sorted(named - set(ROW_COST_NAMES))
-    if unknown:
-        raise InvalidArgument(
-            f"costs: unknown cost {unknown[0]!r}; expected some of {list(ROW_COST_NAMES)}",
-            field="costs",
-        )
-    if named and not {"c_fp", "c_fn"} <= named:
-        missing = sorted({"c_fp", "c_fn"} - named)
-        raise InvalidArgument(
-            f'costs: {missing[0]} is required (a number, or {{"column": name}})',
-            field="costs",
-        )
-    if costs.columns:  # the per-row values are checked row by row when the job runs
-        for name, value in costs.fixed.items():
-            if not (np.isfinite(value) and value >= 0):
-                raise InvalidArgument(
-                    f"costs.{name}: cost must be finite and >= 0, got {value}", field="costs"
-                )
-    else:
-        costs.setting(1, n_classes)

@@ -21,17 +21,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
 from anyio import to_thread
 
 from app.errors import InvalidArgument, TrainingTimeLimit
 from app.services.batch import sources
+from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.parts import Part, PartPlan, decide_part
-from app.services.batch.scoring import BatchCosts, BlockSummary, check_costs
+from app.services.batch.scoring import BatchCosts, BlockSummary
 from app.services.datasets import DatasetReader
 from app.services.predictor import Predictor, Resolved
-from app.services.request_costs import cost_setting
-from app.services.row_decisions import decide_rows
 from app.settings import Settings
 from models.inference import InferenceModel
 
@@ -101,8 +99,8 @@ class BatchService:
         """Check everything that can be checked before deciding; raises ServiceErrors."""
         resolved = self.predictor.resolve(name, request.version, request.alias)
         model = self.predictor.load(resolved)
-        features = self.features_of(model, request.columns)
-        self.check_model_costs(model, request.costs)
+        features = features_of(model, request.columns)
+        check_model_costs(model, request.costs)
         reader = DatasetReader.from_settings(self.settings)
         opened = sources.open_input(reader, request.input_uri, request.input_format, features)
         schema = opened.schema
@@ -123,51 +121,6 @@ class BatchService:
         )
         output = sources.output_path(reader, request.output_uri)
         return Prepared(resolved, model, plan, sources.parts_of(opened), output)
-
-    @staticmethod
-    def features_of(model: InferenceModel, columns: list[str] | None) -> list[str]:
-        names = list(columns) if columns is not None else model.feature_names
-        if names is None:
-            raise InvalidArgument(
-                "input.columns: this model was trained without feature names; list its "
-                f"{model.n_features} feature columns of the input, in training order",
-                field="input.columns",
-            )
-        if len(names) != model.n_features:
-            raise InvalidArgument(
-                f"input.columns: the model takes {model.n_features} features, got "
-                f"{len(names)} columns",
-                field="input.columns",
-            )
-        if len(set(names)) != len(names):
-            raise InvalidArgument("input.columns: a column is named twice", field="input.columns")
-        return list(names)
-
-    @staticmethod
-    def check_model_costs(model: InferenceModel, costs: BatchCosts) -> None:
-        check_costs(costs, model.n_classes)
-        if costs.columns and model.n_classes != 2:
-            raise InvalidArgument(
-                "costs: per-row costs from columns are for two-class models; send cost_matrix",
-                field="costs",
-            )
-        # one row of zeros through predict's own decision code: the cost form against this
-        # model (fixed-rule models refuse other costs), and the priors; per-row values are
-        # checked row by row when the batch runs
-        if costs.columns:
-            if model.rule == "fixed":
-                raise InvalidArgument(
-                    "costs: this model decides only under its training costs; per-row costs "
-                    "need a model with calibrated probabilities",
-                    field="costs",
-                )
-            if costs.priors is None:
-                return
-            setting = cost_setting(1, model.n_classes)  # the priors only
-        else:
-            setting = costs.setting(1, model.n_classes)
-        probe = np.zeros((1, model.n_features))
-        decide_rows(model, probe, setting, costs.priors, cost_field="costs")
 
     # ---------------------------------------------------------------- submit
     async def submit(self, name: str, request: BatchRequest) -> Any:
