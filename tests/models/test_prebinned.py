@@ -124,6 +124,24 @@ def test_auto_on_sampled_edges_serves_what_it_measured() -> None:
     assert auc_like > 0.3
 
 
+def test_auto_binned_equals_auto_on_the_binned_values() -> None:
+    """The whole search and its final cross-fitting (n > max_search_rows) in code space
+    give the model that the float path gives on values standing for the same bins,
+    missing values included (their out-of-fold scores once read code 255 as a number)."""
+    X, y = _data(4000)
+    edges = BinEdges.from_sample(X)
+    codes = _codes(X, edges)
+    params = {"random_state": 0, "n_jobs": 1, "max_search_rows": 1000}
+    binned = fit_prebinned(AutoCalibratedBoosting(**params), codes, y, edges)
+    values = edges.decode(np.asarray(codes))
+    floats = AutoCalibratedBoosting(**params).fit(values, y)
+    served = raw_space_model(binned.to_inference(None), edges)
+    # (between two cuts the float model splits at midpoints: compare on the values)
+    np.testing.assert_array_equal(served.predict_proba(values), floats.predict_proba(values))
+    keys = ("weak_learner", "max_depth", "n_estimators")  # (search folds: see docs/data.md)
+    assert [binned.capacity_[k] for k in keys] == [floats.capacity_[k] for k in keys]
+
+
 def test_uint8_outside_prebinned_is_still_numbers() -> None:
     X, y = _data()
     Xi = np.nan_to_num(X[:, :3] * 10 + 100).clip(0, 255).astype(np.uint8)
