@@ -169,13 +169,19 @@ def train(
     description: str | None = None,
     tags: Mapping[str, str] | None = None,
     mode: TrainMode = "auto",
+    dataset: str | None = None,
+    dataset_format: Literal["parquet", "csv"] | None = None,
+    columns: Sequence[str] | None = None,
     **params: Unpack[TrainingParams],
 ) -> Operation[Version | Job]:
     """``POST /v1/models/{name}/versions``: train and register the next version.
 
     Data: ``features`` (rows, e.g. a list of lists or a numpy array) and ``labels``;
     or ``csv``, a path or the bytes of a CSV file with a header row (``label_column``
-    names the labels; ``tags`` and ``feature_names`` do not apply). ``mode``: ``sync``
+    names the labels; ``tags`` and ``feature_names`` do not apply); or ``dataset``, the
+    URI of a file the *server* reads (``file:///...`` under its COSTWISE_DATA_ROOTS, or
+    ``https://...``; ``dataset_format`` when the suffix does not tell, ``label_column``,
+    optional feature ``columns``; see docs/data.md). ``mode``: ``sync``
     trains within the request and returns the :class:`Version`; ``job`` returns a
     queued :class:`Job` at once (poll it with :meth:`wait_for_job`); ``auto`` lets the
     server choose by size. Never retried once the request may have been sent (a retry
@@ -183,6 +189,20 @@ def train(
     """
     path = _model(name, "versions")
     query = None if mode == "auto" else {"mode": mode}
+    if dataset is not None:
+        if features is not None or labels is not None or csv is not None:
+            raise ValueError("give either dataset, csv, or features and labels")
+        ref: dict[str, Any] = {"uri": dataset, "label_column": label_column}
+        if dataset_format is not None:
+            ref["format"] = dataset_format
+        if columns is not None:
+            ref["columns"] = list(columns)
+        body_ref: dict[str, Any] = {"dataset": ref, **params}
+        if description is not None:
+            body_ref["description"] = description
+        if tags is not None:
+            body_ref["tags"] = dict(tags)
+        return one(Call("POST", path, params=query, json=body_ref, retry="connect"), _trained)
     if csv is not None:
         if features is not None or labels is not None:
             raise ValueError("give either csv or features and labels, not both")

@@ -99,6 +99,14 @@ def check_predict_X(estimator: Any, X: Any) -> np.ndarray:
     """
     if not hasattr(estimator, "ensemble_"):
         raise NotFitted(f"This {type(estimator).__name__} instance is not fitted yet; call fit.")
+    if is_codes(X):  # pre-binned training: the ensemble converts chunk by chunk
+        X = np.asarray(X)  # (a BinnedRows subset is a view, not a copy)
+        if X.ndim != 2 or X.shape[1] != estimator.n_features_in_:
+            raise InvalidInput(
+                f"X has shape {X.shape}, but {type(estimator).__name__} is expecting "
+                f"{estimator.n_features_in_} features as input"
+            )
+        return X
     if type(X) is np.ndarray and X.dtype.kind in "biuf" and X.ndim == 2:
         if hasattr(estimator, "feature_names_in_"):
             warnings.warn(
@@ -112,8 +120,6 @@ def check_predict_X(estimator: Any, X: Any) -> np.ndarray:
                 f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
                 f"{estimator.n_features_in_} features as input"
             )
-        if is_codes(X):  # pre-binned training: the ensemble converts chunk by chunk
-            return X
         X = X.astype(np.float64, copy=False)
         if np.isinf(X).any():
             raise InvalidInput("Input X contains infinity; only finite values or NaN allowed")

@@ -11,8 +11,9 @@ so the served model gives exactly the scores that were measured during the fit, 
 missing values keep the direction each split learned (code 255 is the missing bin).
 
 Supported: binary boosters whose weak learners are stumps or histogram trees (the
-default ``auto`` model, AdaBoost and its calibrated forms). Linear weak learners and
-multiclass scorers are refused (:class:`~models.exceptions.InvalidInput`).
+default ``auto`` model, AdaBoost and its calibrated forms). Linear weak learners
+(outputs that depend on the value, not only on its bin) and multiclass scorers are
+refused (:class:`~models.exceptions.InvalidInput`).
 """
 
 from __future__ import annotations
@@ -73,17 +74,19 @@ def raw_space(ensemble: Ensemble, edges: BinEdges) -> Ensemble:
 def _raw_cuts(features: np.ndarray, code_cuts: np.ndarray, edges: BinEdges) -> np.ndarray:
     """``cuts[j, floor(t)]`` for each (feature j, code-space cut t).
 
-    A cut at or past the last value bin (a constant learner's placeholder) becomes +inf:
-    every value goes left, as every code did.
+    Codes are integers, so ``code <= t`` iff ``code <= floor(t)`` iff ``x <= cuts[floor(t)]``
+    for any cut ``t``. A cut at or past the last value bin (e.g. a constant learner's
+    placeholder) becomes the largest float (every value goes left, as every code did);
+    one below code 0 the smallest (every value goes right).
     """
     j = np.asarray(features, dtype=np.intp)
-    k = np.floor(np.asarray(code_cuts, dtype=np.float64)).astype(np.intp)
+    t = np.floor(np.asarray(code_cuts, dtype=np.float64))
     n = edges.n_thresholds[j]
-    inside = (k >= 0) & (k < n)
-    out = np.full(j.shape, np.inf)
-    out[inside] = edges.thresholds[j[inside], k[inside]]
-    below = k < 0  # no code is below 0: every value goes right
-    out[below] = -np.inf
+    big = np.finfo(np.float64).max
+    out = np.full(j.shape, big)
+    out[t < 0] = -big
+    inside = (t >= 0) & (t < n)
+    out[inside] = edges.thresholds[j[inside], t[inside].astype(np.intp)]
     return out
 
 

@@ -239,6 +239,9 @@ class OpenedDataset:
             batch_readahead=2,
             fragment_readahead=1,
             use_threads=True,
+            # malloc, not pyarrow's own pool: what a read frees goes back to the allocator
+            # that numpy uses (the training that follows), not kept by an arena
+            memory_pool=pa.system_memory_pool(),
         )
         rows = 0
         it = iter(scanner.to_batches())
@@ -594,7 +597,11 @@ class DatasetReader:
         import pyarrow.dataset as pads
 
         if ref.format == "parquet":
-            return pads.ParquetFileFormat()
+            # pre_buffer=False: the scanner otherwise buffers the file's row groups ahead
+            # of the reader (measured: 627 MiB held by pyarrow for a 1,000,000 x 50 file,
+            # 97 MiB without: one row group)
+            options = pads.ParquetFragmentScanOptions(pre_buffer=False)
+            return pads.ParquetFileFormat(default_fragment_scan_options=options)
         import pyarrow.csv as pacsv
 
         # Missing-value spellings as in the inline CSV parser (app.services.inputs).
