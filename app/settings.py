@@ -8,10 +8,10 @@ factory) and injected; nothing instantiates them at import time.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_DATABASE_URL = "sqlite:///./costwise-data/costwise.db"
 
@@ -130,6 +130,20 @@ class Settings(BaseSettings):
         gt=0,
         description="A running job whose heartbeat is older than this many seconds is "
         "abandoned (its worker died): it is re-queued, or failed after job_max_attempts.",
+    )
+    dask_scheduler: str | None = Field(
+        None,
+        description="Address of a Dask scheduler (tcp://host:8786): batch decisions run as "
+        "Dask tasks over the input's partitions (needs the `dask` extra on the job's worker "
+        "and the workers; they must reach the input and output paths). Unset: batches run "
+        "in the job's worker.",
+    )
+    batch_block_rows: int = Field(
+        65_536,
+        ge=1,
+        le=10_000_000,
+        description="Rows a batch decides at a time (memory: about this many rows of the "
+        "input's columns, as float64, per running partition).",
     )
     job_progress_interval: float = Field(
         0.5, gt=0, description="Seconds between a running job's progress/heartbeat writes."
@@ -282,6 +296,45 @@ class Settings(BaseSettings):
         description="The monitoring gauges of /metrics cover the predictions of this many "
         "last hours.",
     )
+
+    data_roots: Annotated[list[str], NoDecode] = Field(
+        [],
+        description="Directories a dataset reference (`file://` URI) may read from, "
+        "separated by commas (or a JSON list); a path outside them, with `..`, or a symlink "
+        "out of them is refused with 403. Empty (default): every `file://` reference is "
+        "refused.",
+    )
+    data_protocols: Annotated[list[str], NoDecode] = Field(
+        ["file", "http", "https"],
+        description="URI schemes a dataset reference may use, separated by commas "
+        "(`s3`, `gcs`, ... need their fsspec package installed). Drop `http,https` to keep "
+        "the service from fetching URLs its callers name.",
+    )
+    dataset_job_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=0,
+        description="A training from a dataset reference whose files are at least this "
+        "large (or whose row count is at least COSTWISE_JOB_MIN_ROWS) runs as a job under "
+        "`mode=auto`.",
+    )
+    max_dataset_rows: int = Field(
+        100_000_000,
+        ge=10,
+        description="Most rows one training from a dataset reference reads.",
+    )
+
+    @field_validator("data_roots", "data_protocols", mode="before")
+    @classmethod
+    def _split_list(cls, value: object) -> object:
+        """Accept ``a,b`` (or a JSON list) from the environment."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
 
 
 @lru_cache(maxsize=1)

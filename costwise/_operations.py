@@ -169,13 +169,19 @@ def train(
     description: str | None = None,
     tags: Mapping[str, str] | None = None,
     mode: TrainMode = "auto",
+    dataset: str | None = None,
+    dataset_format: Literal["parquet", "csv"] | None = None,
+    columns: Sequence[str] | None = None,
     **params: Unpack[TrainingParams],
 ) -> Operation[Version | Job]:
     """``POST /v1/models/{name}/versions``: train and register the next version.
 
     Data: ``features`` (rows, e.g. a list of lists or a numpy array) and ``labels``;
     or ``csv``, a path or the bytes of a CSV file with a header row (``label_column``
-    names the labels; ``tags`` and ``feature_names`` do not apply). ``mode``: ``sync``
+    names the labels; ``tags`` and ``feature_names`` do not apply); or ``dataset``, the
+    URI of a file the *server* reads (``file:///...`` under its COSTWISE_DATA_ROOTS, or
+    ``https://...``; ``dataset_format`` when the suffix does not tell, ``label_column``,
+    optional feature ``columns``; see docs/data.md). ``mode``: ``sync``
     trains within the request and returns the :class:`Version`; ``job`` returns a
     queued :class:`Job` at once (poll it with :meth:`wait_for_job`); ``auto`` lets the
     server choose by size. Never retried once the request may have been sent (a retry
@@ -183,6 +189,20 @@ def train(
     """
     path = _model(name, "versions")
     query = None if mode == "auto" else {"mode": mode}
+    if dataset is not None:
+        if features is not None or labels is not None or csv is not None:
+            raise ValueError("give either dataset, csv, or features and labels")
+        ref: dict[str, Any] = {"uri": dataset, "label_column": label_column}
+        if dataset_format is not None:
+            ref["format"] = dataset_format
+        if columns is not None:
+            ref["columns"] = list(columns)
+        body_ref: dict[str, Any] = {"dataset": ref, **params}
+        if description is not None:
+            body_ref["description"] = description
+        if tags is not None:
+            body_ref["tags"] = dict(tags)
+        return one(Call("POST", path, params=query, json=body_ref, retry="connect"), _trained)
     if csv is not None:
         if features is not None or labels is not None:
             raise ValueError("give either csv or features and labels, not both")
@@ -269,6 +289,48 @@ def cancel_job(job_id: str) -> Operation[Job]:
     """``POST /v1/jobs/{id}/cancel``: a queued job is cancelled at once, a running one at
     its next round (``cancel_requested``); a finished one raises Conflict."""
     return one(Call("POST", f"/v1/jobs/{_seg(job_id)}/cancel", retry="connect"), _as(Job))
+
+
+def batch(
+    name: str,
+    input: str,
+    output: str,
+    *,
+    format: Literal["parquet", "csv"] | None = None,
+    columns: Sequence[str] | None = None,
+    costs: Mapping[str, float | Mapping[str, str]] | None = None,
+    cost_matrix: Sequence[Sequence[float]] | None = None,
+    priors: Sequence[float] | None = None,
+    version: int | None = None,
+    alias: str | None = None,
+    id_columns: Sequence[str] = (),
+) -> Operation[Job]:
+    """``POST /v1/models/{name}/batch``: decide every row of a data set, as a job.
+
+    ``input``: a reference the server reads (``file:///...`` under its data roots, or an
+    ``https://`` URL); ``output``: a ``file:///...`` directory under its data roots that
+    does not exist yet (Parquet, one file per input partition, moved there once
+    complete). ``costs``: named binary costs, each a number or ``{"column": name}`` for a
+    per-row cost from the input (``{"c_fn": {"column": "amount"}, "c_fp": 5}``); or one
+    ``cost_matrix``. Returns the queued :class:`Job` (``kind == "batch"``); wait with
+    :meth:`wait_for_job`, then ``job.result`` holds the rows, decisions per class and
+    total expected cost. Never retried once sent.
+    """
+    source: dict[str, Any] = {"uri": input}
+    if format is not None:
+        source["format"] = format
+    if columns is not None:
+        source["columns"] = list(columns)
+    body: dict[str, Any] = {"input": source, "output": {"uri": output}}
+    if costs is not None:
+        body["costs"] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in costs.items()}
+    if cost_matrix is not None:
+        body["cost_matrix"] = _plain(cost_matrix)
+    body.update(_page(priors=None if priors is None else list(priors), version=version))
+    body.update(_page(alias=alias))
+    if id_columns:
+        body["id_columns"] = list(id_columns)
+    return one(Call("POST", _model(name, "batch"), json=body, retry="connect"), _as(Job))
 
 
 def wait_for_job(

@@ -125,6 +125,7 @@ class _Base(Generic[H]):
     list_jobs = _Method(ops.list_jobs)
     cancel_job = _Method(ops.cancel_job)
     wait_for_job = _Method(ops.wait_for_job)
+    batch = _Method(ops.batch)
     create_key = _Method(ops.create_key)
     list_keys = _Method(ops.list_keys)
     revoke_key = _Method(ops.revoke_key)

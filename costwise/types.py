@@ -271,7 +271,12 @@ class JobError:
 
 @dataclass(frozen=True)
 class Job:
-    """A training job: status, phase, progress (round ``done`` of ``total``), result."""
+    """A job: status, phase, progress (``done`` of ``total``), result.
+
+    ``kind`` is ``training`` (``version`` is the registered version) or ``batch``
+    (``result`` holds ``rows``, ``decided``, ``decided_positive``,
+    ``total_expected_cost``, ``output``; ``done``/``total`` count rows).
+    """
 
     id: str
     model: str
@@ -292,6 +297,8 @@ class Job:
     version: int | None
     version_url: str | None
     error: JobError | None
+    kind: str = "training"
+    result: dict[str, Any] | None = None
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
     @property

@@ -37,6 +37,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from models.binning import is_codes
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.progress import report
@@ -98,6 +99,14 @@ def check_predict_X(estimator: Any, X: Any) -> np.ndarray:
     """
     if not hasattr(estimator, "ensemble_"):
         raise NotFitted(f"This {type(estimator).__name__} instance is not fitted yet; call fit.")
+    if is_codes(X):  # pre-binned training: the ensemble converts chunk by chunk
+        X = np.asarray(X)  # (a BinnedRows subset is a view, not a copy)
+        if X.ndim != 2 or X.shape[1] != estimator.n_features_in_:
+            raise InvalidInput(
+                f"X has shape {X.shape}, but {type(estimator).__name__} is expecting "
+                f"{estimator.n_features_in_} features as input"
+            )
+        return X
     if type(X) is np.ndarray and X.dtype.kind in "biuf" and X.ndim == 2:
         if hasattr(estimator, "feature_names_in_"):
             warnings.warn(
@@ -218,7 +227,9 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         self, X: Any, y: Any, sample_weight: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         try:
-            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
+            # pre-binned codes (models.binning.prebinned) stay uint8: no float copy
+            dtype = np.uint8 if is_codes(X) else np.float64
+            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=dtype)
             check_classification_targets(y)
             sw = _check_sample_weight(
                 sample_weight, X, dtype=np.float64, allow_all_zero_weights=True

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from models.binning import codes_as_float, is_codes
 from models.exceptions import ArtifactError, InvalidInput
 
 __all__ = ["Ensemble", "LINEAR_ARRAYS", "STUMP_ARRAYS", "TREE_ARRAYS"]
@@ -60,6 +61,14 @@ LINEAR_ARRAYS: dict[str, type] = {
 }
 _SCHEMAS = {"stumps": STUMP_ARRAYS, "trees": TREE_ARRAYS, "linear": LINEAR_ARRAYS}
 _CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
+
+
+def _chunk(X: np.ndarray, i: int) -> np.ndarray:
+    """Rows ``i .. i + _CHUNK`` as float64 (pre-binned codes: 255 -> NaN)."""
+    xc = X[i : i + _CHUNK]
+    return codes_as_float(xc) if xc.dtype == np.uint8 else xc
+
+
 #: Bound on a linear learner's output: a finite F (no inf - inf) for any finite input.
 _LINEAR_CAP = 1e150
 
@@ -223,6 +232,13 @@ class Ensemble:
         return int(self.alphas.size)
 
     def _check_X(self, X: Any) -> np.ndarray:
+        if is_codes(X):  # pre-binned training: converted chunk by chunk (_chunk)
+            X = np.asarray(X)
+            if X.ndim != 2 or X.shape[1] != self.n_features:
+                raise InvalidInput(
+                    f"X must be 2-D with {self.n_features} columns, got shape {X.shape}"
+                )
+            return X
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise InvalidInput(f"X must be 2-D with {self.n_features} columns, got shape {X.shape}")
@@ -232,9 +248,10 @@ class Ensemble:
         d = self._derived
         thr = self.arrays["threshold"]
         out = np.empty(X.shape[0])
-        has_nan = bool(np.isnan(X).any())
+        codes = X.dtype == np.uint8
+        has_nan = codes or bool(np.isnan(X).any())
         for i in range(0, X.shape[0], _CHUNK):
-            xc = X[i : i + _CHUNK]
+            xc = _chunk(X, i)
             left = np.take(xc, d["feature"], axis=1) <= thr
             r = row_sums(left, d[f"left{tag}"])
             if has_nan:
@@ -278,21 +295,21 @@ class Ensemble:
         if self.kind == "linear":
             out = np.empty(X.shape[0])
             for i in range(0, X.shape[0], _CHUNK):
-                h = self._linear_outputs(X[i : i + _CHUNK])
+                h = self._linear_outputs(_chunk(X, i))
                 h = h if tag == "F" else (h > 0).astype(np.float64)
                 out[i : i + _CHUNK] = row_sums(h, self.alphas)
             return out
         out = np.empty(X.shape[0])
         leaf_values = self._derived[f"leaf{tag}"]
         for i in range(0, X.shape[0], _CHUNK):
-            out[i : i + _CHUNK] = row_sums(
-                leaf_values[self._tree_nodes(X[i : i + _CHUNK])], self.alphas
-            )
+            out[i : i + _CHUNK] = row_sums(leaf_values[self._tree_nodes(_chunk(X, i))], self.alphas)
         return out
 
     def learner_outputs(self, X: Any) -> np.ndarray:
         """Outputs h_t(x) of every learner, shape (n_samples, M) (used by staged scores)."""
         X = self._check_X(X)
+        if X.dtype == np.uint8:
+            X = codes_as_float(X)
         if self.kind == "trees":
             return self.arrays["node_value"][self._tree_nodes(X)]
         if self.kind == "linear":

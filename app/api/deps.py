@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.api.middleware import Metrics
 from app.api.parse_pool import ParsePool
 from app.db import DatabaseHealth
+from app.services.batch.service import BatchService
 from app.services.jobs.service import JobService
 from app.services.keys import Keys
 from app.services.log_maintenance import LogMaintenance
@@ -47,6 +48,7 @@ class Services:
     keys: Keys
     metrics: Metrics
     jobs: JobService
+    batches: BatchService  # batch decisions of a data set (jobs of kind "batch")
     plots: Plots
     health: DatabaseHealth
     readiness: Readiness

@@ -24,6 +24,7 @@ from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.parse_pool import ParsePool
 from app.api.routes import (
     algorithms,
+    batch,
     console,
     health,
     jobs,
@@ -37,6 +38,7 @@ from app.api.routes import (
     training,
 )
 from app.api.schemas import (
+    DatasetTrainingRequest,
     ErrorResponse,
     EvaluateRequest,
     PredictRequest,
@@ -47,6 +49,7 @@ from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
+from app.services.batch.service import BatchService
 from app.services.jobs.service import JobService, make_queue
 from app.services.keys import Keys
 from app.services.known_models import KnownModels
@@ -92,6 +95,7 @@ def _document_manual_bodies(app: FastAPI) -> None:
         components = spec.setdefault("components", {}).setdefault("schemas", {})
         for model in (
             TrainingRequest,
+            DatasetTrainingRequest,
             PredictRequest,
             EvaluateRequest,
             InferenceRequest,
@@ -234,28 +238,30 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     job_service = JobService(sessions, settings, queue)
     stopping = threading.Event()  # set on SIGTERM: synchronous trainings stop
     estimates = PriorEstimates(sessions, read_sessions, max_rows=settings.monitoring_max_rows)
+    predictor = Predictor(
+        read_sessions,
+        cache_size=settings.model_cache_size,
+        max_rows=settings.max_predict_rows,
+        max_features=settings.max_features,
+        stale_seconds=settings.registry_stale_seconds,
+        health=db_health,
+        log=writer,
+        log_features=settings.log_features,
+        estimates=estimates,
+    )
     services = Services(
         settings=settings,
         engine=engine,
         sessions=sessions,
         registry=ModelRegistry(sessions, read_sessions),
         keys=Keys(sessions),
-        predictor=Predictor(
-            read_sessions,
-            cache_size=settings.model_cache_size,
-            max_rows=settings.max_predict_rows,
-            max_features=settings.max_features,
-            stale_seconds=settings.registry_stale_seconds,
-            health=db_health,
-            log=writer,
-            log_features=settings.log_features,
-            estimates=estimates,
-        ),
+        predictor=predictor,
         metrics=metrics,
         trainer=Trainer(
             sessions, settings, jobs=job_service, stopping=stopping, registered=known_models.add
         ),
         jobs=job_service,
+        batches=BatchService(predictor, settings, job_service),
         plots=Plots(read_sessions),
         health=db_health,
         readiness=Readiness(engine, db_health, checks),
@@ -320,6 +326,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         registry.router,
         plots.router,
         training.router,
+        batch.router,
         recalibration.router,
         jobs.router,
         monitoring.router,

@@ -120,6 +120,37 @@ class TrainingRequest(TrainingParams):
     _no_nul = field_validator("labels", "feature_names", "description", "tags")(_nul_free)
 
 
+class DatasetIn(_Strict):
+    """A dataset the service reads itself (see docs/data.md)."""
+
+    uri: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="`file:///path` under COSTWISE_DATA_ROOTS (a file, or a directory of "
+        "Parquet files), or an `http(s)://` URL (other fsspec schemes when installed and "
+        "allowed by COSTWISE_DATA_PROTOCOLS).",
+    )
+    format: Literal["parquet", "csv"] | None = Field(
+        None, description="Left out: from the suffix (`.parquet`, `.pq`, `.csv`, `.csv.gz`)."
+    )
+    label_column: str = Field(min_length=1, description="The column of the labels.")
+    columns: list[str] | None = Field(
+        None, description="Feature columns, in order; left out: every column but the label."
+    )
+
+    _no_nul = field_validator("uri", "label_column", "columns")(_nul_free)
+
+
+class DatasetTrainingRequest(TrainingParams):
+    """Training data by reference instead of inline rows, plus parameters."""
+
+    dataset: DatasetIn
+    description: str | None = Field(None, description="Sets the model's description.")
+    tags: dict[str, str] | None = Field(None, description="Sets the model's tags.")
+
+    _no_nul = field_validator("description", "tags")(_nul_free)
+
+
 class MetricsOut(BaseModel):
     brier: float | None = None
     log_loss: float | None = None
@@ -480,17 +511,24 @@ class JobErrorOut(BaseModel):
 
 
 class JobOut(BaseModel):
-    """A training job: status, progress (round `done` of `total`), timings, outcome."""
+    """A job: status, progress (`done` of `total`), timings, outcome."""
 
     id: str
     model: str
+    kind: Literal["training", "batch"] = Field(
+        "training", description="`training` (a version) or `batch` (batch decisions)."
+    )
     status: JobStatus
     phase: str = Field(
-        description="queued, binning, boosting, calibrating, evaluating, registering or done."
+        description="queued, binning, boosting, calibrating, evaluating, registering or done "
+        "(a batch: checking, scoring, writing, done)."
     )
-    done: int = Field(description="Boosting rounds done so far.")
-    total: int = Field(description="Boosting rounds planned (an upper bound).")
-    progress: float = Field(ge=0, le=1, description="Share of the boosting done, 0..1.")
+    done: int = Field(description="Boosting rounds done so far (a batch: rows decided).")
+    total: int = Field(
+        description="Boosting rounds planned, an upper bound (a batch: rows of the input, "
+        "0 when unknown before reading, e.g. CSV)."
+    )
+    progress: float = Field(ge=0, le=1, description="Share done, 0..1.")
     attempts: int
     max_attempts: int
     cancel_requested: bool
@@ -503,6 +541,12 @@ class JobOut(BaseModel):
     version: int | None
     version_url: str | None
     error: JobErrorOut | None
+    result: dict[str, Any] | None = Field(
+        None,
+        description="A succeeded batch: `rows`, `decided` (rows per class), "
+        "`decided_positive` (two classes), `total_expected_cost`, `output`, `partitions`, "
+        "`engine` (`worker` or `dask`).",
+    )
 
     @classmethod
     def from_view(cls, view: Any) -> JobOut:
@@ -511,6 +555,66 @@ class JobOut(BaseModel):
         version = fields.get("version")
         url = None if version is None else f"/v1/models/{fields['model']}/versions/{version}"
         return cls.model_validate({**fields, "version_url": url})
+
+
+class ColumnCost(_Strict):
+    """A per-row cost taken from a column of the input."""
+
+    column: str = Field(min_length=1, max_length=256, description="Input column name.")
+
+
+class BatchInput(_Strict):
+    """The data set to decide: a reference (see docs/data.md)."""
+
+    uri: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="file:// under an allowed "
+        "root (COSTWISE_DATA_ROOTS), or http(s):// / another fsspec URL.",
+    )
+    format: Literal["parquet", "csv"] | None = Field(
+        None, description="Default: from the suffix (.csv), else parquet."
+    )
+    columns: list[str] | None = Field(
+        None,
+        max_length=10_000,
+        description="The feature columns in the model's feature order (default: the "
+        "model's feature names).",
+    )
+
+
+class BatchOutput(_Strict):
+    uri: str = Field(
+        min_length=1,
+        max_length=4096,
+        description="file:// directory under an allowed root that does not exist yet; the "
+        "decisions are written there as Parquet files (one per input partition).",
+    )
+
+
+class BatchRequestIn(_Strict):
+    """Decide every row of a data set (a job). Costs: named binary costs, each a number or
+    `{"column": name}` (per-row, e.g. `{"c_fn": {"column": "amount"}, "c_fp": 5}`), or one
+    `cost_matrix`; without costs, 0-1 costs as for predict."""
+
+    input: BatchInput
+    output: BatchOutput
+    costs: dict[Literal["c_fp", "c_fn", "c_tp", "c_tn"], float | ColumnCost] | None = None
+    cost_matrix: list[list[float]] | None = None
+    priors: list[float] | None = Field(None, description="Deployment class priors.")
+    version: int | None = Field(None, ge=1, le=MAX_INT, description="Use this version.")
+    alias: str | None = Field(None, description="Use the version this alias points at.")
+    id_columns: list[str] = Field(
+        default_factory=list, max_length=64, description="Input columns copied to the output."
+    )
+
+    @model_validator(mode="after")
+    def _one_choice(self) -> BatchRequestIn:
+        if self.costs is not None and self.cost_matrix is not None:
+            raise ValueError("give either costs or cost_matrix, not both")
+        if self.version is not None and self.alias is not None:
+            raise ValueError("give either version or alias, not both")
+        return self
 
 
 class JobListResponse(BaseModel):

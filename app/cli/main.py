@@ -1,4 +1,5 @@
-"""The ``costwise`` command line: serve, migrate, train, predict, recalibrate, models, jobs.
+"""The ``costwise`` command line: serve, migrate, train, predict, batch, recalibrate, models,
+jobs.
 
 ``models``, ``train``, ``predict`` and ``recalibrate`` work on the local registry, or on a running
 server with ``--url`` (see :mod:`app.cli.remote`).
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli import remote
+from app.cli.batch import add_batch_parser
 from app.cli.keys import add_keys_parser
 from app.cli.monitoring import add_monitoring_parsers
 from app.cli.predict import add_predict_parser
@@ -139,12 +141,33 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
     return {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
 
 
+def dataset_ref(args: argparse.Namespace) -> Any:
+    """The ``--dataset`` reference of ``costwise train`` (its errors name the option)."""
+    from app.services.datasets import DatasetRef
+
+    ref: dict[str, Any] = {"uri": args.dataset, "label_column": args.label_column}
+    if args.format:
+        ref["format"] = args.format
+    if args.columns:
+        ref["columns"] = args.columns
+    return DatasetRef.from_mapping(ref, need_label=True)
+
+
 def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     from app.services.training import Trainer, TrainingSpec
+    from app.services.training.spec import checked_spec
 
+    if bool(args.csv) == bool(args.dataset):
+        raise ValueError("give a CSV file or --dataset URI (one of the two)")
     trainer = Trainer(_sessions(settings), settings)  # the API's door: same limits
-    data = trainer.csv_data(Path(args.csv).read_bytes(), args.label_column)
     spec = TrainingSpec(**_params(args))
+    data: Any
+    if args.dataset:  # read under COSTWISE_DATA_ROOTS, in bounded memory
+        data = dataset_ref(args)
+        checked_spec(spec)
+        trainer.open_dataset(data)  # 403/422 before anything else
+    else:
+        data = trainer.csv_data(Path(args.csv).read_bytes(), args.label_column)
     trainer.check_rounds(spec)
     with progress_bar(args.progress):  # COSTWISE_MAX_TRAINING_SECONDS applies
         view = trainer.register(args.model, data, spec, description=args.description)
@@ -200,9 +223,21 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("action", choices=["upgrade", "current"])
     d.set_defaults(func=cmd_db)
 
-    t = sub.add_parser("train", help="train and register a version from a CSV file")
-    t.add_argument("csv", help="CSV with a header row")
+    t = sub.add_parser(
+        "train", help="train and register a version from a CSV file or a dataset reference"
+    )
+    t.add_argument("csv", nargs="?", help="CSV with a header row (or give --dataset)")
     t.add_argument("--model", required=True, help="registered model name")
+    t.add_argument(
+        "--dataset",
+        metavar="URI",
+        help="train on data the service reads itself: file:///path under "
+        "COSTWISE_DATA_ROOTS, or http(s):// (docs/data.md)",
+    )
+    t.add_argument("--format", choices=["parquet", "csv"], help="of --dataset (default: suffix)")
+    t.add_argument(
+        "--columns", type=lambda v: [c for c in v.split(",") if c], help="a,b,c: features"
+    )
     t.add_argument("--label-column", default="label")
     t.add_argument("--description")
     t.add_argument("--n-estimators", type=int)
@@ -223,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=local_or_remote(cmd_train, lambda a: remote.train(a, _params(a))))
 
     add_predict_parser(sub, _sessions, add_remote_options)
+    add_batch_parser(sub, _sessions, add_remote_options)
     add_recalibrate_parser(sub, _sessions, add_remote_options)
     add_priors_parser(sub, _sessions, add_remote_options)
 

@@ -38,7 +38,10 @@ class ProgressBar:
         if total > 0:
             filled = int(WIDTH * min(done, total) / total)
             bar = "#" * filled + "." * (WIDTH - filled)
-            line = f"{phase:<11} [{bar}] {self.unit} {done}/{total}"
+            unit = "rows" if phase == "reading" else self.unit  # a dataset being read
+            line = f"{phase:<11} [{bar}] {unit} {done}/{total}"
+        elif phase == "reading" and done:
+            line = f"{phase:<11} rows {done}"
         else:
             line = f"{phase:<11}"
         self.stream.write("\r" + line.ljust(WIDTH + 36))

@@ -95,15 +95,29 @@ def _watch(client: Client, job: Job, progress: bool | None, poll: float) -> Job:
 
 def train(args: argparse.Namespace, params: dict[str, Any]) -> int:
     """Upload the CSV; a job is followed to its end (Ctrl-C cancels it, exit 130)."""
+    if bool(args.csv) == bool(getattr(args, "dataset", None)):
+        raise ValueError("give a CSV file or --dataset URI (one of the two)")
     with connect(args) as client:
-        result = client.train(
-            args.model,
-            csv=args.csv,
-            label_column=args.label_column,
-            description=args.description,
-            mode=args.mode,
-            **params,
-        )
+        if getattr(args, "dataset", None):
+            result = client.train(
+                args.model,
+                dataset=args.dataset,
+                dataset_format=args.format,
+                columns=args.columns,
+                label_column=args.label_column,
+                description=args.description,
+                mode=args.mode,
+                **params,
+            )
+        else:
+            result = client.train(
+                args.model,
+                csv=args.csv,
+                label_column=args.label_column,
+                description=args.description,
+                mode=args.mode,
+                **params,
+            )
         if isinstance(result, Job):
             print(
                 f"# job {result.id}: {result.status} (costwise jobs {result.id})", file=sys.stderr

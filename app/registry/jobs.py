@@ -33,13 +33,14 @@ class JobRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def add(self, job: TrainingJob, data: bytes, sha256: str) -> TrainingJob:
-        """Insert a queued job and its input blob."""
+    def add(self, job: TrainingJob, data: bytes | None, sha256: str | None) -> TrainingJob:
+        """Insert a queued job and its input blob (None: a job without one, e.g. a batch)."""
         with database_errors():
             self.session.add(job)
             self.session.flush()
-            self.session.add(TrainingJobInput(job_id=job.id, sha256=sha256, data=data))
-            self.session.flush()
+            if data is not None and sha256 is not None:
+                self.session.add(TrainingJobInput(job_id=job.id, sha256=sha256, data=data))
+                self.session.flush()
         return job
 
     def find(self, job_id: str) -> TrainingJob | None:

@@ -250,7 +250,10 @@ class VersionPlot(Base):
 
 
 class TrainingJob(Base):
-    """A training run as a job: queued -> running -> succeeded | failed | cancelled.
+    """A job: queued -> running -> succeeded | failed | cancelled.
+
+    ``kind`` is ``training`` (a training run) or ``batch`` (batch decisions of a data set;
+    ``result`` holds their summary once ``succeeded``; such jobs store no input blob).
 
     ``request`` holds the training parameters (not the data: see
     :class:`TrainingJobInput`); ``phase``/``done``/``total`` the progress; ``timings``
@@ -269,6 +272,7 @@ class TrainingJob(Base):
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     model_name: Mapped[str] = mapped_column(String(NAME_LENGTH), index=True)
+    kind: Mapped[str] = mapped_column(String(16), default="training", server_default="training")
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     phase: Mapped[str] = mapped_column(String(32), default="queued")
     done: Mapped[int] = mapped_column(default=0)
@@ -280,6 +284,7 @@ class TrainingJob(Base):
     worker: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
     version: Mapped[int | None] = mapped_column(default=None)
     error: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    result: Mapped[dict[str, Any] | None] = mapped_column(default=None)  # a batch's summary
     timings: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)

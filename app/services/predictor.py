@@ -46,8 +46,9 @@ from app.services.prediction_log import LogEntry, PredictionLogWriter, check_ids
 from app.services.priors import PriorEstimates
 from app.services.provenance import Provenance, calibration_summary
 from app.services.request_costs import Costs, CostSetting, cost_setting
+from app.services.row_decisions import decide_rows
 from app.services.stored_models import read_stored
-from models.decisions import Decisions, decide
+from models.decisions import Decisions
 from models.inference import InferenceModel, check_features
 
 __all__ = ["CostRequest", "Evaluation", "Prediction", "Predictor", "Resolved", "Rows"]
@@ -275,22 +276,14 @@ class Predictor:
             cost_layout=costs.cost_layout,
             field=costs.cost_field,
         )
-        if model.rule == "fixed":  # decides only under its training costs: never ignore costs
-            if costs.priors is not None:
-                raise InvalidArgument(
-                    f"{costs.priors_field}: this model decides only under its training "
-                    "conditions; deployment priors cannot be applied",
-                    field=costs.priors_field,
-                )
-            if setting.source == "zero_one":  # no costs given: the model's own
-                setting = CostSetting(np.asarray(model.training_costs, np.float64), "training")
-            field = costs.cost_field or setting.source
-            with core_errors(field if setting.source != "training" else None):
-                return None, model.decide(X, setting.matrix), setting, None
-        with core_errors(costs.priors_field):
-            proba, raw = model.scored_proba(X, costs.priors)
-        with core_errors(costs.cost_field or "costs"):
-            return proba, decide(proba, setting.matrix, validated=True), setting, raw
+        return decide_rows(
+            model,
+            X,
+            setting,
+            costs.priors,  # type: ignore[arg-type]  # "estimated" was replaced by _estimated
+            cost_field=costs.cost_field,
+            priors_field=costs.priors_field,
+        )
 
     def _estimated(self, r: Resolved, costs: CostRequest) -> CostRequest:
         """``"priors": "estimated"`` replaced by the latest estimate of the version."""

@@ -86,6 +86,14 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
     ),
     (
         "POST",
+        "/v1/models/{name}/batch",
+        "/v1/models/m/batch",  # an unreachable input: 422 once the role is allowed
+        {"input": {"uri": "http://127.0.0.1:9/x.parquet"}, "output": {"uri": "file:///o"}},
+        "admin",
+        422,
+    ),
+    (
+        "POST",
         "/v1/models/{name}/evaluate",
         "/v1/models/m/evaluate",
         {"instances": ROW * 2, "labels": [0, 1]},

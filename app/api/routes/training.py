@@ -1,9 +1,10 @@
-"""Train and register a version, from inline JSON or a CSV upload."""
+"""Train and register a version, from inline JSON, a CSV upload or a dataset reference."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -13,8 +14,16 @@ from app.api.bodies import JSON, media_type
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
 from app.api.parse_pool import BodyInvalid
-from app.api.schemas import ErrorResponse, JobOut, TrainingParams, TrainingRequest, VersionOut
+from app.api.schemas import (
+    DatasetTrainingRequest,
+    ErrorResponse,
+    JobOut,
+    TrainingParams,
+    TrainingRequest,
+    VersionOut,
+)
 from app.errors import InvalidArgument
+from app.services.datasets import DatasetRef
 from app.services.inputs import check_no_nul
 from app.services.model_registry import VersionView
 from app.services.training import Mode, Trainer, TrainingData, TrainingSpec
@@ -29,7 +38,14 @@ _OPENAPI = {
     "requestBody": {
         "required": True,
         "content": {
-            "application/json": {"schema": {"$ref": "#/components/schemas/TrainingRequest"}},
+            "application/json": {
+                "schema": {
+                    "oneOf": [
+                        {"$ref": "#/components/schemas/TrainingRequest"},
+                        {"$ref": "#/components/schemas/DatasetTrainingRequest"},
+                    ]
+                }
+            },
             "multipart/form-data": {
                 "schema": {
                     "type": "object",
@@ -59,11 +75,20 @@ def _spec(params: TrainingParams) -> TrainingSpec:
     return TrainingSpec(**{k: getattr(params, k) for k in _SPEC_FIELDS})
 
 
-Parsed = tuple[TrainingData, TrainingSpec, str | None, dict[str, str] | None]
+Parsed = tuple[TrainingData | DatasetRef, TrainingSpec, str | None, dict[str, str] | None]
+
+
+_REFERENCE_BYTES = 64 * 1024  # a body naming a dataset is small
 
 
 def _from_json(body: bytes, settings: Settings) -> Parsed:
     """Parse and check a JSON training body (in a parse worker process when large)."""
+    if len(body) <= _REFERENCE_BYTES and _names_dataset(body):
+        ref_req = DatasetTrainingRequest.model_validate_json(body)
+        ref = DatasetRef.from_mapping(
+            ref_req.dataset.model_dump(exclude_none=True), need_label=True
+        )
+        return ref, _spec(ref_req), ref_req.description, ref_req.tags
     req = TrainingRequest.model_validate_json(body)
     data = rows_data(settings, req.features, req.labels, req.feature_names)
     return data, _spec(req), req.description, req.tags
@@ -97,6 +122,14 @@ async def _from_form(request: Request, trainer: Trainer) -> Parsed:
         await form.close()  # the uploaded file's spooled temporary file
 
 
+def _names_dataset(body: bytes) -> bool:
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False  # the request model reports the syntax error
+    return isinstance(value, dict) and "dataset" in value
+
+
 class _Invalid(Exception):
     def __init__(self, errors: list[Any], prefix: str | None = None) -> None:
         self.errors = [
@@ -109,7 +142,8 @@ ModeQuery = Annotated[
     Query(
         description="`sync`: train now, answer 201 with the version. `job`: answer 202 with "
         "a training job (`Location: /v1/jobs/{id}`). `auto`: a job from "
-        "COSTWISE_JOB_MIN_ROWS rows on, else sync."
+        "COSTWISE_JOB_MIN_ROWS rows on (a dataset: also from COSTWISE_DATASET_JOB_BYTES "
+        "bytes on), else sync."
     ),
 ]
 
@@ -120,8 +154,9 @@ ModeQuery = Annotated[
     response_model=VersionOut,
     summary="Train a calibrated model and register it as the next version",
     description="Send JSON (`features`, `labels`, optional `feature_names` and training "
-    "parameters) or `multipart/form-data` with a CSV `file`, its `label_column` and "
-    "`params` (JSON). Creates the model if it does not exist. Returns the new version with "
+    "parameters), JSON naming a `dataset` the service reads itself (`uri`, `format`, "
+    "`label_column`, `columns`; see docs/data.md) or `multipart/form-data` with a CSV "
+    "`file`, its `label_column` and `params` (JSON). Creates the model if it does not exist. Returns the new version with "
     "its metrics on a held-out evaluation split (201), or, for a training run as a job "
     "(see `mode`), 202 with the job; input errors are answered at once in both cases.",
     openapi_extra=_OPENAPI,

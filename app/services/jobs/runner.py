@@ -1,4 +1,7 @@
-"""Running a training job, and recovering jobs whose worker died.
+"""Running a job (training or batch), and recovering jobs whose worker died.
+
+A ``batch`` job runs through the batch door (:meth:`app.services.batch.BatchService.run`):
+its success and the move of its output into place happen in one transaction.
 
 :meth:`JobRunner.run` is what a queue executes (a thread of the API process, or an arq
 worker). It claims the job (one conditional UPDATE: at most one runner wins), trains
@@ -17,6 +20,7 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -25,9 +29,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.errors import JobAbandoned, ServiceError
 from app.registry.jobs import JobRepository, job_transaction
 from app.registry.orm import TrainingJob, utcnow
+from app.services.batch.service import BatchRequest, BatchService
+from app.services.datasets import DatasetRef
 from app.services.jobs.payload import unpack_training_data
 from app.services.jobs.progress import JobProgress
-from app.services.training import Trainer, TrainingSpec
+from app.services.predictor import Predictor
+from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
 from models.exceptions import TrainingCancelled
 from models.progress import progress_callback
@@ -51,6 +58,7 @@ class JobRunner:
         self.sessions = sessions
         self.settings = settings
         self.trainer = Trainer(sessions, settings)  # the same door as the API's
+        self.batches = BatchService(Predictor(sessions, cache_size=4), settings)
         self.worker = worker_name()
         self.shutdown = threading.Event()
         self.interrupted: list[str] = []  # jobs re-queued because of a shutdown
@@ -64,9 +72,11 @@ class JobRunner:
             if attempt is None:
                 return "skipped"  # finished, cancelled, or run by another worker
             job = repo.get(job_id)
-            name, request = job.model_name, dict(job.request)
-            stored = repo.input(job_id)
-            blob, sha = stored.data, stored.sha256
+            name, request, kind = job.model_name, dict(job.request), job.kind
+            blob, sha = b"", ""
+            if kind != "batch":
+                stored = repo.input(job_id)
+                blob, sha = stored.data, stored.sha256
         log.info("job %s: attempt %d on %s", job_id, attempt, self.worker)
         progress = JobProgress(
             self.sessions,
@@ -78,19 +88,40 @@ class JobRunner:
         )
         owned = JobRepository.owned_by(self.worker, attempt)
 
-        def succeed(session: Session, version: int) -> None:
+        def succeed(session: Session, version: int, result: dict[str, Any] | None = None) -> None:
             values = progress.snapshot(final=True)
             values.pop("phase")
             if not JobRepository(session).finish(
-                job_id, "succeeded", owned, version=version, **values
+                job_id, "succeeded", owned, version=version, result=result, **values
             ):
                 raise _LostJob(job_id)
 
+        def succeed_batch(version: int, result: dict[str, Any], move: Callable[[], None]) -> None:
+            with job_transaction(self.sessions) as session:
+                succeed(session, version, result)
+                move()  # the output into place: its failure rolls the success back
+
         try:
+            if kind == "batch":
+                with progress:
+                    self.batches.run(
+                        job_id,
+                        name,
+                        BatchRequest.from_json(request["batch"]),
+                        progress.callback,
+                        succeed_batch,
+                        max_seconds=self.settings.max_job_seconds,
+                    )
+                return "succeeded"
+            data: TrainingData | DatasetRef = (
+                unpack_training_data(blob, sha)
+                if request.get("dataset") is None
+                else DatasetRef.from_mapping(request["dataset"])  # read by the job
+            )
             with progress, progress_callback(progress.callback):
                 self.trainer.register(
                     name,
-                    unpack_training_data(blob, sha),
+                    data,
                     TrainingSpec(**request["spec"]),
                     description=request.get("description"),
                     tags=request.get("tags"),
@@ -106,7 +137,9 @@ class JobRunner:
             error = {"code": exc.code, "detail": exc.detail, "field": exc.field}
         except Exception as exc:
             log.exception("job %s failed unexpectedly", job_id)
-            detail = f"training failed unexpectedly ({type(exc).__name__}); nothing was registered"
+            what = "the batch" if kind == "batch" else "training"
+            outcome = "no output was left" if kind == "batch" else "nothing was registered"
+            detail = f"{what} failed unexpectedly ({type(exc).__name__}); {outcome}"
             error = {"code": "INTERNAL", "detail": detail, "field": None}
         with job_transaction(self.sessions) as session:
             JobRepository(session).finish(

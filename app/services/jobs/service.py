@@ -38,6 +38,7 @@ class JobView:
 
     id: str
     model: str
+    kind: str
     status: str
     phase: str
     done: int
@@ -54,6 +55,7 @@ class JobView:
     timings: dict[str, float]
     version: int | None
     error: dict[str, Any] | None
+    result: dict[str, Any] | None
 
 
 def _progress(job: TrainingJob) -> float:
@@ -68,6 +70,7 @@ def job_view(job: TrainingJob) -> JobView:
     return JobView(
         id=job.id,
         model=job.model_name,
+        kind=job.kind,
         status=job.status,
         phase=job.phase,
         done=job.done,
@@ -84,6 +87,7 @@ def job_view(job: TrainingJob) -> JobView:
         timings=dict(job.timings or {}),
         version=job.version,
         error=job.error,
+        result=job.result,
     )
 
 
@@ -112,17 +116,21 @@ class JobService:
         total: int,
         description: str | None,
         tags: dict[str, str] | None,
+        dataset: dict[str, Any] | None = None,
+        n_rows: int | None = None,
     ) -> JobView:
         if tags is not None:
             check_tags(tags)
-        blob, sha = pack_training_data(data)
-        request = {
+        blob, sha = pack_training_data(data)  # a dataset job stores no rows: it reads them
+        request: dict[str, Any] = {
             "spec": asdict(spec),
             "description": description,
             "tags": tags,
-            "n_rows": int(len(data.y)),
+            "n_rows": int(len(data.y)) if dataset is None else n_rows,
             "n_features": int(data.X.shape[1]),
         }
+        if dataset is not None:
+            request["dataset"] = dataset
         job = TrainingJob(
             id=uuid.uuid4().hex,
             model_name=name,
@@ -148,10 +156,39 @@ class JobService:
         total: int,
         description: str | None = None,
         tags: dict[str, str] | None = None,
+        dataset: dict[str, Any] | None = None,
+        n_rows: int | None = None,
     ) -> JobView:
         """Store and enqueue a training job checked by the training door (``total``: the
-        rounds it will report); a job the queue refused is removed."""
-        view = await to_thread.run_sync(self._create, name, data, spec, total, description, tags)
+        rounds it will report); a job the queue refused is removed. ``dataset``: the job
+        reads its rows from this reference (``data`` then holds none)."""
+        view = await to_thread.run_sync(
+            self._create, name, data, spec, total, description, tags, dataset, n_rows
+        )
+        try:
+            await self.queue.enqueue(view.id)
+        except BaseException:
+            await to_thread.run_sync(self._discard, view.id)
+            raise
+        return view
+
+    def _create_batch(self, name: str, request: dict[str, Any], total: int) -> JobView:
+        job = TrainingJob(
+            id=uuid.uuid4().hex,
+            model_name=name,
+            kind="batch",
+            request=request,
+            max_attempts=self.settings.job_max_attempts,
+            total=total,
+        )
+        with job_transaction(self.sessions) as session:
+            return job_view(JobRepository(session).add(job, None, None))
+
+    async def submit_batch(self, name: str, request: dict[str, Any], *, total: int) -> JobView:
+        """Store and enqueue a batch job checked by the batch door
+        (:class:`app.services.batch.service.BatchService`); ``total``: its input rows
+        when known. A job the queue refused is removed."""
+        view = await to_thread.run_sync(self._create_batch, name, request, total)
         try:
             await self.queue.enqueue(view.id)
         except BaseException:

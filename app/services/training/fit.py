@@ -21,6 +21,7 @@ from app.services.training.spec import (
 )
 from models.algorithms import trained_booster
 from models.inference import InferenceModel
+from models.prebinned import fit_prebinned, raw_space_model
 from models.progress import report
 from models.scorers import BinaryScorer
 
@@ -62,14 +63,23 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
     estimator = estimator_of(spec, algorithm, max_rounds)
     evaluation = evaluation_of(spec, estimator)
     train_idx, eval_idx = evaluation_split(data.y, evaluation.fraction, spec.random_state)
-    X, y = data.X[train_idx], data.y[train_idx]
+    edges = data.edges  # set: data.X holds bin codes (read from a dataset reference)
+    if edges is not None and len(eval_idx) == 0:
+        X, y = data.X, data.y  # every row trains: no copy of the codes
+    else:
+        X, y = data.X[train_idx], data.y[train_idx]
     report(0, 0, "binning")  # until the first boosting round: binning and set-up
     with core_errors("labels"):
-        estimator.fit(X, y)
+        if edges is None:
+            estimator.fit(X, y)
+        else:
+            fit_prebinned(estimator, X, y, edges)
         calibration_info = dict(
             getattr(estimator, "calibration_info_", None) or {"method": spec.calibration}
         )
         inference = estimator.to_inference(data.feature_names)
+        if edges is not None:  # splits from code space to feature values, same answers
+            inference = raw_space_model(inference, edges)
         if isinstance(inference.scorer, BinaryScorer):  # which raw score (s or s'), recorded
             calibration_info.setdefault("score", inference.scorer.score_kind)
         report(0, 0, "evaluating")
@@ -82,8 +92,11 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
                 inference, y_oof, oof.proba, oof.raw, capacity=capacity, evaluation=OUT_OF_FOLD
             )
         else:
-            metrics = evaluation_metrics(inference, data.X[eval_idx], data.y[eval_idx])
-            plots = plot_rows(inference, data.X[eval_idx], data.y[eval_idx], capacity=capacity)
+            X_eval = data.X[eval_idx]
+            if edges is not None:
+                X_eval = edges.decode(X_eval)  # values in the same bins: same answers
+            metrics = evaluation_metrics(inference, X_eval, data.y[eval_idx])
+            plots = plot_rows(inference, X_eval, data.y[eval_idx], capacity=capacity)
     booster = trained_booster(estimator)
     fitted: dict[str, Any] = {
         k: (v.item() if isinstance(v, np.generic) else v)

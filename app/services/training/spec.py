@@ -98,9 +98,15 @@ class TrainingSpec:
 
 @dataclass(frozen=True)
 class TrainingData:
+    """Rows to train on. ``edges`` set: ``X`` holds uint8 bin codes under these edges
+    (read from a dataset reference, :mod:`app.services.training.dataset`); ``source``:
+    what was read (:class:`~app.services.training.dataset.DatasetSummary`)."""
+
     X: np.ndarray
     y: np.ndarray
     feature_names: list[str] | None = None
+    edges: Any = None
+    source: Any = None
 
 
 def _check_auto(spec: TrainingSpec) -> None:
@@ -200,6 +206,16 @@ def checked_algorithm(
     _check_auto(spec)
     _check_classes(data.y, algorithm.family)
     return algorithm, params
+
+
+def checked_spec(spec: TrainingSpec) -> None:
+    """The checks of the request that need no rows (algorithm, parameters, ``auto``'s
+    settings): a training from a dataset reference checks its labels while reading."""
+    with core_errors("algorithm"):
+        algorithm = get_algorithm(spec.algorithm_name)
+    with core_errors("params"):
+        validate_params(algorithm, spec.params)
+    _check_auto(spec)
 
 
 def validate_training(

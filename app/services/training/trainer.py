@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, Unavailable
 from app.registry.validation import check_tags
+from app.services.datasets import DatasetReader, DatasetRef, OpenedDataset
 from app.services.deadline import LIMIT_SETTING, training_deadline
 from app.services.inputs import (
     check_classes,
@@ -37,10 +38,12 @@ from app.services.inputs import (
 from app.services.model_registry import VersionView
 from app.services.registration import NewVersion, register_version
 from app.services.slots import Slots
+from app.services.training.dataset import read_training_data, summary_info
 from app.services.training.fit import fit_model
 from app.services.training.spec import (
     TrainingData,
     TrainingSpec,
+    checked_spec,
     planned_rounds,
     validate_training,
 )
@@ -69,6 +72,8 @@ class JobSubmitter(Protocol):
         total: int,
         description: str | None = None,
         tags: dict[str, str] | None = None,
+        dataset: dict[str, Any] | None = None,
+        n_rows: int | None = None,
     ) -> Any: ...
 
 
@@ -147,6 +152,16 @@ class Trainer:
         check_classes(y, s.max_classes, field=label_column)
         return TrainingData(X, y, names)
 
+    def open_dataset(self, ref: DatasetRef) -> OpenedDataset:
+        """Check and open a dataset reference under COSTWISE_DATA_ROOTS / _PROTOCOLS
+        (403 outside them; 422 for a missing file, wrong format, absent column, ...)."""
+        return DatasetReader.from_settings(self.settings).open(ref)
+
+    def read_dataset(self, ref: DatasetRef, spec: TrainingSpec) -> TrainingData:
+        """Open and read a reference into training data in bounded memory
+        (:func:`app.services.training.dataset.read_training_data`)."""
+        return read_training_data(self.open_dataset(ref), spec, self.settings)
+
     def check_rounds(self, spec: TrainingSpec) -> None:
         """Refuse more boosting rounds than COSTWISE_MAX_ROUNDS.
 
@@ -163,14 +178,26 @@ class Trainer:
             )
 
     # ------------------------------------------------------------------ policy
-    def runs_as_job(self, data: TrainingData, mode: Mode) -> bool:
-        """``job``, or ``auto`` from COSTWISE_JOB_MIN_ROWS rows on."""
-        return mode == "job" or (mode == "auto" and len(data.y) >= self.settings.job_min_rows)
+    def runs_as_job(self, data: TrainingData | OpenedDataset, mode: Mode) -> bool:
+        """``job``, or ``auto`` from COSTWISE_JOB_MIN_ROWS rows on (a dataset reference:
+        also from COSTWISE_DATASET_JOB_BYTES bytes on, or when its row count is unknown
+        and its size is not)."""
+        if mode != "auto":
+            return mode == "job"
+        s = self.settings
+        if isinstance(data, OpenedDataset):
+            rows, size = data.num_rows, data.size_bytes
+            return (
+                (rows is not None and rows >= s.job_min_rows)
+                or (size is not None and size >= s.dataset_job_bytes)
+                or (rows is None and size is None)
+            )
+        return len(data.y) >= s.job_min_rows
 
     async def train(
         self,
         name: str,
-        data: TrainingData,
+        data: TrainingData | DatasetRef,
         spec: TrainingSpec,
         *,
         description: str | None = None,
@@ -184,6 +211,8 @@ class Trainer:
         seconds) without waiting; call from the event loop (training runs in a thread).
         """
         self.check_rounds(spec)
+        if isinstance(data, DatasetRef):
+            return await self._train_dataset(name, data, spec, description, tags, mode)
         if self.runs_as_job(data, mode):
             if self.jobs is None:
                 raise Unavailable("training jobs are not available here", field="mode")
@@ -193,6 +222,50 @@ class Trainer:
             return await self.jobs.submit(
                 name, data, spec, total=total, description=description, tags=tags
             )
+        return await self._train_now(name, data, spec, description, tags)
+
+    async def _train_dataset(
+        self,
+        name: str,
+        ref: DatasetRef,
+        spec: TrainingSpec,
+        description: str | None,
+        tags: dict[str, str] | None,
+        mode: Mode,
+    ) -> VersionView | Any:
+        """A dataset reference: checked and opened now (4xx at once), read by the job or
+        by the synchronous training."""
+        if tags is not None:
+            check_tags(tags)
+        checked_spec(spec)
+        opened = await to_thread.run_sync(self.open_dataset, ref)
+        if not self.runs_as_job(opened, mode):
+            return await self._train_now(name, ref, spec, description, tags)
+        if self.jobs is None:
+            raise Unavailable("training jobs are not available here", field="mode")
+        total = planned_rounds(spec, 2, self.settings.max_rounds)
+        placeholder = TrainingData(
+            np.empty((0, len(opened.feature_columns))), np.empty(0), opened.feature_columns
+        )
+        return await self.jobs.submit(
+            name,
+            placeholder,
+            spec,
+            total=total,
+            description=description,
+            tags=tags,
+            dataset=ref.to_mapping(),
+            n_rows=opened.num_rows,
+        )
+
+    async def _train_now(
+        self,
+        name: str,
+        data: TrainingData | DatasetRef,
+        spec: TrainingSpec,
+        description: str | None,
+        tags: dict[str, str] | None,
+    ) -> VersionView:
         if not self.slots.try_acquire():
             raise Unavailable(
                 f"{self.slots.limit} synchronous training(s) already running in this process "
@@ -224,7 +297,7 @@ class Trainer:
     def register(
         self,
         name: str,
-        data: TrainingData,
+        data: TrainingData | DatasetRef,
         spec: TrainingSpec,
         *,
         description: str | None = None,
@@ -253,6 +326,8 @@ class Trainer:
             check_tags(tags)  # before spending time on training
         started = time.perf_counter()
         with training_deadline(max_seconds, setting, stop=self.stopping) as checkpoint:
+            if isinstance(data, DatasetRef):  # read under the same time limit
+                data = self.read_dataset(data, spec)
             fit = fit_model(data, spec, s.max_rounds)
             checkpoint("registering")
         model = fit.inference
@@ -266,9 +341,12 @@ class Trainer:
             "classes": classes,
             "class_counts": {str(c): int((data.y == c).sum()) for c in classes},
             "positive_class": classes[1] if len(classes) == 2 else None,
-            "fingerprint": fingerprint(data.X, data.y),
-            "missing_values": int(np.isnan(data.X).sum()),
         }
+        if data.source is None:
+            info["fingerprint"] = fingerprint(data.X, data.y)
+            info["missing_values"] = int(np.isnan(data.X).sum())
+        else:  # read from a dataset reference (data.X may hold bin codes)
+            info.update(summary_info(data.source))
         seconds = time.perf_counter() - started
         new = NewVersion(
             algorithm=spec.algorithm_name,

@@ -1,0 +1,58 @@
+"""Batch decisions of a data set by reference, run as a job."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from app.api.deps import ModelName, ServicesDep
+from app.api.schemas import BatchRequestIn, ColumnCost, ErrorResponse, JobOut
+from app.services.batch.scoring import BatchCosts
+from app.services.batch.service import BatchRequest
+
+router = APIRouter(prefix="/v1", tags=["batch"])
+
+
+def _request(body: BatchRequestIn) -> BatchRequest:
+    costs = body.costs or {}
+    return BatchRequest(
+        input_uri=body.input.uri,
+        output_uri=body.output.uri,
+        input_format=body.input.format,
+        columns=body.input.columns,
+        id_columns=list(body.id_columns),
+        costs=BatchCosts(
+            fixed={k: float(v) for k, v in costs.items() if not isinstance(v, ColumnCost)},
+            columns={k: v.column for k, v in costs.items() if isinstance(v, ColumnCost)},
+            cost_matrix=body.cost_matrix,
+            priors=body.priors,
+        ),
+        version=body.version,
+        alias=body.alias,
+    )
+
+
+@router.post(
+    "/models/{name}/batch",
+    status_code=202,
+    response_model=JobOut,
+    summary="Decide every row of a data set (a job writing Parquet)",
+    description="Reads the input reference, decides each row as `/v1/models/{name}/predict` "
+    "would (per-row costs may come from its columns), and writes the id columns, "
+    "`proba_<class>`, `decision`, `threshold` and `expected_cost` as Parquet under the "
+    "output directory, which appears only once complete. Answers 202 with the job "
+    "(`Location: /v1/jobs/{id}`); its `result` holds the summary. Bad references, columns "
+    "or costs are answered at once (4xx) and no job is created.",
+    responses={
+        400: {"model": ErrorResponse},
+        403: {"model": ErrorResponse, "description": "A path outside the allowed roots."},
+        404: {"model": ErrorResponse},
+        409: {"model": ErrorResponse, "description": "The output exists already."},
+        422: {"model": ErrorResponse},
+        503: {"model": ErrorResponse},
+    },
+)
+async def create_batch(name: ModelName, body: BatchRequestIn, services: ServicesDep) -> Response:
+    view = await services.batches.submit(name, _request(body))
+    job = JobOut.from_view(view).model_dump_json()
+    headers = {"Location": f"/v1/jobs/{view.id}"}
+    return Response(job, status_code=202, headers=headers, media_type="application/json")

@@ -1,0 +1,196 @@
+"""Deciding one block of a table: features and cost columns in, output columns out.
+
+This is the part of a batch that runs wherever the rows are (the job's worker, or a Dask
+worker): numpy and pyarrow only, no SQL and no web code. The decision itself is
+:func:`app.services.row_decisions.decide_rows`, the very code ``/v1/.../predict`` runs,
+and the costs go through :func:`app.services.request_costs.cost_setting` (``row_costs``
+for costs taken from columns), so a row is validated and decided exactly as predict
+would. Error messages name the row by its position in the whole input (``first_row``
++ position in the block) and the input column a per-row cost came from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from app.errors import ServiceError
+from app.services.core_errors import core_errors
+from app.services.request_costs import ROW_COST_NAMES, CostSetting, cost_setting
+from app.services.row_decisions import decide_rows
+from models.inference import InferenceModel, check_features
+
+__all__ = ["BatchCosts", "BlockSummary", "decide_block", "output_schema"]
+
+
+@dataclass(frozen=True)
+class BatchCosts:
+    """The cost setting of a batch and its deployment priors.
+
+    ``fixed`` holds named binary costs given as numbers, ``columns`` named binary costs
+    taken per row from an input column (``{"c_fn": "amount"}``); both may be given
+    together (e.g. ``c_fn`` from a column, ``c_fp`` fixed). ``cost_matrix`` is one
+    ``(K, K)`` matrix instead. Nothing: 0-1 costs, as for predict.
+    """
+
+    fixed: Mapping[str, float] = field(default_factory=dict)
+    columns: Mapping[str, str] = field(default_factory=dict)
+    cost_matrix: list[list[float]] | None = None
+    priors: list[float] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fixed": dict(self.fixed),
+            "columns": dict(self.columns),
+            "cost_matrix": self.cost_matrix,
+            "priors": self.priors,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BatchCosts:
+        return cls(
+            dict(data.get("fixed") or {}),
+            dict(data.get("columns") or {}),
+            data.get("cost_matrix"),
+            data.get("priors"),
+        )
+
+    def setting(
+        self, n_rows: int, n_classes: int, columns: Mapping[str, np.ndarray] | None = None
+    ) -> CostSetting:
+        """The validated cost setting of ``n_rows`` rows (``columns``: cost name -> values)."""
+        if self.columns:
+            values = columns or {}
+            block = np.empty((n_rows, 4), dtype=np.float64)
+            for i, name in enumerate(ROW_COST_NAMES):
+                block[:, i] = values[name] if name in self.columns else self.fixed.get(name, 0.0)
+            return cost_setting(n_rows, n_classes, row_costs=block, field="costs")
+        if self.fixed:
+            return cost_setting(n_rows, n_classes, costs=self.fixed, field="costs")
+        if self.cost_matrix is not None:
+            return cost_setting(n_rows, n_classes, cost_matrix=self.cost_matrix)
+        return cost_setting(n_rows, n_classes)
+
+
+@dataclass
+class BlockSummary:
+    """Running totals of a batch: rows, decisions per class index, total expected cost."""
+
+    rows: int = 0
+    per_class: dict[int, int] = field(default_factory=dict)
+    expected_cost: float = 0.0
+    has_cost: bool = True  # False for models that decide without probabilities
+
+    def add(self, other: BlockSummary) -> None:
+        self.rows += other.rows
+        for k, n in other.per_class.items():
+            self.per_class[k] = self.per_class.get(k, 0) + n
+        self.expected_cost += other.expected_cost
+        self.has_cost = self.has_cost and other.has_cost
+
+    def to_json(self, classes: tuple[Any, ...]) -> dict[str, Any]:
+        """What the job shows: rows, decided per class, decided positive, total cost."""
+        decided = {str(c): self.per_class.get(i, 0) for i, c in enumerate(classes)}
+        return {
+            "rows": self.rows,
+            "decided": decided,
+            "decided_positive": self.per_class.get(1, 0) if len(classes) == 2 else None,
+            "total_expected_cost": self.expected_cost if self.has_cost else None,
+        }
+
+
+_ROW = re.compile(r"\brow (\d+)")
+
+
+def _located(exc: ServiceError, first_row: int, columns: Mapping[str, str]) -> ServiceError:
+    """``exc`` with its row numbers counted from the start of the whole input, and the
+    input column of each per-row cost named."""
+    detail = _ROW.sub(lambda m: f"row {int(m.group(1)) + first_row}", exc.detail, count=1)
+    for name, column in columns.items():
+        detail = detail.replace(f"column '{name}'", f"'{name}' (input column {column!r})")
+    return type(exc)(detail, field=exc.field, **exc.extra)
+
+
+def output_schema(
+    model: InferenceModel, id_fields: list[pa.Field], *, probabilities: bool = True
+) -> pa.Schema:
+    """Columns written per row: ids, ``proba_<class>``, decision, threshold, expected cost."""
+    fields = list(id_fields)
+    if probabilities and model.rule != "fixed":
+        fields += [pa.field(f"proba_{c}", pa.float64()) for c in model.classes]
+    labels = pa.array(list(model.classes))
+    fields += [
+        pa.field("decision", labels.type),
+        pa.field("threshold", pa.float64()),
+        pa.field("expected_cost", pa.float64()),
+    ]
+    return pa.schema(fields)
+
+
+def feature_matrix(table: pa.Table | pa.RecordBatch, features: list[str]) -> np.ndarray:
+    """The float64 feature matrix of ``features`` (nulls -> NaN, i.e. missing)."""
+    n = table.num_rows
+    X = np.empty((n, len(features)), dtype=np.float64)
+    for j, name in enumerate(features):
+        column = table.column(name)
+        X[:, j] = column.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    return X
+
+
+def _cost_columns(table: pa.Table | pa.RecordBatch, costs: BatchCosts) -> dict[str, np.ndarray]:
+    return {
+        name: table.column(column).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        for name, column in costs.columns.items()
+    }
+
+
+def decide_block(
+    model: InferenceModel,
+    table: pa.Table | pa.RecordBatch,
+    *,
+    features: list[str],
+    costs: BatchCosts,
+    id_columns: list[str],
+    schema: pa.Schema,
+    first_row: int = 0,
+) -> tuple[pa.Table, BlockSummary]:
+    """Decide every row of ``table``: the output rows (``schema``) and their totals.
+
+    ``first_row`` is the position of the block's first row in the whole input, for
+    error messages. Raises :class:`app.errors.InvalidArgument` naming that row.
+    """
+    n = table.num_rows
+    try:
+        with core_errors("input"):
+            X = check_features(feature_matrix(table, features), len(features))
+        setting = costs.setting(n, model.n_classes, _cost_columns(table, costs))
+        proba, decisions, _, _ = decide_rows(
+            model, X, setting, costs.priors, cost_field="costs", priors_field="priors"
+        )
+    except ServiceError as exc:
+        raise _located(exc, first_row, costs.columns) from None
+    columns: list[pa.Array | pa.ChunkedArray] = [table.column(c) for c in id_columns]
+    if proba is not None and any(f.name.startswith("proba_") for f in schema):
+        columns += [pa.array(proba[:, k]) for k in range(proba.shape[1])]
+    idx = decisions.labels_index
+    labels = pa.array(list(model.classes)).take(pa.array(idx))
+    threshold = (
+        pa.array(decisions.threshold)
+        if decisions.threshold is not None
+        else pa.nulls(n, pa.float64())
+    )
+    expected = decisions.expected_cost
+    columns += [labels, threshold, pa.array(expected, from_pandas=True)]  # NaN -> null
+    counts = np.bincount(idx, minlength=model.n_classes)
+    summary = BlockSummary(
+        rows=n,
+        per_class={k: int(v) for k, v in enumerate(counts) if v},
+        expected_cost=float(np.nansum(expected)),
+        has_cost=proba is not None,
+    )
+    return pa.Table.from_arrays(columns, schema=schema), summary

@@ -1,0 +1,161 @@
+"""Batch decisions on a real Dask cluster: a ``dask scheduler`` and two ``dask worker``
+processes on 127.0.0.1 (random ports, ``nice``, stopped after the module). The same
+partitioned Parquet input decided through them gives the very output of the in-process
+path, and predict's decisions."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from fastapi.testclient import TestClient
+
+from app.api.main import create_app
+from app.settings import Settings
+from tests.app.batch.conftest import input_table, wait_job, write_partitioned
+from tests.app.batch.test_batch_api import (
+    assert_same_decisions,
+    batch_body,
+    predicted,
+    read_output,
+)
+
+distributed = pytest.importorskip("distributed")  # the dask extra (part of dev)
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    dask = str(Path(sys.executable).with_name("dask"))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            ["nice", "-n", "10", dask, *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Address of a scheduler with two single-threaded workers."""
+    logs = tmp_path_factory.mktemp("dask")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs = [
+        _start(
+            ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            logs / "scheduler.log",
+        )
+    ]
+    try:
+        for i in range(2):
+            procs.append(
+                _start(
+                    [
+                        "worker",
+                        address,
+                        "--host",
+                        "127.0.0.1",
+                        "--nthreads",
+                        "1",
+                        "--no-dashboard",
+                        "--name",
+                        f"w{i}",
+                        "--local-directory",
+                        str(logs),
+                    ],
+                    logs / f"worker{i}.log",
+                )  # fmt: skip
+            )
+        with distributed.Client(address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
+@pytest.fixture
+def dask_client(batch_settings: Settings, scheduler: str) -> Iterator[TestClient]:
+    settings = batch_settings.model_copy(update={"dask_scheduler": scheduler})
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        yield c
+
+
+def _run(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
+    r = client.post("/v1/models/fraud/batch", json=body)
+    assert r.status_code == 202, r.text
+    return wait_job(client, r.json()["id"], timeout=120)
+
+
+def test_partitions_decided_on_dask_equal_the_in_process_path(
+    client: TestClient, dask_client: TestClient, trained: dict[str, Any], root: Path
+) -> None:
+    table = input_table(600)
+    src = write_partitioned(table, root / "tx", parts=6)
+    here = _run(client, batch_body(src, root / "here"))
+    there = _run(dask_client, batch_body(src, root / "there"))
+    assert here["status"] == there["status"] == "succeeded", (here, there)
+    assert there["result"]["engine"] == "dask" and here["result"]["engine"] == "worker"
+    assert there["result"]["partitions"] == 6
+    assert {k: v for k, v in there["result"].items() if k not in ("engine", "output")} == {
+        k: v for k, v in here["result"].items() if k not in ("engine", "output")
+    }
+    a, b = read_output(root / "here"), read_output(root / "there")
+    assert b.equals(a)
+    row_costs = [{"c_fp": 5.0, "c_fn": x} for x in table.column("amount").to_pylist()]
+    assert_same_decisions(b, predicted(client, table, row_costs=row_costs), table["id"].to_pylist())
+
+
+def test_an_error_in_a_dask_task_fails_the_job_naming_the_row(
+    dask_client: TestClient, trained: dict[str, Any], root: Path
+) -> None:
+    table = input_table(600)
+    amount = table.column("amount").to_numpy().copy()
+    amount[517] = float("nan")
+    table = table.set_column(table.schema.get_field_index("amount"), "amount", pa.array(amount))
+    src = write_partitioned(table, root / "tx", parts=6)
+    job = _run(dask_client, batch_body(src, root / "out"))
+    assert job["status"] == "failed", job
+    assert job["error"]["code"] == "INVALID_ARGUMENT"
+    assert "row 517" in job["error"]["detail"] and "'amount'" in job["error"]["detail"]
+    assert sorted(p.name for p in root.iterdir()) == ["tx"]
+
+
+def test_an_unreachable_scheduler_fails_the_job_cleanly(
+    batch_settings: Settings, trained: dict[str, Any], root: Path
+) -> None:
+    settings = batch_settings.model_copy(
+        update={"dask_scheduler": f"tcp://127.0.0.1:{_free_port()}"}
+    )
+    src = write_partitioned(input_table(60), root / "tx", parts=2)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        job = _run(c, batch_body(src, root / "out"))
+    assert job["status"] == "failed"
+    assert job["error"]["code"] == "UNAVAILABLE"
+    assert "COSTWISE_DASK_SCHEDULER" in job["error"]["detail"]
+    assert sorted(p.name for p in root.iterdir()) == ["tx"]
