@@ -9,6 +9,14 @@ isotonic regression on the parent's raw scores of newly labelled rows. The boost
 untouched, so its arrays are shared with the parent (see :mod:`models.artifacts`,
 format version 3).
 
+Multiclass models (K > 2) whose probabilities come from a calibration over raw class
+scores are recalibrated the same way: the scorer refits its own kind of calibration on
+the ``(n, K)`` raw scores (``refit_calibration``; SAMME and one-vs-rest AdaBoost: one
+Platt or isotonic map per class, class ``k`` against the rest, normalised, as Zadrozny
+and Elkan 2002), and the metrics are the multiclass Brier score, log loss and the ECE
+of the top label and per class. Angle-based models and JOUS-Boost have no calibration
+map over a score; :func:`check_recalibratable` says so.
+
 A stratified ``holdout_fraction`` of the labelled rows is kept out of the fit, and the
 calibration of the parent and of the recalibrated model are measured on it (Brier
 score, log loss, ECE, Spiegelhalter's z and Hosmer-Lemeshow, :mod:`models.monitoring`).
@@ -36,7 +44,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.model_selection import StratifiedShuffleSplit
 
-from models.calibration import Calibrator, make_calibrator
+from models.calibration import make_calibrator
 from models.decisions import class_priors
 from models.exceptions import InvalidInput, TrainingError
 from models.inference import InferenceModel, check_features, remove_training_skew
@@ -70,8 +78,8 @@ class Recalibration:
     model : InferenceModel
         The parent's scorer with the new calibrator (the same ensemble object), rule
         ``"threshold"``, training priors = class shares of the fit rows.
-    calibrator : Calibrator
-        The fitted map.
+    calibrator : Calibrator or tuple of Calibrator
+        The fitted map (binary), or the new scorer's maps, one per class (multiclass).
     method : str
         ``"platt"`` or ``"isotonic"``.
     fit_rows, holdout_rows : ndarray of int
@@ -81,16 +89,19 @@ class Recalibration:
     before, after : dict
         :func:`models.monitoring.calibration_summary` of the parent's and the new
         probabilities on the held-out rows.
+    holdout_proba : ndarray of shape (n_holdout, K)
+        The recalibrated model's probabilities of the held-out rows.
     """
 
     model: InferenceModel
-    calibrator: Calibrator
+    calibrator: Any
     method: str
     fit_rows: np.ndarray
     holdout_rows: np.ndarray
     class_counts: list[int]
     before: dict[str, Any]
     after: dict[str, Any]
+    holdout_proba: np.ndarray
 
     def summary(self) -> dict[str, Any]:
         """JSON-able facts: method, row counts, metrics before and after."""
@@ -105,20 +116,49 @@ class Recalibration:
         }
 
 
-def check_recalibratable(model: InferenceModel) -> BinaryScorer:
-    """The model's binary scorer; InvalidInput says why a model cannot be recalibrated.
+#: Why the scorer kinds that cannot be recalibrated cannot (a 422 says it).
+_NOT_RECALIBRATABLE = {
+    "angle": (
+        "angle-based models decide by the least-angle rule and their probabilities are the "
+        "plug-in estimate of Theorem 2 (Yang et al. 2020) computed from the scores and the "
+        "training costs: there is no calibration map over a score to refit"
+    ),
+    "jous": (
+        "JOUS-Boost estimates probabilities by combining many jittered, over/under-sampled "
+        "classifiers (Mease et al. 2007, section 4), not by a calibration map over one raw "
+        "score: there is no map to refit"
+    ),
+}
 
-    Only binary models with one boosted ensemble and a calibration map over its raw
-    score (scorer kind ``"binary"``) can be recalibrated: their score is one number per
-    row. Multiclass and JOUS-Boost models combine several scores.
+
+def check_recalibratable(model: InferenceModel) -> Any:
+    """The model's scorer; InvalidInput says why a model cannot be recalibrated.
+
+    Two kinds of scorers can: a binary one (scorer kind ``"binary"``: one boosted
+    ensemble and one calibration map over its raw score, one number per row), and a
+    multiclass one whose calibration is fitted on per-row raw class scores, shape
+    ``(n, K)``: it has ``raw_score``, ``proba_from_raw`` and
+    ``refit_calibration(method, raw, y_index)`` returning the same ensemble with a new
+    calibration (SAMME's per-class maps, one-vs-rest AdaBoost's members' maps). Others
+    (angle-based, JOUS-Boost) have no calibration map to refit.
     """
     scorer = model.scorer
-    if not isinstance(scorer, BinaryScorer) or model.n_classes != 2:
-        raise InvalidInput(
-            f"recalibration needs a binary model with one boosted score (scorer kind "
-            f"'binary'); this model's scorer is {scorer.kind!r} with {model.n_classes} classes"
-        )
-    return scorer
+    if isinstance(scorer, BinaryScorer) and model.n_classes == 2:
+        return scorer
+    if model.n_classes > 2 and all(
+        callable(getattr(scorer, name, None))
+        for name in ("raw_score", "proba_from_raw", "refit_calibration")
+    ):
+        return scorer
+    why = _NOT_RECALIBRATABLE.get(
+        scorer.kind,
+        "only models whose probabilities come from a calibration map over the booster's "
+        "raw score (binary) or raw class scores (multiclass) can be recalibrated",
+    )
+    raise InvalidInput(
+        f"this model (scorer kind {scorer.kind!r}, {model.n_classes} classes) cannot be "
+        f"recalibrated: {why}"
+    )
 
 
 def raw_scores(model: InferenceModel, X: ArrayLike) -> np.ndarray:
@@ -127,7 +167,8 @@ def raw_scores(model: InferenceModel, X: ArrayLike) -> np.ndarray:
     return scorer.raw_score(check_features(X, model.n_features))
 
 
-def _check_labels(y_index: ArrayLike, n: int) -> np.ndarray:
+def _check_labels(y_index: ArrayLike, n: int, k: int = 2) -> np.ndarray:
+    expected = "0 or 1" if k == 2 else f"0 to {k - 1}"
     try:
         y = np.asarray(y_index)
     except (TypeError, ValueError):
@@ -135,11 +176,11 @@ def _check_labels(y_index: ArrayLike, n: int) -> np.ndarray:
     if y.shape != (n,):
         raise InvalidInput(f"labels: expected {n} labels (one per row), got shape {y.shape}")
     if n and not np.issubdtype(y.dtype, np.integer):
-        raise InvalidInput(f"labels: expected class indices 0 or 1, got dtype {y.dtype}")
-    bad = (y != 0) & (y != 1)
+        raise InvalidInput(f"labels: expected class indices {expected}, got dtype {y.dtype}")
+    bad = (y < 0) | (y >= k)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise InvalidInput(f"labels: row {r}: expected class index 0 or 1, got {y[r]}")
+        raise InvalidInput(f"labels: row {r}: expected class index {expected}, got {y[r]}")
     return y.astype(np.int64)
 
 
@@ -167,14 +208,15 @@ def recalibrate_scores(
     Parameters
     ----------
     model : InferenceModel
-        The parent: a binary model (see :func:`check_recalibratable`).
-    scores : array-like of shape (n,)
+        The parent: a binary model, or a multiclass one with a calibration over raw
+        class scores (see :func:`check_recalibratable`).
+    scores : array-like of shape (n,), or (n, K) for K > 2 classes
         The parent's raw scores of the labelled rows (:func:`raw_scores`, or the scores
         logged when the rows were predicted).
     y_index : array-like of int, shape (n,)
-        Class index of each row (1 = ``model.classes[1]``).
+        Class index of each row (model class order; 1 = ``model.classes[1]`` for two).
     method : {"platt", "isotonic"}
-        The calibration map.
+        The calibration map (for K > 2: one map per class, normalised).
     holdout_fraction : float, default 0.3
         Stratified share of rows kept out of the fit to measure before and after, in
         ``(0, 0.5]``.
@@ -195,6 +237,7 @@ def recalibrate_scores(
         Too few rows, or too few of one class (the message says how many of each).
     """
     scorer = check_recalibratable(model)
+    k = model.n_classes
     if method not in RECALIBRATION_METHODS:
         raise InvalidInput(f"method: expected one of {list(RECALIBRATION_METHODS)}, got {method!r}")
     if not (
@@ -205,31 +248,36 @@ def recalibrate_scores(
         raise InvalidInput(
             f"holdout_fraction: expected a number in (0, 0.5], got {holdout_fraction!r}"
         )
+    shape = "a 1-D array" if k == 2 else f"an (n, {k}) array (one raw score per class)"
     try:
         s = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
-        raise InvalidInput("scores: expected a 1-D array of numbers") from None
-    if s.ndim != 1 or not np.all(np.isfinite(s)):
-        raise InvalidInput("scores: expected a 1-D array of finite numbers")
-    y = _check_labels(y_index, s.size)
-    counts = np.bincount(y, minlength=2)
+        raise InvalidInput(f"scores: expected {shape} of numbers") from None
+    ok_shape = s.ndim == 1 if k == 2 else (s.ndim == 2 and s.shape[1] == k)
+    if not ok_shape or not np.all(np.isfinite(s)):
+        raise InvalidInput(f"scores: expected {shape} of finite numbers, got shape {s.shape}")
+    n = s.shape[0]
+    y = _check_labels(y_index, n, k)
+    counts = np.bincount(y, minlength=k)
     classes = model.classes
-    if s.size < min_rows:
+    if n < min_rows:
         raise TrainingError(
-            f"labels: too few labelled rows: got {s.size}, recalibration needs at least "
+            f"labels: too few labelled rows: got {n}, recalibration needs at least "
             f"{min_rows} (at least {min_class_rows} of each class)"
         )
-    if counts.min() == 0:
+    if np.count_nonzero(counts) == 1:
         present = classes[int(np.argmax(counts))]
+        which = "both classes" if k == 2 else f"all {k} classes"
         raise TrainingError(
-            f"labels: all {s.size} labelled rows are of class {present!r}; recalibration "
-            f"needs both classes {list(classes)} (at least {min_class_rows} rows of each)"
+            f"labels: all {n} labelled rows are of class {present!r}; recalibration "
+            f"needs {which} {list(classes)} (at least {min_class_rows} rows of each)"
         )
     if counts.min() < min_class_rows:
         few = int(np.argmin(counts))
         raise TrainingError(
             f"labels: class {classes[few]!r} has {int(counts[few])} labelled rows; "
             f"recalibration needs at least {min_class_rows} of each class"
+            + ("" if k == 2 else " (one calibration map per class)")
         )
     need_hold = math.ceil(1.0 / holdout_fraction)
     if counts.min() < need_hold:  # a stratified split would leave a class out of a part
@@ -238,20 +286,23 @@ def recalibrate_scores(
             f"a holdout_fraction of {holdout_fraction:g} needs at least {need_hold}"
         )
     fit, hold = _split(y, float(holdout_fraction), random_state)
-    calibrator = make_calibrator(method).fit(s[fit], y[fit])
+    if k == 2:
+        calibrator: Any = make_calibrator(method).fit(s[fit], y[fit])
+        new_scorer = scorer.with_calibrator(calibrator)
+    else:  # the scorer's own kind of calibration, refitted (models.multiclass.scorers)
+        new_scorer = scorer.refit_calibration(method, s[fit], y[fit])
+        calibrator = tuple(getattr(new_scorer, "calibrators", ()))
     new_model = replace(
         model,
-        scorer=scorer.with_calibrator(calibrator),
-        train_priors=class_priors(y[fit], 2),
+        scorer=new_scorer,
+        train_priors=class_priors(y[fit], k),
         rule="threshold",
     )
-    before = scorer.calibrator.predict(s[hold])
-    after = calibrator.predict(s[hold])
+    before = scorer.proba_from_raw(s[hold])
+    after = new_scorer.proba_from_raw(s[hold])
     if model.rule == "skew_change" and model.training_skew is not None:
         # what the parent's decisions used: the training skew removed (models.inference)
-        before = remove_training_skew(np.column_stack([1 - before, before]), model.training_skew)[
-            :, 1
-        ]
+        before = remove_training_skew(before, model.training_skew)
     return Recalibration(
         model=new_model,
         calibrator=calibrator,
@@ -259,8 +310,9 @@ def recalibrate_scores(
         fit_rows=fit,
         holdout_rows=hold,
         class_counts=[int(c) for c in counts],
-        before=calibration_summary(y[hold], np.column_stack([1 - before, before])),
-        after=calibration_summary(y[hold], np.column_stack([1 - after, after])),
+        before=calibration_summary(y[hold], before),
+        after=calibration_summary(y[hold], after),
+        holdout_proba=after,
     )
 
 

@@ -3,8 +3,8 @@
 A predict hands its rows over as one :class:`LogEntry` (arrays, not per-row objects:
 building it costs microseconds) with :meth:`PredictionLogWriter.submit`, which never
 blocks and never touches the database. One background thread takes everything
-waiting (up to ``batch_rows`` at a time), turns it into columns and inserts it in one
-statement (:func:`app.registry.prediction_log.write_rows`) every ``flush_seconds``
+waiting (up to ``batch_rows`` at a time), turns it into columns (:func:`columns_of`, no
+Python work per row) and inserts it in one statement (:func:`app.registry.prediction_log.write_rows`) every ``flush_seconds``
 at most.
 
 When the database is slower than the traffic (or down), rows wait in memory up to
@@ -39,21 +39,38 @@ from sqlalchemy.engine import Engine
 
 from app.errors import Conflict, InvalidArgument, ServiceError, Unavailable
 from app.registry.orm import PREDICTION_ID_LENGTH
-from app.registry.prediction_log import LOG_COLUMNS, write_rows
+from app.registry.prediction_log import LOG_COLUMNS, log_time, write_rows
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LogEntry", "LogStats", "PredictionLogWriter", "check_ids", "ids_list", "new_ids"]
+__all__ = [
+    "LogEntry",
+    "LogStats",
+    "PredictionLogWriter",
+    "check_ids",
+    "ids_list",
+    "columns_of",
+    "new_ids",
+]
 
 OUTCOMES = ("written", "duplicate", "dropped", "failed")
+
+
+#: ``-0``, ``-1``, ...: the row-number suffixes of new ids, made once (grown on demand).
+_SUFFIXES: list[str] = [f"-{i}" for i in range(10_000)]
 
 
 def new_ids(n: int) -> list[str]:
     """``n`` fresh prediction ids: 24 random hex digits (one draw per request), ``-`` and
     the row number, e.g. ``3f9c...e1-0``; unique per model with overwhelming probability
-    and cheap (10,000 ids in ~1 ms; a uuid4 per row costs ~15 ms)."""
+    and cheap: the suffixes are made once, so an id is one string concatenation (10,000
+    ids in ~0.3 ms, against ~1.3 ms formatting each; a uuid4 per row costs ~15 ms)."""
+    global _SUFFIXES
     base = secrets.token_hex(12)
-    return [f"{base}-{i}" for i in range(n)]
+    suffixes = _SUFFIXES
+    if n > len(suffixes):  # a list only ever replaced by a longer one: thread-safe
+        suffixes = _SUFFIXES = suffixes + [f"-{i}" for i in range(len(suffixes), n)]
+    return [base + s for s in suffixes[:n]]
 
 
 def ids_list(ids: Sequence[str] | None) -> list[str] | None:
@@ -114,44 +131,61 @@ class LogEntry:
 
 
 def _json_rows(a: np.ndarray | None, n: int) -> list[Any]:
-    """One JSON text per row of ``a`` (None for a missing array; NaN/inf as null)."""
+    """One JSON text per row of ``a`` (None for a missing array; NaN/inf as null).
+
+    One orjson call for the whole array, split into rows by string methods: no Python
+    work per row (10,000 rows of two probabilities: ~1 ms, against ~4 ms for one dump
+    per row)."""
     if a is None:
         return [None] * n
-    if a.ndim == 1:  # one dump of the whole vector, split (orjson writes NaN/inf as null)
-        text = orjson.dumps(a.tolist()).decode()[1:-1]
-        return [None if v == "null" else v for v in text.split(",")] if n else []
-    return [orjson.dumps(r).decode() for r in a.tolist()]
+    if n == 0:
+        return []
+    text = orjson.dumps(a, option=orjson.OPT_SERIALIZE_NUMPY).decode()[1:-1]
+    if a.ndim == 1:  # numbers: a JSON null (NaN) is stored as SQL NULL
+        values: list[Any] = text.split(",")
+        return values if np.isfinite(a).all() else [None if v == "null" else v for v in values]
+    close, open_ = "]" * (a.ndim - 1), "[" * (a.ndim - 1)  # between rows: "],[" or "]],[["
+    return text.replace(f"{close},{open_}", f"{close}\x1f{open_}").split("\x1f")
 
 
 def _floats(a: np.ndarray | None, n: int) -> list[float | None]:
     if a is None:
         return [None] * n
-    return [x if x == x else None for x in a.tolist()]  # NaN -> NULL
+    values = a.tolist()
+    return values if np.isfinite(a).all() else [x if x == x else None for x in values]
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else orjson.dumps(value).decode()
 
 
 def columns_of(entries: Sequence[LogEntry]) -> dict[str, list[Any]]:
-    """Column-wise values of ``entries`` for :func:`write_rows` (JSON columns as text)."""
+    """Column-wise values of ``entries`` for :func:`write_rows` (JSON columns as text).
+
+    No Python work per row: numpy makes the lists, :func:`_json_rows` the per-row JSON
+    texts, and the values a request shares (model, version, time, cost setting, its
+    cost matrix and priors) are serialised once and repeated by list multiplication.
+    10,000 rows of two classes: ~2 ms (~0.2 us per row)."""
     cols: dict[str, list[Any]] = {c: [] for c in LOG_COLUMNS}
     for e in entries:
         n = len(e)
         cols["model_id"] += [e.model_id] * n
         cols["version_id"] += [e.version_id] * n
         cols["version"] += [e.version] * n
-        cols["prediction_id"] += list(e.ids)
+        cols["prediction_id"] += e.ids
         cols["alias"] += [e.alias] * n
-        cols["created_at"] += [e.created_at] * n
+        cols["created_at"] += [log_time(e.created_at)] * n
         cols["raw_score"] += _json_rows(e.raw, n)
         cols["probabilities"] += _json_rows(e.proba, n)
         cols["decision"] += e.decision.tolist()
         cols["threshold"] += _floats(e.threshold, n)
         cols["expected_cost"] += _floats(e.expected_cost, n)
         cols["cost_setting"] += [e.cost_setting] * n
-        if e.costs.ndim == 2:
-            cols["costs"] += [orjson.dumps(e.costs.tolist()).decode()] * n
+        if e.costs.ndim == 2:  # one matrix for the request
+            cols["costs"] += [_json(e.costs.tolist())] * n
         else:
             cols["costs"] += _json_rows(e.costs, n)
-        priors = None if e.priors is None else orjson.dumps(list(e.priors)).decode()
-        cols["priors"] += [priors] * n
+        cols["priors"] += [_json(None if e.priors is None else list(e.priors))] * n
         cols["features"] += _json_rows(e.features, n)
     return cols
 

@@ -1,10 +1,10 @@
 """Use case: recalibrate a registered version without retraining (one unit of work).
 
-A binary version's calibration map is refitted (``platt`` or ``isotonic``) on the
-parent's raw scores of labelled rows -- rows sent with the request (features and
-labels), or predictions of that version in the prediction log whose outcomes were
-reported (their logged raw scores: no features needed) -- and registered as the next
-version of the model. The new version shares the parent's booster: its artifact holds
+A version's calibration is refitted (``platt`` or ``isotonic``; for K > 2 classes one
+map per class, normalised) on the parent's raw scores (one per class for K > 2) of
+labelled rows -- rows sent with the request (features and labels), or predictions of
+that version in the prediction log whose outcomes were reported (their logged raw
+scores: no features needed) -- and registered as the next version of the model. The new version shares the parent's booster: its artifact holds
 the new map and names the artifact that holds the booster arrays
 (:mod:`models.artifacts`, format version 3), so they are stored once. Its records say
 where it came from (``params.recalibration``: parent and base versions, method, source,
@@ -86,6 +86,20 @@ def _iso(t: datetime | None) -> str | None:
     return None if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _finite(x: Any) -> bool:
+    return not isinstance(x, bool) and isinstance(x, int | float) and bool(np.isfinite(x))
+
+
+def _logged_score(raw: Any, n_classes: int) -> float | list[float] | None:
+    """A logged raw score as the calibration takes it (a number for two classes, one per
+    class for more), or None when the row has none (e.g. logged by another kind of model)."""
+    if n_classes == 2:
+        return float(raw) if _finite(raw) else None
+    if isinstance(raw, list) and len(raw) == n_classes and all(_finite(x) for x in raw):
+        return [float(x) for x in raw]
+    return None
+
+
 def _ids_fingerprint(ids: Sequence[str]) -> str:
     digest = hashlib.sha256()
     for pid in ids:
@@ -155,7 +169,7 @@ class Recalibrator:
         return X, y, scores
 
     def _from_log(
-        self, name: str, version: int, logged: LabelledRows, window: OutcomeWindow
+        self, name: str, version: int, logged: LabelledRows, window: OutcomeWindow, n_classes: int
     ) -> tuple[np.ndarray, np.ndarray]:
         field = "from_outcomes"
         span = f"between {_iso(window.since) or 'the start'} and {_iso(window.until) or 'now'}"
@@ -172,15 +186,19 @@ class Recalibrator:
                 f"{self.max_rows} rows (setting COSTWISE_MAX_TRAIN_ROWS); narrow since/until",
                 field=field,
             )
-        scores = np.empty(len(logged), dtype=np.float64)
+        k = n_classes
+        scores = np.empty(len(logged) if k == 2 else (len(logged), k), dtype=np.float64)
         for i, raw in enumerate(logged.raw_scores):
-            if isinstance(raw, bool) or not isinstance(raw, int | float) or not np.isfinite(raw):
+            value = _logged_score(raw, k)
+            if value is None:
+                expected = "a number" if k == 2 else f"{k} numbers, one per class"
                 raise InvalidArgument(
                     f"{field}: logged prediction {logged.prediction_ids[i]!r} has no raw score "
-                    f"of this model's calibration map (got {raw!r}); it cannot be used",
+                    f"of this model's calibration ({expected}; got {raw!r:.80}); it cannot be "
+                    "used",
                     field=field,
                 )
-            scores[i] = float(raw)
+            scores[i] = value
         return scores, np.asarray(logged.labels, dtype=np.int64)
 
     # ------------------------------------------------------------------ the use case
@@ -199,7 +217,7 @@ class Recalibrator:
 
         Exactly one of ``rows`` and ``outcomes`` gives the labelled rows. Raises
         :class:`app.errors.InvalidArgument` (422) for a model that cannot be recalibrated
-        (not binary), rows with the wrong features, labels that are not the model's
+        (no calibration map over a raw score: angle-based, JOUS-Boost), rows with the wrong features, labels that are not the model's
         classes, too few labelled rows or one class only, and a window without labelled
         predictions; NotFound for an unknown model or version. Nothing is written then.
         """
@@ -218,7 +236,7 @@ class Recalibrator:
             label_field = "labels"
         else:
             assert outcomes is not None and logged is not None
-            scores, y = self._from_log(name, version, logged, outcomes)
+            scores, y = self._from_log(name, version, logged, outcomes, model.n_classes)
             label_field = "from_outcomes"
         with core_errors(label_field):
             rec = recalibrate_scores(
@@ -296,8 +314,9 @@ class Recalibrator:
             "class_counts": {
                 str(c): int(n) for c, n in zip(classes, rec.class_counts, strict=True)
             },
-            "positive_class": classes[1],
         }
+        if len(classes) == 2:
+            used["positive_class"] = classes[1]
         if X is not None:
             used["fingerprint"] = fingerprint(X, y)
             used["missing_values"] = int(np.isnan(X).sum())
@@ -306,10 +325,13 @@ class Recalibrator:
             used["first_prediction_id"] = logged.prediction_ids[0]
             used["last_prediction_id"] = logged.prediction_ids[-1]
         hold = rec.holdout_rows
-        p_after = rec.calibrator.predict(scores[hold])
+        if len(classes) == 2:
+            headline = summarize(y[hold], rec.holdout_proba[:, 1])
+        else:  # multiclass Brier (sum over classes), log loss, top-label ECE
+            headline = {m: rec.after.get(m) for m in ("brier", "log_loss", "ece")}
         metrics: dict[str, Any] = {
             "n_evaluation": int(hold.size),
-            **{k: v for k, v in summarize(y[hold], p_after).items() if v is not None},
+            **{k: v for k, v in headline.items() if v is not None},
             "recalibration": {"before": rec.before, "after": rec.after},
         }
         calibration = {

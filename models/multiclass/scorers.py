@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from models.calibration import Calibrator, calibrator_from_state
+from models.calibration import Calibrator, calibrator_from_state, make_calibrator
 from models.exceptions import ArtifactError, InvalidInput
 from models.multiclass.simplex import scores_from_votes
 from models.multiclass.training_costs import check_cost_matrix
@@ -34,6 +34,7 @@ __all__ = [
     "AngleScorer",
     "CalibratedVoteScorer",
     "OneVsRestScorer",
+    "fit_class_maps",
     "normalise_rows",
     "raw_vote_scores",
     "theorem2_probabilities",
@@ -51,6 +52,24 @@ def normalise_rows(p: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         out = np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / k)
     return out
+
+
+def fit_class_maps(
+    method: str, raw: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray | None = None
+) -> tuple[Calibrator, ...]:
+    """One binary calibration map per class: class ``k``'s raw score ``raw[:, k]`` against
+    ``y == k`` (Zadrozny and Elkan 2002); ``method`` as :func:`models.calibration.make_calibrator`.
+    """
+    return tuple(
+        make_calibrator(method).fit(raw[:, k], (y_index == k).astype(np.int8), sample_weight)
+        for k in range(raw.shape[1])
+    )
+
+
+def _apply_class_maps(calibrators: tuple[Calibrator, ...], raw: np.ndarray) -> np.ndarray:
+    return normalise_rows(
+        np.column_stack([c.predict(raw[:, k]) for k, c in enumerate(calibrators)])
+    )
 
 
 def raw_vote_scores(ensemble: VoteEnsemble, X: np.ndarray, score_kind: str) -> np.ndarray:
@@ -217,11 +236,19 @@ class CalibratedVoteScorer:
 
     def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
-        p = np.column_stack([c.predict(raw[:, k]) for k, c in enumerate(self.calibrators)])
-        return normalise_rows(p)
+        return _apply_class_maps(self.calibrators, raw)
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         return self.proba_from_raw(self.raw_score(X))
+
+    def refit_calibration(
+        self, method: str, raw: np.ndarray, y_index: np.ndarray
+    ) -> CalibratedVoteScorer:
+        """The same ensemble (the same arrays) with calibration maps fitted anew on the
+        raw scores ``raw`` (n, K) of labelled rows (recalibration, :mod:`models.recalibration`)."""
+        return CalibratedVoteScorer(
+            self.ensemble, self.score_kind, fit_class_maps(method, raw, y_index)
+        )
 
     def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         spec = {
@@ -278,8 +305,31 @@ class OneVsRestScorer:
     def n_classes(self) -> int:
         return len(self.members)
 
+    @property
+    def calibrators(self) -> tuple[Calibrator, ...]:
+        """The members' calibration maps, in class order."""
+        return tuple(m.calibrator for m in self.members)
+
+    def raw_score(self, X: np.ndarray) -> np.ndarray:
+        """The members' raw scores (what their calibration maps take), shape (n, K)."""
+        return np.column_stack([m.raw_score(X) for m in self.members])
+
+    def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
+        """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
+        return _apply_class_maps(self.calibrators, raw)
+
     def proba(self, X: np.ndarray) -> np.ndarray:
-        return normalise_rows(np.column_stack([m.proba(X)[:, 1] for m in self.members]))
+        return self.proba_from_raw(self.raw_score(X))
+
+    def refit_calibration(
+        self, method: str, raw: np.ndarray, y_index: np.ndarray
+    ) -> OneVsRestScorer:
+        """The same members' ensembles (the same arrays) with their calibration maps fitted
+        anew on the raw scores ``raw`` (n, K) of labelled rows (class ``k`` against the rest)."""
+        maps = fit_class_maps(method, raw, y_index)
+        return OneVsRestScorer(
+            tuple(m.with_calibrator(c) for m, c in zip(self.members, maps, strict=True))
+        )
 
     def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         specs: list[dict[str, Any]] = []

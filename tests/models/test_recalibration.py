@@ -17,7 +17,10 @@ from models.decisions import CostMatrix
 from models.exceptions import ArtifactError, ArtifactIntegrityError, InvalidInput, TrainingError
 from models.metrics import brier_score, expected_calibration_error
 from models.monitoring import reliability
+from models.multiclass.angle import AngleAdaBoost
+from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.ovr import OneVsRestAdaBoost
+from models.multiclass.samme import SAMME
 from models.recalibration import raw_scores, recalibrate, recalibrate_scores
 from models.variants.adac import AdaC2
 
@@ -176,11 +179,69 @@ def test_bad_arguments(parent: tuple) -> None:
         recalibrate(served, X[:100], y[:99], "platt")
 
 
-def test_multiclass_model_is_refused() -> None:
-    X, y = make_classification(600, 6, n_informative=4, n_classes=3, random_state=0)
-    model = OneVsRestAdaBoost(n_estimators=10, random_state=0).fit(X, y).to_inference()
-    with pytest.raises(InvalidInput, match="binary model"):
-        recalibrate(model, X, y, "platt")
+def _three_classes(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    return make_classification(
+        1500, 6, n_informative=4, n_classes=3, n_clusters_per_class=1, random_state=seed
+    )
+
+
+@pytest.mark.parametrize("kind", ["samme", "ovr"])
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_multiclass_models_are_recalibrated_per_class(kind: str, method: str) -> None:
+    X, y = _three_classes()
+    if kind == "samme":
+        fitted = CalibratedMulticlass(SAMME(n_estimators=15, random_state=0), random_state=0)
+    else:
+        fitted = OneVsRestAdaBoost(n_estimators=10, random_state=0)
+    served = fitted.fit(X[:600], y[:600]).to_inference()
+    # label shift: class 0 is 70% of the rows to recalibrate on
+    keep = np.r_[np.flatnonzero(y[600:] == 0), np.flatnonzero(y[600:] != 0)[:130]] + 600
+    rec = recalibrate(served, X[keep], y[keep], method)
+    assert rec.model.scorer.kind == served.scorer.kind and rec.model.rule == "threshold"
+    _, parent_arrays = served.scorer.to_parts()
+    _, new_arrays = rec.model.scorer.to_parts()
+    assert parent_arrays.keys() == new_arrays.keys()
+    assert all(new_arrays[k] is parent_arrays[k] or np.array_equal(new_arrays[k], parent_arrays[k])
+               for k in parent_arrays)  # fmt: skip
+    assert (
+        len(rec.calibrator) == 3
+        and rec.summary()["class_counts"] == np.bincount(y[keep], minlength=3).tolist()
+    )
+    assert rec.after["brier"] < rec.before["brier"]
+    assert rec.after["classwise_ece"] < rec.before["classwise_ece"]
+    hold = keep[rec.holdout_rows]
+    assert np.allclose(rec.model.predict_proba(X[hold]), rec.holdout_proba)
+    assert np.allclose(rec.holdout_proba.sum(axis=1), 1.0)
+    # the same rows given as the raw class scores give the same maps
+    scores = raw_scores(served, X[keep])
+    assert scores.shape == (keep.size, 3)
+    again = recalibrate_scores(served, scores, y[keep], method)
+    assert [c.to_state() for c in again.calibrator] == [c.to_state() for c in rec.calibrator]
+    # stored sharing the parent's arrays, loaded back with the new maps
+    parent_blob, _ = dump_model(served)
+    blob, _ = dump_model(rec.model, base=parent_blob)
+    assert zipfile.ZipFile(io.BytesIO(blob)).namelist() == ["manifest.json"]
+    loaded = load_model(blob, base=parent_blob)
+    assert np.allclose(loaded.predict_proba(X[hold]), rec.holdout_proba)
+    with pytest.raises(InvalidInput, match=r"an \(n, 3\) array"):
+        recalibrate_scores(served, scores[:, :2], y[keep], method)
+    with pytest.raises(InvalidInput, match="expected class index 0 to 2"):
+        recalibrate_scores(served, scores, np.r_[y[keep][:-1], 3], method)
+
+
+def test_multiclass_recalibration_needs_every_class() -> None:
+    X, y = _three_classes(1)
+    served = OneVsRestAdaBoost(n_estimators=5, random_state=0).fit(X[:600], y[:600]).to_inference()
+    two = np.flatnonzero(y[600:] != 2) + 600
+    with pytest.raises(TrainingError, match="class 2 has 0 labelled rows"):
+        recalibrate(served, X[two], y[two], "platt")
+
+
+def test_angle_based_model_is_refused_saying_why() -> None:
+    X, y = _three_classes()
+    model = AngleAdaBoost(n_estimators=5).fit(X[:300], y[:300]).to_inference()
+    with pytest.raises(InvalidInput, match="scorer kind 'angle'.*no calibration map"):
+        recalibrate(model, X[300:400], y[300:400], "platt")
 
 
 def test_holdout_metrics_are_those_of_monitoring(parent: tuple) -> None:

@@ -60,14 +60,16 @@ def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWin
     "/models/{name}/versions/{version}/recalibrate",
     status_code=201,
     response_model=VersionOut,
-    summary="Refit a binary version's calibration map on labelled rows (no retraining)",
+    summary="Refit a version's calibration map(s) on labelled rows (no retraining)",
     description="Send labelled rows (`instances` or `records`, and `labels`) or "
     "`from_outcomes` (`since`, `until`: the version's logged predictions whose outcomes "
-    "were reported, with their logged raw scores), and `method` (`platt` or `isotonic`). "
+    "were reported, with their logged raw scores), and `method` (`platt` or `isotonic`; "
+    "for more than two classes one map per class, normalised). "
     "Registers the next version: it shares the parent's booster (stored once), has the new "
     "calibration map, records `parent_version` and the rows it used (`data`), and reports "
     "Brier score, log loss and ECE before and after on a held-out part of the rows "
-    "(`metrics.recalibration`). 422 for a model that is not binary, rows with the wrong "
+    "(`metrics.recalibration`). 422 for a model without a calibration map over a raw "
+    "score (angle-based, JOUS-Boost; the message says why), rows with the wrong "
     "features, labels that are not the model's classes, too few labelled rows or one "
     "class only, or a window without labelled predictions; nothing is registered then. "
     "Role: admin.",

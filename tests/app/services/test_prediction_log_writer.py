@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -73,16 +74,23 @@ def test_a_full_queue_drops_and_counts_never_blocks(engine: Engine) -> None:
 
 
 def test_rows_wait_while_the_database_is_down_then_are_written(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'late.db'}"
-    engine = make_engine(url)  # no schema yet: every insert fails like a missing database
+    late = tmp_path / "later" / "late.db"
+    engine = make_engine(f"sqlite:///{late}")  # its directory is missing: every write fails
     writer = PredictionLogWriter(engine, flush_seconds=0.01, retry_seconds=0.05)
     writer.start()
     try:
         assert writer.submit(_entry(4))
         time.sleep(0.3)
         assert writer.stats.queued == 4 and writer.stats.written == 0  # kept, retried
-        upgrade_to_head(url)
-        model_id, version_id = _registry_with_a_version(engine)
+        # the database appears at once, schema and registry rows included (made
+        # elsewhere: a retry must not see the tables without the model they refer to)
+        ready = tmp_path / "ready.db"
+        upgrade_to_head(f"sqlite:///{ready}")
+        other = make_engine(f"sqlite:///{ready}")
+        model_id, version_id = _registry_with_a_version(other)
+        other.dispose()
+        late.parent.mkdir()
+        ready.replace(late)
         assert writer.submit(_entry(2, model_id, version_id))
         # the first entry names model 1 / version 1, which now exist too
         assert writer.flush(10.0)
@@ -122,3 +130,59 @@ def test_retention_deletes_old_rows_only(
     )
     snapshot = upkeep.refresh(now)
     assert snapshot[("m", 1)]["predictions"] == 5 and snapshot[("m", 1)]["labelled"] == 0
+
+
+def test_rows_round_trip_exactly(engine: Engine) -> None:
+    """What the batched insert stores is what was served: per-class raw scores and
+    probabilities, per-row cost matrices, features, NaN as null, one time per request,
+    a client id needing JSON escapes."""
+    model_id, version_id = _registry_with_a_version(engine)
+    at = datetime(2026, 11, 25, 7, 30, 1, 123456, tzinfo=UTC)
+    n = 3
+    proba = np.array([[0.2, 0.3, 0.5], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]])
+    costs = np.stack([np.ones((3, 3)) - np.eye(3) * (i + 1) for i in range(n)])
+    weird = 'a"b\\c\u00e9\n'
+    rows = LogEntry(
+        model_id=model_id,
+        version_id=version_id,
+        version=1,
+        alias="production",
+        created_at=at,
+        ids=[weird, "x-1", "x-2"],
+        raw=proba * 2,
+        proba=proba,
+        decision=np.array([2, 2, 0]),
+        threshold=None,
+        expected_cost=np.array([0.5, np.nan, 0.25]),
+        cost_setting="row_costs",
+        costs=costs,
+        priors=[0.2, 0.3, 0.5],
+        features=np.array([[1.0, np.nan], [2.5, 3.0], [-1.0, 0.0]]),
+    )
+    other = _entry(2, model_id, version_id, at=at)  # a second request in the same batch
+    writer = PredictionLogWriter(engine)
+    writer.submit(rows)
+    writer.submit(other)
+    writer.write_pending()
+    assert (writer.stats.written, writer.stats.failed) == (5, 0)
+    with Session(engine) as s:
+        got = {
+            r.prediction_id: r
+            for r in s.scalars(select(LoggedPrediction).order_by(LoggedPrediction.id))
+        }
+    assert list(got)[:3] == [weird, "x-1", "x-2"]
+    for i, pid in enumerate([weird, "x-1", "x-2"]):
+        r = got[pid]
+        stored = r.created_at if r.created_at.tzinfo else r.created_at.replace(tzinfo=UTC)
+        assert stored.timestamp() == pytest.approx(at.timestamp(), abs=1e-6)  # UTC kept
+        assert (r.alias, r.version, r.cost_setting) == ("production", 1, "row_costs")
+        assert r.raw_score == (proba[i] * 2).tolist()
+        assert r.probabilities == proba[i].tolist()
+        assert r.decision == [2, 2, 0][i] and r.threshold is None
+        assert r.costs == costs[i].tolist() and r.priors == [0.2, 0.3, 0.5]
+    assert [got[p].expected_cost for p in ["x-1", weird, "x-2"]] == [None, 0.5, 0.25]
+    assert got[weird].features == [1.0, None] and got["x-2"].features == [-1.0, 0.0]
+    second = [got[p] for p in other.ids]
+    assert [r.raw_score for r in second] == other.raw.tolist()  # type: ignore[union-attr]
+    assert all(r.costs == [[0.0, 1.0], [1.0, 0.0]] and r.priors is None for r in second)
+    assert all(r.features is None and r.alias is None for r in second)
