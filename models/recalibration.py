@@ -39,6 +39,7 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from models.calibration import Calibrator, make_calibrator
 from models.decisions import class_priors
 from models.exceptions import InvalidInput, TrainingError
+from models.fold_ensemble import FoldEnsembleScorer
 from models.inference import InferenceModel, check_features, remove_training_skew
 from models.monitoring import calibration_summary
 from models.scorers import BinaryScorer
@@ -105,18 +106,20 @@ class Recalibration:
         }
 
 
-def check_recalibratable(model: InferenceModel) -> BinaryScorer:
+def check_recalibratable(model: InferenceModel) -> BinaryScorer | FoldEnsembleScorer:
     """The model's binary scorer; InvalidInput says why a model cannot be recalibrated.
 
-    Only binary models with one boosted ensemble and a calibration map over its raw
-    score (scorer kind ``"binary"``) can be recalibrated: their score is one number per
-    row. Multiclass and JOUS-Boost models combine several scores.
+    Only binary models with one calibration map over one raw score per row can be
+    recalibrated: one boosted ensemble (scorer kind ``"binary"``) or a fold ensemble
+    (``"binary_folds"``, whose raw score is the mean of its fold boosters' scores,
+    :mod:`models.fold_ensemble`). Multiclass and JOUS-Boost models combine several scores.
     """
     scorer = model.scorer
-    if not isinstance(scorer, BinaryScorer) or model.n_classes != 2:
+    if not isinstance(scorer, BinaryScorer | FoldEnsembleScorer) or model.n_classes != 2:
         raise InvalidInput(
-            f"recalibration needs a binary model with one boosted score (scorer kind "
-            f"'binary'); this model's scorer is {scorer.kind!r} with {model.n_classes} classes"
+            f"recalibration needs a binary model with one calibrated score (scorer kind "
+            f"'binary' or 'binary_folds'); this model's scorer is {scorer.kind!r} with "
+            f"{model.n_classes} classes"
         )
     return scorer
 

@@ -20,6 +20,7 @@ from app.services.training.spec import (
     evaluation_split,
 )
 from models.algorithms import trained_booster
+from models.fold_ensemble import FoldEnsembleScorer
 from models.inference import InferenceModel
 from models.progress import report
 from models.scorers import BinaryScorer
@@ -70,7 +71,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
             getattr(estimator, "calibration_info_", None) or {"method": spec.calibration}
         )
         inference = estimator.to_inference(data.feature_names)
-        if isinstance(inference.scorer, BinaryScorer):  # which raw score (s or s'), recorded
+        if isinstance(inference.scorer, BinaryScorer | FoldEnsembleScorer):  # s or s', recorded
             calibration_info.setdefault("score", inference.scorer.score_kind)
         report(0, 0, "evaluating")
         capacity = getattr(estimator, "capacity_", None)
