@@ -29,13 +29,16 @@ The raw score the calibrator takes is thus one number per row, the mean fold sco
 (:meth:`FoldEnsembleScorer.raw_score`): the prediction log stores it and recalibration
 fits a new map on it, exactly as for one booster.
 
-Predictions are batch-invariant to the last bit: each fold's score is (as for one
-booster), the folds are summed in fold order for every row, and the map is elementwise.
+Predictions are batch-invariant to the last bit: the mean vote fraction is the vote
+fraction of one merged ensemble (:func:`merged_votes`, summed row by row in a fixed
+order like any ensemble), the mean logistic score sums the folds in fold order, and the
+map is elementwise. One request scores the merged ensemble in one pass, so a 5-fold
+model costs much less than 5 boosters' calls.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -45,7 +48,7 @@ from models.ensemble import Ensemble
 from models.exceptions import ArtifactError
 from models.scorers import join_arrays, split_arrays
 
-__all__ = ["FoldBoosters", "FoldEnsembleScorer", "MAX_FOLDS", "truncated"]
+__all__ = ["FoldBoosters", "FoldEnsembleScorer", "MAX_FOLDS", "merged_votes", "truncated"]
 
 MAX_FOLDS = 20
 """Most fold boosters an artifact may hold."""
@@ -74,6 +77,30 @@ def truncated(ensemble: Ensemble, rounds: int) -> Ensemble:
     return Ensemble.from_arrays({"alphas": alphas, **out}, ensemble.kind, ensemble.n_features)
 
 
+def merged_votes(ensembles: tuple[Ensemble, ...]) -> Ensemble:
+    """One ensemble whose vote fraction is the mean of the ``ensembles``' vote fractions.
+
+    With ``A_i`` the sum of fold i's weights, ``(1/k) sum_i V_i(x) / A_i`` is the vote
+    fraction of all learners together weighted ``alpha_t / (k A_i)``; the learners'
+    arrays are concatenated (tree nodes keep their tree-local child indices, the tree
+    offsets are shifted). All ensembles must be of one kind.
+    """
+    k = len(ensembles)
+    kind = ensembles[0].kind
+    parts = [e.to_arrays() for e in ensembles]
+    alphas = np.concatenate([p["alphas"] / (k * float(p["alphas"].sum())) for p in parts])
+    names = [n for n in parts[0] if n not in ("alphas", "tree_offsets")]
+    arrays = {n: np.concatenate([p[n] for p in parts]) for n in names}
+    if kind == "trees":
+        starts = np.cumsum([0] + [int(p["tree_offsets"][-1]) for p in parts])
+        arrays["tree_offsets"] = np.concatenate(
+            [p["tree_offsets"][:-1] + starts[i] for i, p in enumerate(parts)] + [starts[-1:]]
+        ).astype(np.int64)
+    return Ensemble.from_arrays(
+        {"alphas": alphas, **arrays}, kind=kind, n_features=int(ensembles[0].n_features)
+    )
+
+
 @dataclass(frozen=True)
 class FoldEnsembleScorer:
     """k boosted ensembles (one per cross-fitting fold), a raw score and one shared map.
@@ -93,6 +120,8 @@ class FoldEnsembleScorer:
     score_kind: str
     calibrator: Calibrator
 
+    _merged: Ensemble | None = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if not 2 <= len(self.ensembles) <= MAX_FOLDS:
             raise ArtifactError(
@@ -100,6 +129,10 @@ class FoldEnsembleScorer:
             )
         if len({int(e.n_features) for e in self.ensembles}) != 1:
             raise ArtifactError("the fold boosters must expect the same number of features")
+        merged = None
+        if self.score_kind == "vote" and len({e.kind for e in self.ensembles}) == 1:
+            merged = merged_votes(self.ensembles)
+        object.__setattr__(self, "_merged", merged)
 
     @property
     def n_features(self) -> int:
@@ -114,7 +147,14 @@ class FoldEnsembleScorer:
         return len(self.ensembles)
 
     def raw_score(self, X: np.ndarray) -> np.ndarray:
-        """The score the calibrator takes, shape (n,): the mean of the k fold scores."""
+        """The score the calibrator takes, shape (n,): the mean of the k fold scores.
+
+        Vote fractions: one pass over the merged ensemble (:func:`merged_votes`), whose
+        vote fraction is that mean (up to rounding), at about the cost of one booster
+        with k times the learners rather than k boosters. Logistic scores: fold by fold.
+        """
+        if self._merged is not None:
+            return self._merged.vote_fraction(X)
         total = self.ensembles[0].score(X, self.score_kind)
         for ens in self.ensembles[1:]:
             total = total + ens.score(X, self.score_kind)

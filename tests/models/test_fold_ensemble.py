@@ -12,8 +12,9 @@ import pytest
 from models.adaboost import AdaBoost
 from models.artifacts import MULTI_FORMAT_VERSION, dump_model, load_model
 from models.auto import AutoCalibrated, AutoCalibratedBoosting
+from models.calibration import make_calibrator
 from models.exceptions import ArtifactError
-from models.fold_ensemble import FoldEnsembleScorer, truncated
+from models.fold_ensemble import FoldEnsembleScorer, merged_votes, truncated
 from models.recalibration import recalibrate
 
 GRID = (("stump", 1, 40), ("tree", 3, 20))
@@ -68,7 +69,7 @@ def test_the_default_serves_the_mean_fold_score_through_the_out_of_fold_map() ->
     assert model.n_estimators_ == model.capacity_["n_estimators"]
     Xt, _ = _data(200, seed=1)
     mean = np.mean([e.score(Xt, "vote") for e in scorer.ensembles], axis=0)
-    np.testing.assert_allclose(scorer.raw_score(Xt), mean, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(scorer.raw_score(Xt), mean, rtol=0, atol=1e-12)
     p1 = model.model_.calibrator_.predict(scorer.raw_score(Xt))
     np.testing.assert_array_equal(model.predict_proba(Xt)[:, 1], p1)
     np.testing.assert_array_equal(inf.predict_proba(Xt), model.predict_proba(Xt))
@@ -158,3 +159,23 @@ def test_serve_must_be_known() -> None:
     X, y = _data(200)
     with pytest.raises(Exception, match="serve must be one of"):
         AutoCalibratedBoosting(GRID, serve="mean").fit(X, y)
+
+
+@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
+def test_the_merged_ensemble_votes_the_mean_of_the_folds(weak_learner: str) -> None:
+    X, y = _data()
+    folds = tuple(
+        AdaBoost(10 + 5 * i, weak_learner=weak_learner, max_depth=3, random_state=i)
+        .fit(X[i::2], y[i::2])
+        .ensemble_
+        for i in range(3)
+    )
+    merged = merged_votes(folds)
+    assert merged.n_learners == sum(e.n_learners for e in folds)
+    mean = np.mean([e.vote_fraction(X) for e in folds], axis=0)
+    np.testing.assert_allclose(merged.vote_fraction(X), mean, rtol=0, atol=1e-12)
+    logistic = FoldEnsembleScorer(folds, "logistic", make_calibrator("platt").fit(mean, y))
+    np.testing.assert_allclose(
+        logistic.raw_score(X), np.mean([e.score(X, "logistic") for e in folds], axis=0),
+        rtol=0, atol=1e-15,
+    )  # fmt: skip
