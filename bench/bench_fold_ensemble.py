@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         if u.kind == "binary"
     ]
     started = time.perf_counter()
-    load_before = list(np.round(np.array(os.getloadavg()), 2))
+    load_before = [round(v, 2) for v in os.getloadavg()]
     rows: list[dict[str, Any]] = []
     for u in units:
         X, y, _ = unit_data(u, args.data_dir)
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         "params": params,
         "baselines": str(args.baseline_csv.relative_to(ROOT)),
         "seconds": round(time.perf_counter() - started, 1),
-        "load_average_before_after": [load_before, list(np.round(np.array(os.getloadavg()), 2))],
+        "load_average_before_after": [load_before, [round(v, 2) for v in os.getloadavg()]],
         "summary": summary,
         "rows": rows,
     }

@@ -39,7 +39,8 @@ How (one search, a bounded number of fits):
    ran on a stratified subsample of ``max_search_rows`` rows with ``min(n_folds, 3)``
    folds, and the winner is
    cross-fitted on all rows with ``min(n_folds, 3)`` folds (ample for a two-parameter
-   Platt map at that size).
+   Platt map at that size); two classes, ``serve="folds"``: those fold boosters are
+   served as a fold ensemble, without the refit on all rows.
 
 The fitted model is a :class:`~models.calibrated.CalibratedBoosting` (or
 :class:`~models.multiclass.calibrated.CalibratedMulticlass`) in every respect that
@@ -116,9 +117,9 @@ stop it: greedy trees can miss interactions at one depth and find them at the ne
 depth-2 tree cannot start an XOR split that a depth-4 tree completes)."""
 SEARCH_METHODS = ("platt", "isotonic")
 SERVE = ("folds", "refit")
-"""What serves small data (two classes): the k fold boosters of the search with the
-map fitted on their out-of-fold scores (:mod:`models.fold_ensemble`), or one booster
-refitted on all rows with that map."""
+"""What serves a two-class model: the fold boosters (small data: the search's k; large
+data: the final cross-fitting's) with the map fitted on their out-of-fold scores
+(:mod:`models.fold_ensemble`), or one booster refitted on all rows with that map."""
 
 
 def checkpoints(max_rounds: int) -> np.ndarray:
@@ -380,7 +381,8 @@ class _AutoCapacity:
             # wall time of the final stage with this entry, from its fold fits' wall time
             jobs = min(_check_n_jobs(self.n_jobs), k_search)
             per_fit = spent * jobs / k_search * k_search / (k_search - 1) * n / len(rows)
-            stage = per_fit * ((min(k, 3) + 1) / jobs if subsample else 1.0)
+            refits = 0 if self._serves_folds() else 1
+            stage = per_fit * ((min(k, 3) + refits) / jobs if subsample else float(refits))
             final_est = stage * int(cps[c_best]) / m_max
             candidates.append(
                 (float(smooth[c_best]), g, int(cps[c_best]), oof[c_best], final_est, models)
@@ -436,20 +438,27 @@ class _AutoCapacity:
                 oof_scores, oof_folds = best_scores, folds
             else:
                 k_final = min(k, 3)
+                folds_served = subsample and self._serves_folds()
 
                 def final() -> Any:
                     return cross_fit(
                         lambda: self._booster(wl, depth, rounds),
                         X, y, y_index, classes, sw,
                         split="kfold", n_folds=k_final, random_state=self.random_state,
-                        n_jobs=self.n_jobs,
+                        n_jobs=self.n_jobs, refit=not folds_served,
                     )  # fmt: skip
 
                 cf = run_parallel([part(0, final)], 1)[0]
-                booster = cf.estimator
+                if folds_served:  # the k_final fold boosters, as for small data
+                    booster = self._fold_booster(cf.fold_models, rounds)
+                    report(total, total)
+                else:
+                    booster = cf.estimator
                 report(0, 0, "calibrating")
                 calibrated = self._calibrate(cf.scores, y_index, sw)
                 info = dict(cf.info)
+                if folds_served:
+                    info["served"] = "fold_ensemble"
                 oof_scores, oof_folds = cf.scores, cf.folds
         self.oof_ = OutOfFold(
             cross_calibrated(self._calibrate, self._probabilities, oof_scores, y_index, sw,
@@ -505,8 +514,9 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
     n_jobs : int or None
         Threads for the concurrent fits (None: every CPU).
     serve : {"folds", "refit"}, default="folds"
-        Small data: serve the search's fold boosters as a fold ensemble (no refit), or
-        refit one booster on all rows (:data:`SERVE`). Large data always cross-fits one.
+        Serve the fold boosters as a fold ensemble (no refit: small data, the search's;
+        large data, the final cross-fitting's), or refit one booster on all rows
+        (:data:`SERVE`).
 
     Attributes
     ----------
@@ -906,7 +916,9 @@ def _spec() -> Any:
         "to 200, depth-6 trees with up to 100) and the number of rounds by early stopping "
         "on the cross-fitted calibrated log loss; two or more classes. Trained without "
         "costs, so one version serves every cost setting. n_estimators, weak_learner and "
-        "max_depth are chosen, not given.",
+        "max_depth are chosen, not given. Two classes, up to 20,000 rows: serves the 5 "
+        "cross-fitting boosters together (fold ensemble: the calibration map on the mean "
+        "of their scores), no refit.",
     )
 
 

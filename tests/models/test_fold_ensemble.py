@@ -148,11 +148,18 @@ def test_a_fold_ensemble_recalibrates_and_shares_its_boosters_with_its_parent() 
     assert loaded.predict_proba(X).tobytes() == child.predict_proba(X).tobytes()
 
 
-def test_large_data_still_serves_one_cross_fitted_booster() -> None:
+def test_large_data_serves_the_final_cross_fitting_folds_without_a_refit() -> None:
     X, y = _data(700)
     model = AutoCalibratedBoosting(GRID[:1], max_search_rows=300, random_state=0).fit(X, y)
-    assert model.to_inference().scorer.kind == "binary"
-    assert "served" not in model.calibration_info_
+    scorer = model.to_inference().scorer
+    assert isinstance(scorer, FoldEnsembleScorer) and scorer.n_folds == 3
+    assert {e.n_learners for e in scorer.ensembles} == {model.capacity_["n_estimators"]}
+    assert model.calibration_info_["served"] == "fold_ensemble"
+    assert model.calibration_info_["n_folds"] == 3
+    refit = AutoCalibratedBoosting(GRID[:1], max_search_rows=300, random_state=0, serve="refit")
+    assert refit.fit(X, y).to_inference().scorer.kind == "binary"
+    # the same search, the same map's input rows: the folds' out-of-fold scores
+    np.testing.assert_array_equal(refit.oof_.raw, model.oof_.raw)
 
 
 def test_serve_must_be_known() -> None:
