@@ -916,8 +916,8 @@ def _spec() -> Any:
         "to 200, depth-6 trees with up to 100) and the number of rounds by early stopping "
         "on the cross-fitted calibrated log loss; two or more classes. Trained without "
         "costs, so one version serves every cost setting. n_estimators, weak_learner and "
-        "max_depth are chosen, not given. Two classes, up to 20,000 rows: serves the 5 "
-        "cross-fitting boosters together (fold ensemble: the calibration map on the mean "
+        "max_depth are chosen, not given. Two classes: serves the cross-fitting "
+        "boosters together (5, or 3 above 20,000 rows; fold ensemble: the map on the mean "
         "of their scores), no refit.",
     )
 
