@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         if u.kind == "binary"
     ]
     started = time.perf_counter()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()  # at the start: the code this run imports
     load_before = [round(v, 2) for v in os.getloadavg()]
     rows: list[dict[str, Any]] = []
     for u in units:
@@ -163,9 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     res = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
-        "git_commit": subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        "git_commit": commit,
         "command": cmd,
         "params": params,
         "baselines": str(args.baseline_csv.relative_to(ROOT)),

@@ -17,11 +17,12 @@ is the same quantity with the fold-to-fold noise averaged out.
 
 Why the mean of the scores and not the mean of the calibrated fold probabilities
 ``(1 / k) sum_i g(s_i(x))`` (scikit-learn's ``CalibratedClassifierCV(ensemble=True)``,
-there with one map per fold): both were measured on the 29 two-class tasks of
-``bench/bench_quality.py`` (seeds 0-2, model level, docs/algorithms.md): geometric
-mean of cost / best baseline 1.019 and 1.038 (mean of scores; seed 0, seeds 1-2)
-against 1.060 and 1.057 (mean of calibrated probabilities), 1.199 and 1.192 (one map per
-fold, each fitted on one fold's rows only), 1.129 and 1.085 (refit on all rows). The
+there with one map per fold): measured on the 29 two-class tasks of
+``bench/bench_quality.py`` (3 seeds, in process: ``bench/bench_fold_ensemble.py``,
+results in ``bench/results/fold-ensemble-2026-11-25.md``), geometric mean of cost /
+best baseline 1.032 for the mean of the scores, 1.058 for the mean of the calibrated
+probabilities, 1.194 with one map per fold (each fitted on one fold's rows only) and
+1.100 for the booster refitted on all rows (the former default). The
 vote fraction of a few rounds takes few values; the mean over k boosters orders the
 rows more finely before the map is applied.
 
