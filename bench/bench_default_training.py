@@ -26,7 +26,7 @@ through ``POST /predict``). Run::
 
     .venv/bin/python bench/bench_default_training.py [--rows 100000] [--features 30]
 
-Writes ``bench/results/default-training-<date>.json`` and ``.md``.
+Writes ``bench/results/default-training-<date>[-<label>].json`` and ``.md``.
 """
 
 from __future__ import annotations
@@ -141,6 +141,7 @@ def main() -> None:
     ap.add_argument("--test-rows", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-former", action="store_true", help="skip the former default")
+    ap.add_argument("--label", default="", help="suffix of the result file names")
     ap.add_argument(
         "--lightgbm-one-thread-only",
         action="store_true",
@@ -215,7 +216,7 @@ def main() -> None:
     base = min(r["seconds"] for k, r in out["runs"].items() if k.startswith("lightgbm"))
     for r in out["runs"].values():
         r["time_vs_lightgbm"] = round(r["seconds"] / base, 2)
-    stamp = dt.date.today().isoformat()
+    stamp = dt.date.today().isoformat() + (f"-{args.label}" if args.label else "")
     res_dir = ROOT / "bench" / "results"
     (res_dir / f"default-training-{stamp}.json").write_text(json.dumps(out, indent=2) + "\n")
     lines = [

@@ -10,10 +10,11 @@ the report is the median over rounds of each one's p50 and mean, and the ratio t
 first configuration.
 
     python bench/predict_ab.py --tree before=/tmp/tree-9fe3de5 --tree now=. \\
-        [--env now-inline=.:COSTWISE_X=1] [--rounds 5] [--seconds 5]
+        [--env now-inline=.:COSTWISE_X=1] [--rounds 5] [--seconds 5] [--train '{}'] [--label x]
 
 ``--tree NAME=DIR`` serves the source tree DIR; ``--env NAME=DIR:VAR=VALUE[,VAR=VALUE]``
-the same with settings. Writes ``bench/results/predict-ab-<date>.json``.
+the same with settings; ``--train JSON`` trains with these parameters instead (``'{}'``:
+the service default). Writes ``bench/results/predict-ab-<date>[-<label>].json``.
 """
 
 from __future__ import annotations
@@ -103,13 +104,24 @@ def main() -> int:
     parser.add_argument("--env", action="append", default=[])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument(
+        "--train",
+        default=None,
+        help="JSON object of training parameters instead of 100 stumps + Platt "
+        "('{}': the service default)",
+    )
+    parser.add_argument("--label", default="", help="suffix of the result file name")
     args = parser.parse_args()
     configs = [parse_config(s, False) for s in args.tree] + [
         parse_config(s, True) for s in args.env
     ]
     X, y = magic()
-    train = {"features": X, "labels": y, "n_estimators": 100, "calibration": "platt",
-             "algorithm": "adaboost"}  # fmt: skip
+    params = (
+        {"n_estimators": 100, "calibration": "platt", "algorithm": "adaboost"}
+        if args.train is None
+        else json.loads(args.train)
+    )
+    train = {"features": X, "labels": y, **params}
     os.sched_setaffinity(0, {1})
     results: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in configs}
     with tempfile.TemporaryDirectory() as d:
@@ -154,12 +166,14 @@ def main() -> int:
         "machine": machine(),
         "load_average_before_after": [load_before, load_after],
         "configs": {name: {"tree": str(tree), "env": env} for name, tree, env in configs},
+        "train_params": params,
         "summary": summary,
         "runs": results,
         "command": "python bench/predict_ab.py " + " ".join(sys.argv[1:]),
     }
     (ROOT / "bench" / "results").mkdir(exist_ok=True)
-    path = ROOT / "bench" / "results" / f"predict-ab-{dt.date.today().isoformat()}.json"
+    label = f"-{args.label}" if args.label else ""
+    path = ROOT / "bench" / "results" / f"predict-ab-{dt.date.today().isoformat()}{label}.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
     print(f"written to {path}")

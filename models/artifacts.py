@@ -32,6 +32,15 @@ base (one level, never a chain). :func:`load_model` needs the base's bytes
 (``base=``) and checks them against the recorded digest; :func:`artifact_base` tells
 which base an artifact needs. An artifact written without ``base`` is version 2,
 byte-identical to what earlier builds wrote.
+
+Format version 4 is the layout of version 2 (``base`` optional, as in version 3) for a
+scorer of **several boosters**: kind ``binary_folds``
+(:class:`~models.fold_ensemble.FoldEnsembleScorer`, the k cross-fitting boosters of the
+default model served together), its arrays under ``fold<i>/`` and its spec holding
+``n_folds``, the ``ensemble_kinds`` of the folds, the score kind and the one shared
+calibrator. Such kinds are written and read only as version 4, so a build that reads
+versions 1-3 refuses them by their version. A version-4 artifact can be the base of a
+recalibrated one (which shares its fold boosters' arrays).
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from models.exceptions import ArtifactError, ArtifactIntegrityError
+from models.fold_ensemble import FoldEnsembleScorer
 from models.inference import RULES, InferenceModel
 from models.jous_scorer import JousScorer
 from models.multiclass.scorers import AngleScorer, CalibratedVoteScorer, OneVsRestScorer
@@ -54,7 +64,8 @@ from models.scorers import BinaryScorer, Scorer
 
 FORMAT_VERSION = 2
 BASED_FORMAT_VERSION = 3  # version 2 plus a base artifact holding shared arrays
-READABLE_VERSIONS = (1, 2, 3)
+MULTI_FORMAT_VERSION = 4  # a scorer of several boosters (fold ensemble), base optional
+READABLE_VERSIONS = (1, 2, 3, 4)
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 MAX_ARRAY_BYTES = 512 * 1024 * 1024
 _NUMERIC_KINDS = frozenset("biuf")
@@ -72,9 +83,15 @@ SCORER_KINDS: Mapping[str, type[Scorer]] = MappingProxyType(
             AngleScorer,
             CalibratedVoteScorer,
             OneVsRestScorer,
+            FoldEnsembleScorer,
         )
     }
 )
+
+#: Scorer kinds of several boosters: written as format version 4 (with or without a
+#: base), and readable only from it, so that a build that knows versions 1-3 refuses
+#: such an artifact by its version rather than by an unknown kind.
+MULTI_BOOSTER_KINDS: frozenset[str] = frozenset({FoldEnsembleScorer.kind})
 
 
 def sha256_hex(blob: bytes) -> str:
@@ -131,8 +148,9 @@ def dump_model(
     files = {f"arrays/{name}.npy": _npy(arr, name) for name, arr in sorted(arrays.items())}
     digests = {f: sha256_hex(b) for f, b in files.items()}
     costs = model.training_costs
+    multi = model.scorer.kind in MULTI_BOOSTER_KINDS
     manifest: dict[str, Any] = {
-        "format_version": FORMAT_VERSION,
+        "format_version": MULTI_FORMAT_VERSION if multi else FORMAT_VERSION,
         "kind": model.scorer.kind,
         "classes": [_json_label(c) for c in model.classes],
         "feature_names": None if model.feature_names is None else list(model.feature_names),
@@ -154,7 +172,7 @@ def dump_model(
         )
         for name in shared:
             del files[f"arrays/{name}.npy"]
-        manifest["format_version"] = BASED_FORMAT_VERSION
+        manifest["format_version"] = MULTI_FORMAT_VERSION if multi else BASED_FORMAT_VERSION
         manifest["base"] = {"sha256": sha256_hex(base), "arrays": shared}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
@@ -181,10 +199,11 @@ def _manifest(blob: bytes) -> dict[str, Any]:
 def _base_digests(base: bytes) -> dict[str, str]:
     """Array file -> sha256 of an artifact usable as a base (format 1 or 2, no base)."""
     manifest = _manifest(base)
-    if manifest.get("format_version") not in (1, FORMAT_VERSION) or "base" in manifest:
+    version = manifest.get("format_version")
+    if version not in (1, FORMAT_VERSION, MULTI_FORMAT_VERSION) or "base" in manifest:
         raise ArtifactError(
-            "a base artifact must hold its own arrays (format version 1 or 2, without a "
-            "base of its own)"
+            "a base artifact must hold its own arrays (format version 1, 2 or 4, without "
+            "a base of its own)"
         )
     digests = manifest.get("array_sha256")
     if not isinstance(digests, dict):
@@ -266,10 +285,10 @@ def load_model(
 
 def _open_base(manifest: dict[str, Any], base: bytes | None) -> zipfile.ZipFile:
     ref = manifest["base"]
-    if manifest.get("format_version") != BASED_FORMAT_VERSION:
+    if manifest.get("format_version") not in (BASED_FORMAT_VERSION, MULTI_FORMAT_VERSION):
         raise ArtifactError(
             f"artifact has a base but format_version {manifest.get('format_version')!r} "
-            f"(expected {BASED_FORMAT_VERSION})"
+            f"(expected {BASED_FORMAT_VERSION} or {MULTI_FORMAT_VERSION})"
         )
     if not isinstance(ref, dict) or not isinstance(ref.get("sha256"), str):
         raise ArtifactError("artifact field 'base' must be an object with a 'sha256' string")
@@ -329,6 +348,12 @@ def _scorer(
     kind = manifest.get("kind")
     if not isinstance(kind, str) or kind not in SCORER_KINDS:
         raise ArtifactError(f"artifact kind {kind!r} is not one of {sorted(SCORER_KINDS)}")
+    if (kind in MULTI_BOOSTER_KINDS) != (version == MULTI_FORMAT_VERSION):
+        raise ArtifactError(
+            f"artifact kind {kind!r} cannot be read from format_version {version!r} "
+            f"(scorers of several boosters, {sorted(MULTI_BOOSTER_KINDS)}, are version "
+            f"{MULTI_FORMAT_VERSION} only)"
+        )
     spec = manifest["scorer"]
     if not isinstance(spec, dict):
         raise ArtifactError("scorer spec must be a JSON object")

@@ -31,15 +31,21 @@ How (one search, a bounded number of fits):
    loss is the validation curve smoothed over neighbouring checkpoints (:func:`smoothed`).
    Small data (at most ``max_search_rows`` rows): the calibration map is the one
    fitted on the winning checkpoint's out-of-fold scores -- the search *is* the
-   cross-fitting -- and one final booster is fitted on all rows. Large data: the search
+   cross-fitting -- and (two classes, ``serve="folds"``, the default) the k fold
+   boosters of the winning entry, truncated to the chosen rounds, are served as a fold
+   ensemble: the map applied to the mean of their scores (:mod:`models.fold_ensemble`;
+   no further fit). With ``serve="refit"`` (and for more than two classes) one final
+   booster is fitted on all rows instead. Large data: the search
    ran on a stratified subsample of ``max_search_rows`` rows with ``min(n_folds, 3)``
    folds, and the winner is
    cross-fitted on all rows with ``min(n_folds, 3)`` folds (ample for a two-parameter
-   Platt map at that size).
+   Platt map at that size); two classes, ``serve="folds"``: those fold boosters are
+   served as a fold ensemble, without the refit on all rows.
 
 The fitted model is a :class:`~models.calibrated.CalibratedBoosting` (or
 :class:`~models.multiclass.calibrated.CalibratedMulticlass`) in every respect that
-serving sees: same inference object, artifacts and decision rule. ``capacity_`` records
+serving sees: same inference object, artifacts and decision rule (a fold ensemble's
+scorer is :class:`~models.fold_ensemble.FoldEnsembleScorer`, artifact format 4). ``capacity_`` records
 the choice and the validation curve.
 
 References
@@ -74,6 +80,7 @@ from models.crossfit import (
 )
 from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted
+from models.fold_ensemble import FoldBoosters
 from models.inference import InferenceModel
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
@@ -109,6 +116,10 @@ STOP_MARGIN = 0.01
 stop it: greedy trees can miss interactions at one depth and find them at the next (a
 depth-2 tree cannot start an XOR split that a depth-4 tree completes)."""
 SEARCH_METHODS = ("platt", "isotonic")
+SERVE = ("folds", "refit")
+"""What serves a two-class model: the fold boosters (small data: the search's k; large
+data: the final cross-fitting's) with the map fitted on their out-of-fold scores
+(:mod:`models.fold_ensemble`), or one booster refitted on all rows with that map."""
 
 
 def checkpoints(max_rounds: int) -> np.ndarray:
@@ -200,6 +211,13 @@ class _AutoCapacity:
         return True
 
     def _calibration_method(self) -> str:
+        raise NotImplementedError
+
+    def _serves_folds(self) -> bool:
+        """Whether small data is served by the fold boosters (no refit on all rows)."""
+        return False
+
+    def _fold_booster(self, models: list[Any], rounds: int) -> Any:
         raise NotImplementedError
 
     # ---- shared
@@ -298,7 +316,7 @@ class _AutoCapacity:
 
         curves: list[dict[str, Any]] = []
         best: tuple[float, int, int] | None = None  # (loss, grid index, rounds)
-        candidates: list[tuple[float, int, int, np.ndarray, float]] = []
+        candidates: list[tuple[float, int, int, np.ndarray, float, list[Any]]] = []
         stopped = "grid_done"
         offset = 0
         seconds_per_unit: float | None = None
@@ -363,9 +381,12 @@ class _AutoCapacity:
             # wall time of the final stage with this entry, from its fold fits' wall time
             jobs = min(_check_n_jobs(self.n_jobs), k_search)
             per_fit = spent * jobs / k_search * k_search / (k_search - 1) * n / len(rows)
-            stage = per_fit * ((min(k, 3) + 1) / jobs if subsample else 1.0)
+            refits = 0 if self._serves_folds() else 1
+            stage = per_fit * ((min(k, 3) + refits) / jobs if subsample else float(refits))
             final_est = stage * int(cps[c_best]) / m_max
-            candidates.append((float(smooth[c_best]), g, int(cps[c_best]), oof[c_best], final_est))
+            candidates.append(
+                (float(smooth[c_best]), g, int(cps[c_best]), oof[c_best], final_est, models)
+            )
             curves[-1]["seconds"] = round(spent, 3)
             if best is None or smooth[c_best] < best[0]:
                 best = (float(smooth[c_best]), g, int(cps[c_best]))
@@ -389,38 +410,55 @@ class _AutoCapacity:
                 )
                 fallback = True
         best = (chosen[0], chosen[1], chosen[2])
-        best_scores, final_estimate = chosen[3], chosen[4]
+        best_scores, final_estimate, fold_models = chosen[3], chosen[4], chosen[5]
         _, g_best, rounds = best
         wl, depth, _ = grid[g_best]
 
+        info: dict[str, Any]
         # final stage: one booster on all rows (scores already cross-fitted), or cross-fit
         with fit_parts(1, sizes=[final_units], offset=sum(search_units), total=total) as part:
-            if not subsample:
+            if not subsample and self._serves_folds():
+                # the fold boosters, truncated to the chosen rounds, are the model: the
+                # map was fitted on their out-of-fold scores (models.fold_ensemble)
+                booster = self._fold_booster(fold_models, rounds)
+                report(total, total)  # nothing left to fit
+                report(0, 0, "calibrating")
+                calibrated = self._calibrate(best_scores, y_index, sw)
+                info = {"split": "kfold", "n_folds": k, "n_boost": n, "n_calibration": n,
+                        "served": "fold_ensemble"}  # fmt: skip
+                oof_scores, oof_folds = best_scores, folds
+            elif not subsample:
                 booster = run_parallel(
                     [part(0, lambda: self._booster(wl, depth, rounds).fit(X, y, sample_weight=sw))],
                     1,
                 )[0]
                 report(0, 0, "calibrating")
                 calibrated = self._calibrate(best_scores, y_index, sw)
-                info: dict[str, Any] = {"split": "kfold", "n_folds": k, "n_boost": n,
-                                        "n_calibration": n}  # fmt: skip
+                info = {"split": "kfold", "n_folds": k, "n_boost": n, "n_calibration": n}
                 oof_scores, oof_folds = best_scores, folds
             else:
                 k_final = min(k, 3)
+                folds_served = subsample and self._serves_folds()
 
                 def final() -> Any:
                     return cross_fit(
                         lambda: self._booster(wl, depth, rounds),
                         X, y, y_index, classes, sw,
                         split="kfold", n_folds=k_final, random_state=self.random_state,
-                        n_jobs=self.n_jobs,
+                        n_jobs=self.n_jobs, refit=not folds_served,
                     )  # fmt: skip
 
                 cf = run_parallel([part(0, final)], 1)[0]
-                booster = cf.estimator
+                if folds_served:  # the k_final fold boosters, as for small data
+                    booster = self._fold_booster(cf.fold_models, rounds)
+                    report(total, total)
+                else:
+                    booster = cf.estimator
                 report(0, 0, "calibrating")
                 calibrated = self._calibrate(cf.scores, y_index, sw)
                 info = dict(cf.info)
+                if folds_served:
+                    info["served"] = "fold_ensemble"
                 oof_scores, oof_folds = cf.scores, cf.folds
         self.oof_ = OutOfFold(
             cross_calibrated(self._calibrate, self._probabilities, oof_scores, y_index, sw,
@@ -475,6 +513,10 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         Seeds the folds, the subsample and the tree learners.
     n_jobs : int or None
         Threads for the concurrent fits (None: every CPU).
+    serve : {"folds", "refit"}, default="folds"
+        Serve the fold boosters as a fold ensemble (no refit: small data, the search's;
+        large data, the final cross-fitting's), or refit one booster on all rows
+        (:data:`SERVE`).
 
     Attributes
     ----------
@@ -509,9 +551,11 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         score_kind: str = "vote",
         random_state: int | None = None,
         n_jobs: int | None = None,
+        serve: str = "folds",
     ) -> None:
         self.grid = grid
         self.method = method
+        self.serve = serve
         self.n_folds = n_folds
         self.metric = metric
         self.max_search_rows = max_search_rows
@@ -528,6 +572,33 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
 
     def _calibration_method(self) -> str:
         return str(self.method)
+
+    def _serves_folds(self) -> bool:
+        return self.serve == "folds"
+
+    def _fold_booster(self, models: list[Any], rounds: int) -> FoldBoosters:
+        return FoldBoosters.from_boosters(models, rounds)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Calibrated class probabilities, shape (n, 2), columns in ``classes_`` order."""
+        if isinstance(getattr(self, "estimator_", None), FoldBoosters):
+            return self.to_inference().predict_proba(X)
+        return CalibratedBoosting.predict_proba(self, X)
+
+    def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
+        """The numpy-only inference object; a fold ensemble's scorer is
+        :class:`~models.fold_ensemble.FoldEnsembleScorer`."""
+        self._check_fitted()
+        folds = self.estimator_
+        if not isinstance(folds, FoldBoosters):
+            return CalibratedBoosting.to_inference(self, feature_names)
+        return InferenceModel(
+            classes=tuple(self.classes_.tolist()),
+            feature_names=None if feature_names is None else tuple(feature_names),
+            scorer=folds.scorer(self.calibrator_),
+            train_priors=np.asarray(self.class_priors_, dtype=np.float64),
+            metadata={"served": "fold_ensemble", "n_folds": len(folds.ensembles)},
+        )
 
     def _booster(self, weak_learner: str, depth: int, rounds: int) -> AdaBoost:
         return AdaBoost(
@@ -581,6 +652,8 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
         self._check_auto_params()
         if self.score_kind not in ("vote", "logistic"):
             raise InvalidInput(f"score_kind must be 'vote' or 'logistic', got {self.score_kind!r}")
+        if self.serve not in SERVE:
+            raise InvalidInput(f"serve must be one of {list(SERVE)}, got {self.serve!r}")
         X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=True)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
@@ -843,7 +916,9 @@ def _spec() -> Any:
         "to 200, depth-6 trees with up to 100) and the number of rounds by early stopping "
         "on the cross-fitted calibrated log loss; two or more classes. Trained without "
         "costs, so one version serves every cost setting. n_estimators, weak_learner and "
-        "max_depth are chosen, not given.",
+        "max_depth are chosen, not given. Two classes: serves the cross-fitting "
+        "boosters together (5, or 3 above 20,000 rows; fold ensemble: the map on the mean "
+        "of their scores), no refit.",
     )
 
 

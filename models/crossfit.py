@@ -254,6 +254,7 @@ def cross_fit(
     score: Callable[[Any, Any], np.ndarray] | None = None,
     check: Callable[[Any], None] | None = None,
     keep_folds: bool = False,
+    refit: bool = True,
 ) -> CrossFit:
     """Fit boosters so that every calibration row is scored by a booster that never saw it.
 
@@ -280,6 +281,10 @@ def cross_fit(
         Called on every fitted booster (e.g. to refuse a fold that lost a class).
     keep_folds : bool
         Keep the fold boosters in the result (for model selection on their staged scores).
+    refit : bool
+        ``"kfold"``: also fit the booster to serve on all rows (default). False: no final
+        fit (``estimator`` is None) and the fold boosters are kept, to be served together
+        (:mod:`models.fold_ensemble`).
 
     Raises
     ------
@@ -326,13 +331,14 @@ def cross_fit(
     k = int(n_folds)
     folds = fold_indices(y_index, k, random_state, classes)
     # the k fold fits and the final fit, concurrently; progress: one run of k + 1 fits
-    with fit_parts(k + 1) as part:
+    with fit_parts(k + 1 if refit else k) as part:
         tasks: list[Callable[[], Any]] = [
             part(i, partial(fit, train_idx)) for i, (train_idx, _) in enumerate(folds)
         ]
-        tasks.append(part(k, partial(fit, None)))
+        if refit:
+            tasks.append(part(k, partial(fit, None)))
         fitted = run_parallel(tasks, n_jobs)
-    fold_models, final = fitted[:k], fitted[k]
+    fold_models, final = fitted[:k], (fitted[k] if refit else None)
     scores: np.ndarray | None = None
     for model, (_, test_idx) in zip(fold_models, folds, strict=True):
         s = np.asarray(score(model, X[test_idx]))
@@ -345,7 +351,7 @@ def cross_fit(
         scores,
         np.arange(n),
         {"split": "kfold", "n_folds": k, "n_boost": n, "n_calibration": n},
-        fold_models if keep_folds else [],
+        fold_models if keep_folds or not refit else [],
         folds,
     )
 

@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike
 
 from models.decisions import CostMatrix, binary_threshold, decide
 from models.exceptions import InvalidInput
+from models.fold_ensemble import FoldEnsembleScorer
 from models.inference import InferenceModel, check_features
 from models.metrics import (
     PAPER_COST_RATIOS,
@@ -402,7 +403,8 @@ def uncalibrated_proba(model: InferenceModel, X: Any) -> np.ndarray | None:
     * binary boosters (:class:`~models.scorers.BinaryScorer`): the raw score
       ``s(x)`` in ``[0, 1]`` per ``score_kind`` -- the weighted vote fraction of
       Eq. 24 (``"vote"``) or ``1 / (1 + exp(-2 F(x)))`` of Eq. 25 (``"logistic"``) --
-      as ``[1 - s, s]``;
+      as ``[1 - s, s]``; fold ensembles
+      (:class:`~models.fold_ensemble.FoldEnsembleScorer`): the mean of the folds' ``s(x)``;
     * SAMME (:class:`~models.multiclass.scorers.CalibratedVoteScorer`): the raw class
       scores (vote fractions or softmax of the votes), rows normalised;
     * one-vs-rest: each member's raw score ``s_k(x)``, rows normalised.
@@ -411,8 +413,8 @@ def uncalibrated_proba(model: InferenceModel, X: Any) -> np.ndarray | None:
     """
     scorer = model.scorer
     X = check_features(X, model.n_features)
-    if isinstance(scorer, BinaryScorer):
-        s = scorer.ensemble.score(X, scorer.score_kind)
+    if isinstance(scorer, BinaryScorer | FoldEnsembleScorer):
+        s = scorer.raw_score(X)
         return np.column_stack([1.0 - s, s])
     if isinstance(scorer, CalibratedVoteScorer):
         return normalise_rows(raw_vote_scores(scorer.ensemble, X, scorer.score_kind))

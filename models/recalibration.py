@@ -47,6 +47,7 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from models.calibration import make_calibrator
 from models.decisions import class_priors
 from models.exceptions import InvalidInput, TrainingError
+from models.fold_ensemble import FoldEnsembleScorer
 from models.inference import InferenceModel, check_features, remove_training_skew
 from models.monitoring import calibration_summary
 from models.scorers import BinaryScorer
@@ -135,7 +136,9 @@ def check_recalibratable(model: InferenceModel) -> Any:
     """The model's scorer; InvalidInput says why a model cannot be recalibrated.
 
     Two kinds of scorers can: a binary one (scorer kind ``"binary"``: one boosted
-    ensemble and one calibration map over its raw score, one number per row), and a
+    ensemble and one calibration map over its raw score, one number per row; or
+    ``"binary_folds"``, a fold ensemble whose raw score is the mean of its fold
+    boosters' scores, :mod:`models.fold_ensemble`), and a
     multiclass one whose calibration is fitted on per-row raw class scores, shape
     ``(n, K)``: it has ``raw_score``, ``proba_from_raw`` and
     ``refit_calibration(method, raw, y_index)`` returning the same ensemble with a new
@@ -143,7 +146,7 @@ def check_recalibratable(model: InferenceModel) -> Any:
     (angle-based, JOUS-Boost) have no calibration map to refit.
     """
     scorer = model.scorer
-    if isinstance(scorer, BinaryScorer) and model.n_classes == 2:
+    if isinstance(scorer, BinaryScorer | FoldEnsembleScorer) and model.n_classes == 2:
         return scorer
     if model.n_classes > 2 and all(
         callable(getattr(scorer, name, None))

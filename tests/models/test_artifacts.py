@@ -141,7 +141,7 @@ def test_not_a_zip_is_refused() -> None:
         load_model(b"definitely not a zip")
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 4])
 def test_golden_artifact_keeps_loading(version: int) -> None:
     """Artifacts committed to the repository must load and predict as recorded."""
     expected = json.loads((DATA / f"golden_v{version}_expected.json").read_text())
@@ -159,7 +159,7 @@ def test_loading_an_artifact_imports_no_training_code() -> None:
     # of kinds is written out in models.artifacts, so no estimator module is imported.
     code = (
         "import sys, json, pathlib, models.artifacts as a\n"
-        f"for v in (1, 2): a.load_model(pathlib.Path({str(DATA)!r}, f'golden_v{{v}}.zip')"
+        f"for v in (1, 2, 4): a.load_model(pathlib.Path({str(DATA)!r}, f'golden_v{{v}}.zip')"
         ".read_bytes())\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
@@ -182,4 +182,4 @@ def test_loading_an_artifact_imports_no_training_code() -> None:
         "sklearn.isotonic",
     }
     assert sorted(training & loaded) == []
-    assert sorted(SCORER_KINDS) == ["angle", "binary", "jous", "ovr", "samme"]
+    assert sorted(SCORER_KINDS) == ["angle", "binary", "binary_folds", "jous", "ovr", "samme"]

@@ -17,10 +17,12 @@ from models.auto import (
 )
 from models.calibrated import CalibratedBoosting
 from models.exceptions import InvalidInput
+from models.fold_ensemble import FoldEnsembleScorer
 from models.metrics import log_loss
 from models.progress import progress_callback, training_deadline_at
 
 GRID = (("stump", 1, 60), ("tree", 2, 30), ("tree", 4, 20))
+_TIMING = ("search_seconds", "final_estimate_seconds", "curves")
 
 
 def _xor(n: int = 900, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -80,9 +82,20 @@ def test_the_choice_is_recorded_with_its_validation_curves() -> None:
             and c["rounds"][-1]
             <= dict(((w, d), m) for w, d, m in GRID)[(c["weak_learner"], c["max_depth"])]
         )
-    # the served booster is plain AdaBoost with the chosen capacity, fitted on all rows
-    assert model.estimator_.get_params()["weak_learner"] == cap["weak_learner"]
+    # served: the search's 5 fold boosters, truncated to the chosen rounds (no refit)
+    scorer = model.to_inference().scorer
+    assert isinstance(scorer, FoldEnsembleScorer) and scorer.n_folds == 5
+    kind = "stumps" if cap["weak_learner"] == "stump" else "trees"
+    assert {e.kind for e in scorer.ensembles} == {kind}
+    assert max(e.n_learners for e in scorer.ensembles) == cap["n_estimators"]
     assert model.calibration_info_["n_boost"] == len(y)
+    assert model.calibration_info_["served"] == "fold_ensemble"
+    # serve="refit": one booster with the chosen capacity, fitted on all rows
+    refit = AutoCalibratedBoosting(GRID, random_state=0, serve="refit").fit(X, y)
+    assert refit.capacity_ == {**cap, **{k: refit.capacity_[k] for k in _TIMING}}
+    assert refit.estimator_.get_params()["weak_learner"] == cap["weak_learner"]
+    assert refit.estimator_.n_estimators_ == cap["n_estimators"]
+    assert "served" not in refit.calibration_info_
 
 
 def test_the_chosen_model_beats_a_fixed_default_on_held_out_interactions() -> None:
@@ -110,9 +123,11 @@ def test_the_time_budget_stops_the_search_after_the_first_entry() -> None:
     model = AutoCalibratedBoosting(GRID, time_budget=1e-6, random_state=0).fit(X, y)
     assert model.capacity_["stopped"] == "time_limit" and len(model.capacity_["curves"]) == 1
     assert model.capacity_["time_fallback"] is True  # no time left: the cheapest final stage
-    assert model.capacity_["final_estimate_seconds"] > 0
+    assert model.capacity_["final_estimate_seconds"] == 0  # fold ensemble: no final fit
     roomy = AutoCalibratedBoosting(GRID, time_budget=3600.0, random_state=0).fit(X, y)
     assert roomy.capacity_["time_fallback"] is False and len(roomy.capacity_["curves"]) > 1
+    refit = AutoCalibratedBoosting(GRID, time_budget=3600.0, random_state=0, serve="refit")
+    assert refit.fit(X, y).capacity_["final_estimate_seconds"] > 0  # the fit on all rows
     # the deadline the service publishes has the same effect
     with training_deadline_at(time.monotonic() + 1e-6):
         model = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y)
@@ -191,7 +206,7 @@ def test_max_rounds_caps_every_grid_entry_and_the_progress_total() -> None:
     assert capped.progress_total() == 5 * (25 + 25 + 20) + 6 * 25
     capped.fit(X, y)
     assert all(c["rounds"][-1] <= 25 for c in capped.capacity_["curves"])
-    assert capped.capacity_["n_estimators"] <= 25 and capped.estimator_.n_estimators <= 25
+    assert capped.capacity_["n_estimators"] <= 25 and capped.estimator_.n_estimators_ <= 25
 
 
 def test_multiclass_logistic_score_is_the_softmax_of_the_votes_and_serves_the_same() -> None:

@@ -20,6 +20,7 @@ from app.services.training.spec import (
     evaluation_split,
 )
 from models.algorithms import trained_booster
+from models.fold_ensemble import FoldEnsembleScorer
 from models.inference import InferenceModel
 from models.prebinned import fit_prebinned, raw_space_model
 from models.progress import report
@@ -80,7 +81,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
         inference = estimator.to_inference(data.feature_names)
         if edges is not None:  # splits from code space to feature values, same answers
             inference = raw_space_model(inference, edges)
-        if isinstance(inference.scorer, BinaryScorer):  # which raw score (s or s'), recorded
+        if isinstance(inference.scorer, BinaryScorer | FoldEnsembleScorer):  # s or s', recorded
             calibration_info.setdefault("score", inference.scorer.score_kind)
         report(0, 0, "evaluating")
         capacity = getattr(estimator, "capacity_", None)

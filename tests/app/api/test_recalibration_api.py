@@ -460,3 +460,43 @@ def test_recalibration_from_logged_outcomes(client: TestClient, parent: dict[str
         json={"from_outcomes": {"since": "2030-01-02T00:00:00Z", "until": "2030-01-01T00:00:00Z"}},
     )
     assert r.status_code == 422 and "since must be before until" in r.json()["detail"]
+
+
+def test_the_default_fold_ensemble_recalibrates_from_logged_outcomes(client: TestClient) -> None:
+    """The default model serves its 5 fold boosters; the logged raw score is the mean fold
+    score its calibration map took, and a map refitted on it serves the same boosters."""
+    X, y = _population()
+    body = {"features": X[:1200].tolist(), "labels": y[:1200].tolist(), "feature_names": NAMES}
+    r = client.post("/v1/models/shift/versions", json=body)
+    assert r.status_code == 201, r.text
+    parent = r.json()
+    assert parent["algorithm"] == "auto"
+    assert parent["calibration"]["served"] == "fold_ensemble"
+    assert parent["calibration"]["n_folds"] == 5
+    s1 = _stored(client, 1)
+    m1 = s1.load()
+    assert m1.scorer.kind == "binary_folds" and m1.metadata["served"] == "fold_ensemble"
+    X_lab, y_lab = _shifted(X[1200:2600], y[1200:2600], 0.1, 600, seed=3)
+    ids = [f"tx{i}" for i in range(600)]
+    r = client.post("/v1/models/shift/predict", json={"instances": X_lab.tolist(), "ids": ids})
+    assert r.status_code == 200, r.text
+    _flush(client)
+    outcomes = [{"id": i, "label": int(lab)} for i, lab in zip(ids, y_lab, strict=True)]
+    assert client.post("/v1/models/shift/outcomes", json={"outcomes": outcomes}).status_code == 200
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        json={"from_outcomes": {"since": "2000-01-01T00:00:00Z"}, "method": "isotonic"},
+    )
+    assert r.status_code == 201, r.text
+    rec = r.json()["metrics"]["recalibration"]
+    assert rec["after"]["brier"] < rec["before"]["brier"]
+    # the logged scores are the ones the rows' features give: the same map either way
+    r = client.post(
+        "/v1/models/shift/versions/1/recalibrate",
+        json={"instances": X_lab.tolist(), "labels": y_lab.tolist(), "method": "isotonic"},
+    )
+    assert r.status_code == 201, r.text
+    s2, s3 = _stored(client, 2), _stored(client, 3)
+    assert s2.load().scorer.calibrator.to_state() == s3.load().scorer.calibrator.to_state()
+    assert s2.base == s1.blob
+    assert zipfile.ZipFile(io.BytesIO(s2.blob)).namelist() == ["manifest.json"]

@@ -1,5 +1,5 @@
 """Write golden_v<N>.zip (N = current format) and its expected predictions. Run ONCE
-per format version.
+per format version (``--v4``: the fold ensemble of the default model, format version 4).
 
 The test suite checks that this committed artifact keeps loading and predicting the
 same; regenerating it would defeat that purpose, so only do it for a new format.
@@ -7,14 +7,19 @@ same; regenerating it would defeat that purpose, so only do it for a new format.
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.datasets import make_classification
 
 from models.adaboost import AdaBoost
-from models.artifacts import FORMAT_VERSION, dump_model
+from models.artifacts import FORMAT_VERSION, MULTI_FORMAT_VERSION, dump_model
+from models.auto import AutoCalibratedBoosting
 from models.calibrated import CalibratedAdaMEC
 
 HERE = Path(__file__).parent
@@ -22,13 +27,23 @@ HERE = Path(__file__).parent
 if __name__ == "__main__":
     X, y = make_classification(300, 4, n_informative=3, n_redundant=1, random_state=11)
     X[::13, 1] = np.nan
-    clf = CalibratedAdaMEC(AdaBoost(n_estimators=20), random_state=0).fit(
-        X, np.where(y == 1, "fraud", "ok")
-    )
+    version = MULTI_FORMAT_VERSION if "--v4" in sys.argv else FORMAT_VERSION
+    clf: Any
+    if version == MULTI_FORMAT_VERSION:  # trees in the folds: the richer ensemble layout
+        grid = [("tree", 2, 15)]
+        clf = AutoCalibratedBoosting(grid, n_folds=3, random_state=0, n_jobs=1)
+    else:
+        clf = CalibratedAdaMEC(AdaBoost(n_estimators=20), random_state=0)
+    clf.fit(X, np.where(y == 1, "fraud", "ok"))
     blob, sha = dump_model(
         clf.to_inference(["amount", "hour", "risk", "age"]),
-        metadata={"note": "golden artifact, format v1"},
+        metadata={"note": f"golden artifact, format v{version}"},
     )
+    assert (
+        json.loads(zipfile.ZipFile(io.BytesIO(blob)).read("manifest.json"))["format_version"]
+        == version
+    )
+    FORMAT_VERSION = version
     (HERE / f"golden_v{FORMAT_VERSION}.zip").write_bytes(blob)
     Xq = X[:12]
     (HERE / f"golden_v{FORMAT_VERSION}_expected.json").write_text(

@@ -1,0 +1,188 @@
+"""Fold ensembles: the default model serves its k cross-fitting boosters (no refit)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+
+from models.adaboost import AdaBoost
+from models.artifacts import MULTI_FORMAT_VERSION, dump_model, load_model
+from models.auto import AutoCalibrated, AutoCalibratedBoosting
+from models.calibration import make_calibrator
+from models.exceptions import ArtifactError
+from models.fold_ensemble import FoldEnsembleScorer, merged_votes, truncated
+from models.recalibration import recalibrate
+
+GRID = (("stump", 1, 40), ("tree", 3, 20))
+
+
+def _data(n: int = 500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = ((X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(scale=0.5, size=n)) > 0).astype(int)
+    X[::11, 3] = np.nan
+    return X, y
+
+
+def _manifest(blob: bytes) -> dict:
+    return json.loads(zipfile.ZipFile(io.BytesIO(blob)).read("manifest.json"))
+
+
+def _rewrite(blob: bytes, edit) -> bytes:  # type: ignore[no-untyped-def]
+    src = zipfile.ZipFile(io.BytesIO(blob))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "manifest.json":
+                m = json.loads(data)
+                edit(m)
+                data = json.dumps(m).encode()
+            dst.writestr(name, data)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
+def test_truncating_a_booster_is_fitting_it_with_fewer_rounds(weak_learner: str) -> None:
+    X, y = _data()
+    long = AdaBoost(30, weak_learner=weak_learner, max_depth=3, random_state=0).fit(X, y)
+    short = AdaBoost(12, weak_learner=weak_learner, max_depth=3, random_state=0).fit(X, y)
+    cut = truncated(long.ensemble_, 12)
+    assert cut.n_learners == 12 and cut.kind == short.ensemble_.kind
+    for name, arr in short.ensemble_.to_arrays().items():
+        np.testing.assert_array_equal(cut.to_arrays()[name], arr)
+    assert truncated(long.ensemble_, 500) is long.ensemble_  # never more than it has
+
+
+def test_the_default_serves_the_mean_fold_score_through_the_out_of_fold_map() -> None:
+    X, y = _data()
+    model = AutoCalibrated(GRID, random_state=0).fit(X, y)
+    inf = model.to_inference()
+    scorer = inf.scorer
+    assert isinstance(scorer, FoldEnsembleScorer) and scorer.n_folds == 5
+    assert inf.metadata == {"served": "fold_ensemble", "n_folds": 5}
+    assert model.calibration_info_["served"] == "fold_ensemble"
+    assert model.n_estimators_ == model.capacity_["n_estimators"]
+    Xt, _ = _data(200, seed=1)
+    mean = np.mean([e.score(Xt, "vote") for e in scorer.ensembles], axis=0)
+    np.testing.assert_allclose(scorer.raw_score(Xt), mean, rtol=0, atol=1e-12)
+    p1 = model.model_.calibrator_.predict(scorer.raw_score(Xt))
+    np.testing.assert_array_equal(model.predict_proba(Xt)[:, 1], p1)
+    np.testing.assert_array_equal(inf.predict_proba(Xt), model.predict_proba(Xt))
+    # the raw score logged with a prediction is the one the map took
+    proba, raw = inf.scored_proba(Xt)
+    assert raw is not None and raw.shape == (200,)
+    np.testing.assert_array_equal(proba, inf.predict_proba(Xt))
+
+
+def test_fold_ensemble_predictions_are_batch_invariant_to_the_last_bit() -> None:
+    X, y = _data()
+    inf = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y).to_inference()
+    Xt, _ = _data(64, seed=2)
+    batch = inf.predict_proba(Xt)
+    single = np.vstack([inf.predict_proba(Xt[i : i + 1]) for i in range(len(Xt))])
+    assert batch.tobytes() == single.tobytes()
+    assert inf.predict_proba(Xt[::-1]).tobytes() == batch[::-1].tobytes()
+
+
+def test_fold_ensemble_artifact_is_format_4_and_round_trips_exactly() -> None:
+    X, y = _data()
+    inf = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y).to_inference()
+    blob, sha = dump_model(inf, metadata={"algorithm": "auto"})
+    m = _manifest(blob)
+    assert m["format_version"] == MULTI_FORMAT_VERSION and m["kind"] == "binary_folds"
+    assert m["scorer"]["n_folds"] == 5 and m["metadata"]["served"] == "fold_ensemble"
+    loaded = load_model(blob, expected_sha256=sha)
+    assert loaded.predict_proba(X).tobytes() == inf.predict_proba(X).tobytes()
+    assert dump_model(loaded)[0] == blob  # the loaded model writes the same bytes
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda m: m.update(format_version=2), "format_version"),
+        (lambda m: m["scorer"].update(n_folds=4), "ensemble_kinds|arrays"),
+        (lambda m: m["scorer"].update(n_folds=1), "n_folds"),
+        (lambda m: m["scorer"].update(n_folds=True), "n_folds"),
+        (lambda m: m["scorer"].update(ensemble_kinds="trees"), "ensemble_kinds"),
+        (lambda m: m["scorer"].update(score_kind="mean"), "score_kind"),
+    ],
+)
+def test_malformed_fold_ensemble_manifests_are_refused(edit, match: str) -> None:  # type: ignore[no-untyped-def]
+    X, y = _data(300)
+    blob, _ = dump_model(AutoCalibratedBoosting(GRID[:1], random_state=0).fit(X, y).to_inference())
+    with pytest.raises(ArtifactError, match=match):
+        load_model(_rewrite(blob, edit))
+
+
+def test_a_one_booster_kind_is_refused_as_format_4() -> None:
+    X, y = _data(300)
+    model = AutoCalibratedBoosting(GRID[:1], random_state=0, serve="refit").fit(X, y)
+    blob, _ = dump_model(model.to_inference())
+    assert _manifest(blob)["format_version"] == 2
+    with pytest.raises(ArtifactError, match="format_version"):
+        load_model(_rewrite(blob, lambda m: m.update(format_version=MULTI_FORMAT_VERSION)))
+
+
+def test_a_fold_ensemble_recalibrates_and_shares_its_boosters_with_its_parent() -> None:
+    X, y = _data(900)
+    parent = AutoCalibratedBoosting(GRID, random_state=0).fit(X[:500], y[:500]).to_inference()
+    parent_blob, _ = dump_model(parent)
+    rec = recalibrate(parent, X[500:], y[500:], "isotonic")
+    child = rec.model
+    assert isinstance(child.scorer, FoldEnsembleScorer)
+    assert child.scorer.ensembles is parent.scorer.ensembles  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(
+        child.predict_proba(X[:50])[:, 1],
+        rec.calibrator.predict(parent.scorer.raw_score(X[:50])),  # type: ignore[attr-defined]
+    )
+    blob, _ = dump_model(child, base=parent_blob)
+    m = _manifest(blob)
+    assert m["format_version"] == MULTI_FORMAT_VERSION and m["base"]["arrays"]
+    assert not [f for f in zipfile.ZipFile(io.BytesIO(blob)).namelist() if f != "manifest.json"]
+    loaded = load_model(blob, base=parent_blob)
+    assert loaded.predict_proba(X).tobytes() == child.predict_proba(X).tobytes()
+
+
+def test_large_data_serves_the_final_cross_fitting_folds_without_a_refit() -> None:
+    X, y = _data(700)
+    model = AutoCalibratedBoosting(GRID[:1], max_search_rows=300, random_state=0).fit(X, y)
+    scorer = model.to_inference().scorer
+    assert isinstance(scorer, FoldEnsembleScorer) and scorer.n_folds == 3
+    assert {e.n_learners for e in scorer.ensembles} == {model.capacity_["n_estimators"]}
+    assert model.calibration_info_["served"] == "fold_ensemble"
+    assert model.calibration_info_["n_folds"] == 3
+    refit = AutoCalibratedBoosting(GRID[:1], max_search_rows=300, random_state=0, serve="refit")
+    assert refit.fit(X, y).to_inference().scorer.kind == "binary"
+    # the same search, the same map's input rows: the folds' out-of-fold scores
+    np.testing.assert_array_equal(refit.oof_.raw, model.oof_.raw)
+
+
+def test_serve_must_be_known() -> None:
+    X, y = _data(200)
+    with pytest.raises(Exception, match="serve must be one of"):
+        AutoCalibratedBoosting(GRID, serve="mean").fit(X, y)
+
+
+@pytest.mark.parametrize("weak_learner", ["stump", "tree"])
+def test_the_merged_ensemble_votes_the_mean_of_the_folds(weak_learner: str) -> None:
+    X, y = _data()
+    folds = tuple(
+        AdaBoost(10 + 5 * i, weak_learner=weak_learner, max_depth=3, random_state=i)
+        .fit(X[i::2], y[i::2])
+        .ensemble_
+        for i in range(3)
+    )
+    merged = merged_votes(folds)
+    assert merged.n_learners == sum(e.n_learners for e in folds)
+    mean = np.mean([e.vote_fraction(X) for e in folds], axis=0)
+    np.testing.assert_allclose(merged.vote_fraction(X), mean, rtol=0, atol=1e-12)
+    logistic = FoldEnsembleScorer(folds, "logistic", make_calibrator("platt").fit(mean, y))
+    np.testing.assert_allclose(
+        logistic.raw_score(X), np.mean([e.score(X, "logistic") for e in folds], axis=0),
+        rtol=0, atol=1e-15,
+    )  # fmt: skip
