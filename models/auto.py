@@ -76,6 +76,7 @@ from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted
 from models.inference import InferenceModel
 from models.multiclass.calibrated import CalibratedMulticlass
+from models.multiclass.multinomial import MultinomialCalibrator
 from models.multiclass.samme import SAMME
 from models.multiclass.scorers import normalise_rows
 from models.progress import fit_parts, report, time_left
@@ -109,6 +110,12 @@ STOP_MARGIN = 0.01
 stop it: greedy trees can miss interactions at one depth and find them at the next (a
 depth-2 tree cannot start an XOR split that a depth-4 tree completes)."""
 SEARCH_METHODS = ("platt", "isotonic")
+MULTICLASS_CALIBRATIONS = ("multinomial", "per_class")
+"""How :class:`AutoCalibrated` calibrates more than two classes: one softmax map of the
+K vote fractions (:mod:`models.multiclass.multinomial`, the default) or one Platt or
+isotonic map per class, normalised (``calibration``)."""
+MULTINOMIAL_L2 = 0.1
+"""Ridge of the multinomial map's K x K weights (bench/bench_multiclass_calibration.py)."""
 
 
 def checkpoints(max_rounds: int) -> np.ndarray:
@@ -173,6 +180,7 @@ class _AutoCapacity:
     n_jobs: int | None
     score_kind: str
     oof_: OutOfFold | None
+    search_methods: tuple[str, ...] = SEARCH_METHODS
 
     # ---- what differs between the families (implemented by the subclasses)
     def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
@@ -231,9 +239,9 @@ class _AutoCapacity:
     def _check_auto_params(self) -> None:
         if self.metric not in METRICS:
             raise InvalidInput(f"metric must be one of {list(METRICS)}, got {self.metric!r}")
-        if self._calibration_method() not in SEARCH_METHODS:
+        if self._calibration_method() not in self.search_methods:
             raise InvalidInput(
-                f"calibration must be one of {list(SEARCH_METHODS)} with automatic capacity "
+                f"calibration must be one of {list(self.search_methods)} with automatic capacity "
                 f"(the rounds are chosen on calibrated probabilities), got "
                 f"{self._calibration_method()!r}"
             )
@@ -596,13 +604,19 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
     parameters except ``calibration`` for the map); serves like
     :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are SAMME's
     vote fractions (``score_kind="vote"``) or the softmax of its votes (``"logistic"``,
-    :func:`models.multiclass.scorers.raw_vote_scores`).
+    :func:`models.multiclass.scorers.raw_vote_scores`). ``calibration="multinomial"``
+    (the default) calibrates them with one softmax map of all K
+    (:class:`~models.multiclass.multinomial.MultinomialCalibrator`, ridge
+    :data:`MULTINOMIAL_L2`); ``"platt"`` or ``"isotonic"`` with one map per class,
+    normalised.
     """
+
+    search_methods = (*SEARCH_METHODS, "multinomial")
 
     def __init__(
         self,
         grid: Any = DEFAULT_GRID,
-        calibration: str = "platt",
+        calibration: str = "multinomial",
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
@@ -654,12 +668,16 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         return z / z.sum(axis=2, keepdims=True)
 
     def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+        if self.calibration == "multinomial":
+            return MultinomialCalibrator("full", MULTINOMIAL_L2).fit(scores, y_index, w)
         return [
             make_calibrator(self.calibration).fit(scores[:, j], (y_index == j).astype(np.int8), w)
             for j in range(scores.shape[1])
         ]
 
     def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
+        if isinstance(calibrated, MultinomialCalibrator):
+            return np.asarray(calibrated.predict_proba(scores))
         p = np.column_stack([c.predict(scores[:, j]) for j, c in enumerate(calibrated)])
         return normalise_rows(p)
 
@@ -668,11 +686,15 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
 
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster
-        self.calibrators_ = list(calibrated)
+        joint = isinstance(calibrated, MultinomialCalibrator)
+        self.calibrators_ = [] if joint else list(calibrated)
+        self.joint_calibrator_ = calibrated if joint else None
         self.calibration_info_ = {
             "method": self.calibration,
             **info,
-            "scheme": "per-class calibration, normalised",
+            "scheme": "multinomial (softmax) calibration of the K scores"
+            if joint
+            else "per-class calibration, normalised",
         }
         self._done()
 
@@ -696,7 +718,10 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
     """Automatic capacity for any number of classes: the service's default algorithm.
 
     Two classes: :class:`AutoCalibratedBoosting` (calibrated AdaMEC); more:
-    :class:`AutoCalibratedMulticlass` (calibrated SAMME). Parameters as theirs;
+    :class:`AutoCalibratedMulticlass` (calibrated SAMME), calibrated per
+    ``multiclass_calibration`` (:data:`MULTICLASS_CALIBRATIONS`: ``"multinomial"``, one
+    softmax map of the K scores, or ``"per_class"``, one ``calibration`` map per class,
+    normalised). Parameters as theirs;
     ``score_kind`` is the raw score calibrated: ``"vote"`` (vote fractions, Eq. 24) or
     ``"logistic"`` (two classes: Eq. 25; more: the softmax of SAMME's votes). ``max_rounds``
     caps every grid entry's rounds (the service passes ``COSTWISE_MAX_ROUNDS``).
@@ -725,6 +750,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         score_kind: str = "vote",
         random_state: int | None = None,
         n_jobs: int | None = None,
+        multiclass_calibration: str = "multinomial",
     ) -> None:
         self.grid = grid
         self.calibration = calibration
@@ -736,6 +762,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         self.score_kind = score_kind
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.multiclass_calibration = multiclass_calibration
 
     def _for(self, n_classes: int) -> AutoCalibratedBoosting | AutoCalibratedMulticlass:
         common = {
@@ -752,8 +779,16 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             return AutoCalibratedBoosting(
                 method=self.calibration, score_kind=self.score_kind, **common
             )
+        if self.multiclass_calibration not in MULTICLASS_CALIBRATIONS:
+            raise InvalidInput(
+                f"multiclass_calibration must be one of {list(MULTICLASS_CALIBRATIONS)}, "
+                f"got {self.multiclass_calibration!r}"
+            )
+        per_class = self.multiclass_calibration == "per_class"
         return AutoCalibratedMulticlass(
-            calibration=self.calibration, score_kind=self.score_kind, **common
+            calibration=self.calibration if per_class else "multinomial",
+            score_kind=self.score_kind,
+            **common,
         )
 
     def provides_out_of_fold(self) -> bool:
