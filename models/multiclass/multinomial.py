@@ -4,7 +4,7 @@
 with ``W`` a K x K matrix (``form="full"``), a diagonal (``"vector"``: vector scaling)
 or a multiple of the identity (``"scalar"``: temperature scaling with class biases),
 fitted by minimising the (weighted) multinomial log loss plus ``l2 / 2 * ||W||^2``
-(L-BFGS, :func:`scipy.optimize.minimize`). This is the multinomial logistic regression
+(Newton's method with a backtracking line search for up to 13 classes, L-BFGS beyond). This is the multinomial logistic regression
 on the K scores that Zadrozny and Elkan (2002) list beside per-class calibration, and
 the matrix / vector / temperature scaling of Guo et al. (2017).
 
@@ -43,6 +43,11 @@ from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingEr
 __all__ = ["FORMS", "MultinomialCalibrator", "softmax_rows"]
 
 FORMS = ("full", "vector", "scalar")
+MAX_ITER = 100
+TOL = 1e-9
+MAX_NEWTON_PARAMS = 200
+"""Newton's method while ``(K + 1) K`` parameters (up to 13 classes); beyond, the
+Hessian costs too much per step and a diagonally scaled gradient descent is used."""
 
 
 def softmax_rows(z: np.ndarray) -> np.ndarray:
@@ -107,8 +112,6 @@ class MultinomialCalibrator:
         TrainingError
             Empty data or fewer than two classes present.
         """
-        from scipy.optimize import minimize  # fit-time only dependency
-
         self._check()
         s = np.asarray(scores, dtype=np.float64)
         if s.ndim != 2 or s.shape[1] < 2:
@@ -134,42 +137,103 @@ class MultinomialCalibrator:
         l2 = float(self.l2)
         form = self.form
 
-        def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            if form == "full":
-                W = theta[: k * k].reshape(k, k)
-                return W, theta[k * k :]
-            if form == "vector":
-                return np.diag(theta[:k]), theta[k:]
-            return np.eye(k) * theta[0], theta[1:]
+        # parameters: B = [W; b] of shape (K + 1, K) (row j: input j, the last row the
+        # biases), flattened row-major; J maps the form's free parameters into it
+        d = k + 1
+        x = np.column_stack([s, np.ones(n)])
+        n_free = {"full": d * k, "vector": 2 * k, "scalar": 1 + k}[form]
+        J = np.zeros((d * k, n_free))
+        if form == "full":
+            J[:, :] = np.eye(d * k)
+        else:
+            for j in range(k):
+                J[j * k + j, j if form == "vector" else 0] = 1.0
+        if form != "full":
+            off = k if form == "vector" else 1
+            for a in range(k):
+                J[k * k + a, off + a] = 1.0
+        ridge = np.concatenate([np.full(k * k, l2), np.zeros(k)])  # on W, not on b
 
-        def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
-            W, b = unpack(theta)
-            z = s @ W + b
+        def full_params(theta: np.ndarray) -> np.ndarray:
+            return (J @ theta).reshape(d, k)
+
+        def loss_of(B: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+            z = x @ B
             z = z - z.max(axis=1, keepdims=True)
             logsum = np.log(np.exp(z).sum(axis=1))
-            loss = float(w @ (logsum - z[np.arange(n), y])) + 0.5 * l2 * float(np.sum(W * W))
-            dz = w[:, None] * (np.exp(z - logsum[:, None]) - onehot)
-            gW = s.T @ dz + l2 * W
-            gb = dz.sum(axis=0)
-            if form == "full":
-                gw = gW.ravel()
-            elif form == "vector":
-                gw = np.diag(gW).copy()
-            else:
-                gw = np.array([np.trace(gW)])
-            return loss, np.concatenate([gw, gb])
+            p = np.exp(z - logsum[:, None])
+            value = float(w @ (logsum - z[np.arange(n), y])) + 0.5 * float(ridge @ (B.ravel() ** 2))
+            return value, p, z
 
-        n_w = {"full": k * k, "vector": k, "scalar": 1}[form]
-        theta0 = np.concatenate([np.zeros(n_w), b0])
-        res = minimize(objective, theta0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": 1000, "gtol": 1e-8})  # fmt: skip
-        W, b = unpack(res.x)
+        theta = np.zeros(n_free)
+        theta[-k:] = b0
+        if d * k > MAX_NEWTON_PARAMS:  # many classes: L-BFGS (the Hessian is too large)
+            from scipy.optimize import minimize  # fit-time only dependency
+
+            def objective(th: np.ndarray) -> tuple[float, np.ndarray]:
+                Bt = full_params(th)
+                value, pt, _ = loss_of(Bt)
+                gt = (x.T @ (w[:, None] * (pt - onehot))).ravel() + ridge * Bt.ravel()
+                return value, J.T @ gt
+
+            res = minimize(objective, theta, jac=True, method="L-BFGS-B",
+                           options={"maxiter": 10 * MAX_ITER, "gtol": TOL * n})  # fmt: skip
+            theta, n_iter = res.x, int(res.nit)
+            B = full_params(theta)
+        else:
+            theta, B, n_iter = self._newton(theta, x, w, onehot, ridge, J, full_params, loss_of)
+        W, b = B[:k], B[k]
         if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):  # pragma: no cover
             raise TrainingError("multinomial calibration diverged")
         self.W_ = np.ascontiguousarray(W, dtype=np.float64)
         self.b_ = np.ascontiguousarray(b, dtype=np.float64)
-        self.n_iter_ = int(res.nit)
+        self.n_iter_ = int(n_iter)
         return self
+
+    @staticmethod
+    def _newton(
+        theta: np.ndarray,
+        x: np.ndarray,
+        w: np.ndarray,
+        onehot: np.ndarray,
+        ridge: np.ndarray,
+        J: np.ndarray,
+        full_params: Any,
+        loss_of: Any,
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Newton's method with a backtracking (Armijo) line search, as for Platt."""
+        n, d = x.shape
+        k = onehot.shape[1]
+        n_free = J.shape[1]
+        eye_k = np.eye(k)[None]
+        B = full_params(theta)
+        fval, p, _ = loss_of(B)
+        xx = (x[:, :, None] * x[:, None, :]).reshape(n, d * d)
+        n_iter = 0
+        for n_iter in range(1, MAX_ITER + 1):  # noqa: B007
+            g = J.T @ ((x.T @ (w[:, None] * (p - onehot))).ravel() + ridge * B.ravel())
+            if np.abs(g).max() <= TOL * n:
+                break
+            # Hessian (D K x D K): sum_i w_i (diag p_i - p_i p_i^T) (x) x_i x_i^T
+            A = w[:, None, None] * (p[:, :, None] * eye_k - p[:, :, None] * p[:, None, :])
+            H4 = (xx.T @ A.reshape(n, k * k)).reshape(d, d, k, k)
+            H_full = H4.transpose(0, 2, 1, 3).reshape(d * k, d * k) + np.diag(ridge)
+            # the tiny ridge fixes the one flat direction (the same shift of every bias)
+            H = J.T @ H_full @ J + 1e-9 * n * np.eye(n_free)
+            step = -np.linalg.solve(H, g)
+            gd = float(g @ step)
+            t = 1.0
+            while t >= 1e-10:
+                cand = theta + t * step
+                cval, cp, _ = loss_of(full_params(cand))
+                if cval <= fval + 1e-4 * t * gd:
+                    theta, fval, p = cand, cval, cp
+                    B = full_params(theta)
+                    break
+                t /= 2.0
+            else:
+                break  # no decrease along the step: as good as it gets
+        return theta, B, n_iter
 
     def predict_proba(self, scores: ArrayLike) -> np.ndarray:
         """Calibrated class probabilities ``softmax(W^T s + b)``, shape (n, K)."""
