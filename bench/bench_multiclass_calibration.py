@@ -6,9 +6,13 @@ the training rows (5 stratified folds, staged SAMME votes on the held-out fold a
 checkpoint), and several calibration maps of the K scores are compared *on the same
 out-of-fold scores*:
 
-* ``ovr``      -- today's: one Platt map per class on the vote fractions, normalised;
-* ``mlr``      -- multinomial logistic regression on the K vote fractions
-  (:class:`models.multiclass.multinomial.MultinomialCalibrator`);
+* ``ovr``    -- one Platt map per class on the vote fractions, normalised (the
+  multiclass default before 2026-11-25);
+* ``full1``, ``full.1`` -- multinomial logistic regression on the K vote fractions
+  (:class:`models.multiclass.multinomial.MultinomialCalibrator`, full K x K weights,
+  ridge 1 or 0.1; 0.1 is the default now);
+* ``vector`` -- diagonal weights (vector scaling), ridge 0.1;
+* ``scalar`` -- one weight for all classes and class biases (temperature scaling);
 
 Each map chooses its own (weak learner, rounds) by the smoothed out-of-fold log loss (as
 :mod:`models.auto` does); the chosen booster is refitted on all training rows and the
@@ -19,6 +23,8 @@ baselines are fitted on the same split. ``cccv`` is scikit-learn's
 fold pairs averaged): the same booster with scikit-learn's calibration.
 
 Run: ``python -m bench.bench_multiclass_calibration --data-dir ../shared/datasets``
+(``--maps``, ``--grid`` and ``--no-cccv`` narrow it; results of 2026-11-25 in
+``bench/results/multiclass-calibration-2026-11-25.md``).
 """
 
 from __future__ import annotations

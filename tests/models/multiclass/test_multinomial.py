@@ -21,7 +21,8 @@ def _scores(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     s = rng.dirichlet(np.ones(W.shape[0]), size=n)  # like vote fractions: rows sum to 1
-    p = softmax_rows(s @ W + np.array([0.2, -0.1, 0.0]))
+    bias = np.resize(np.array([0.2, -0.1, 0.0]), W.shape[0])
+    p = softmax_rows(s @ W + bias)
     y = np.array([rng.choice(W.shape[0], p=row) for row in p])
     return s, y, p
 
@@ -177,3 +178,16 @@ def test_per_class_calibration_stays_available() -> None:
     assert model.calibration_info_["method"] == "platt" and len(model.model_.calibrators_) == 3
     with pytest.raises(InvalidInput, match="multiclass_calibration"):
         AutoCalibrated(multiclass_calibration="softmax").fit(X, y)
+
+
+def test_many_classes_use_lbfgs_and_reach_newtons_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    import models.multiclass.multinomial as mm
+
+    k = 14  # (k + 1) k = 210 parameters: above MAX_NEWTON_PARAMS
+    W = 4.0 * np.roll(np.eye(k), 1, axis=1)
+    s, y, _ = _scores(3000, 7, W)
+    assert (k + 1) * k > mm.MAX_NEWTON_PARAMS
+    lbfgs = MultinomialCalibrator(l2=0.1).fit(s, y).predict_proba(s)
+    monkeypatch.setattr(mm, "MAX_NEWTON_PARAMS", 10**6)
+    newton = MultinomialCalibrator(l2=0.1).fit(s, y).predict_proba(s)
+    assert np.abs(lbfgs - newton).max() < 1e-3
