@@ -461,7 +461,7 @@ class _AutoCapacity:
             "search_folds": k_search,
             "stopped": stopped,
             "search_seconds": round(time.monotonic() - started, 3),
-            "final_estimate_seconds": round(final_estimate, 3),
+            "final_estimate_seconds": round(final_estimate, 6),
             "time_fallback": fallback,
             "curves": curves,
         }
