@@ -893,6 +893,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help=f"smoke run: {', '.join(QUICK_SETS)} and the fraud set, one seed")
     ap.add_argument("--no-fraud", action="store_true", help="skip the synthetic per-row set")
+    ap.add_argument("--kinds", nargs="+", default=None, choices=("binary", "multiclass", "rowcost"),
+                    help="run only these kinds of task (default: all)")
     ap.add_argument("--costwise-params", type=json.loads, default=None,
                     help="JSON object of training parameters instead of the default")
     ap.add_argument("--jobs", type=int, default=1,
@@ -927,6 +929,8 @@ def main(argv: list[str] | None = None) -> int:
     suffix = f"-{label}" if label else ""
     units_dir = args.units_dir or (args.out / f"quality-units{suffix or '-default'}")
     units = plan_units(args.data_dir, datasets, seeds, fraud=not args.no_fraud)
+    if args.kinds:
+        units = [u for u in units if u.kind in args.kinds]
     units.sort(key=lambda u: u.seed)  # seed by seed: a stopped run has whole seeds done
     n_planned = len(units)
     if args.report_only:

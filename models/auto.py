@@ -83,12 +83,14 @@ from models.exceptions import InvalidInput, NotFitted
 from models.fold_ensemble import FoldBoosters
 from models.inference import InferenceModel
 from models.multiclass.calibrated import CalibratedMulticlass
+from models.multiclass.multinomial import MultinomialCalibrator
 from models.multiclass.samme import SAMME
 from models.multiclass.scorers import normalise_rows
 from models.progress import fit_parts, report, time_left
 
 __all__ = [
     "DEFAULT_GRID",
+    "MULTICLASS_GRID",
     "AutoCalibrated",
     "AutoCalibratedBoosting",
     "AutoCalibratedMulticlass",
@@ -109,6 +111,18 @@ shrink as depth grows so that every entry costs about the same: a histogram tree
 costs roughly one stump round per level.
 """
 
+MULTICLASS_GRID: tuple[tuple[str, int, int], ...] = (
+    ("stump", 1, 400),
+    ("tree", 3, 200),
+    ("tree", 6, 300),
+)
+"""The grid for more than two classes: depth-6 trees get up to 300 rounds. With 100
+(:data:`DEFAULT_GRID`) the search chose depth 6 at or next to the cap on every seed of
+vehicle, splice and satimage; offered depth 6 with up to 300 rounds (and depth 8 with
+200, chosen once) it chose 170 to 300 rounds, and splice went from 1.124 to 1.020 times
+the best baseline's cost, vehicle from 1.081 to 1.070
+(bench/results/multiclass-calibration-2026-11-25.md)."""
+
 METRICS = ("log_loss", "brier")
 STOP_MARGIN = 0.01
 """The search stops at an entry whose best loss is more than 1% above the best so far
@@ -120,6 +134,12 @@ SERVE = ("folds", "refit")
 """What serves a two-class model: the fold boosters (small data: the search's k; large
 data: the final cross-fitting's) with the map fitted on their out-of-fold scores
 (:mod:`models.fold_ensemble`), or one booster refitted on all rows with that map."""
+MULTICLASS_CALIBRATIONS = ("multinomial", "per_class")
+"""How :class:`AutoCalibrated` calibrates more than two classes: one softmax map of the
+K vote fractions (:mod:`models.multiclass.multinomial`, the default) or one Platt or
+isotonic map per class, normalised (``calibration``)."""
+MULTINOMIAL_L2 = 0.1
+"""Ridge of the multinomial map's K x K weights (bench/bench_multiclass_calibration.py)."""
 
 
 def checkpoints(max_rounds: int) -> np.ndarray:
@@ -184,6 +204,7 @@ class _AutoCapacity:
     n_jobs: int | None
     score_kind: str
     oof_: OutOfFold | None
+    search_methods: tuple[str, ...] = SEARCH_METHODS
 
     # ---- what differs between the families (implemented by the subclasses)
     def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
@@ -249,9 +270,9 @@ class _AutoCapacity:
     def _check_auto_params(self) -> None:
         if self.metric not in METRICS:
             raise InvalidInput(f"metric must be one of {list(METRICS)}, got {self.metric!r}")
-        if self._calibration_method() not in SEARCH_METHODS:
+        if self._calibration_method() not in self.search_methods:
             raise InvalidInput(
-                f"calibration must be one of {list(SEARCH_METHODS)} with automatic capacity "
+                f"calibration must be one of {list(self.search_methods)} with automatic capacity "
                 f"(the rounds are chosen on calibrated probabilities), got "
                 f"{self._calibration_method()!r}"
             )
@@ -478,7 +499,7 @@ class _AutoCapacity:
             "search_folds": k_search,
             "stopped": stopped,
             "search_seconds": round(time.monotonic() - started, 3),
-            "final_estimate_seconds": round(final_estimate, 3),
+            "final_estimate_seconds": round(final_estimate, 6),
             "time_fallback": fallback,
             "curves": curves,
         }
@@ -669,13 +690,19 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
     parameters except ``calibration`` for the map); serves like
     :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are SAMME's
     vote fractions (``score_kind="vote"``) or the softmax of its votes (``"logistic"``,
-    :func:`models.multiclass.scorers.raw_vote_scores`).
+    :func:`models.multiclass.scorers.raw_vote_scores`). ``calibration="multinomial"``
+    (the default) calibrates them with one softmax map of all K
+    (:class:`~models.multiclass.multinomial.MultinomialCalibrator`, ridge
+    :data:`MULTINOMIAL_L2`); ``"platt"`` or ``"isotonic"`` with one map per class,
+    normalised.
     """
+
+    search_methods = (*SEARCH_METHODS, "multinomial")
 
     def __init__(
         self,
-        grid: Any = DEFAULT_GRID,
-        calibration: str = "platt",
+        grid: Any = MULTICLASS_GRID,
+        calibration: str = "multinomial",
         n_folds: int = 5,
         metric: str = "log_loss",
         max_search_rows: int = 20000,
@@ -727,12 +754,16 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         return z / z.sum(axis=2, keepdims=True)
 
     def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+        if self.calibration == "multinomial":
+            return MultinomialCalibrator("full", MULTINOMIAL_L2).fit(scores, y_index, w)
         return [
             make_calibrator(self.calibration).fit(scores[:, j], (y_index == j).astype(np.int8), w)
             for j in range(scores.shape[1])
         ]
 
     def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
+        if isinstance(calibrated, MultinomialCalibrator):
+            return np.asarray(calibrated.predict_proba(scores))
         p = np.column_stack([c.predict(scores[:, j]) for j, c in enumerate(calibrated)])
         return normalise_rows(p)
 
@@ -741,11 +772,15 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
 
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster
-        self.calibrators_ = list(calibrated)
+        joint = isinstance(calibrated, MultinomialCalibrator)
+        self.calibrators_ = [] if joint else list(calibrated)
+        self.joint_calibrator_ = calibrated if joint else None
         self.calibration_info_ = {
             "method": self.calibration,
             **info,
-            "scheme": "per-class calibration, normalised",
+            "scheme": "multinomial (softmax) calibration of the K scores"
+            if joint
+            else "per-class calibration, normalised",
         }
         self._done()
 
@@ -769,7 +804,11 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
     """Automatic capacity for any number of classes: the service's default algorithm.
 
     Two classes: :class:`AutoCalibratedBoosting` (calibrated AdaMEC); more:
-    :class:`AutoCalibratedMulticlass` (calibrated SAMME). Parameters as theirs;
+    :class:`AutoCalibratedMulticlass` (calibrated SAMME), calibrated per
+    ``multiclass_calibration`` (:data:`MULTICLASS_CALIBRATIONS`: ``"multinomial"``, one
+    softmax map of the K scores, or ``"per_class"``, one ``calibration`` map per class,
+    normalised). Parameters as theirs; ``grid=None`` (the default) is
+    :data:`DEFAULT_GRID` for two classes and :data:`MULTICLASS_GRID` for more;
     ``score_kind`` is the raw score calibrated: ``"vote"`` (vote fractions, Eq. 24) or
     ``"logistic"`` (two classes: Eq. 25; more: the softmax of SAMME's votes). ``max_rounds``
     caps every grid entry's rounds (the service passes ``COSTWISE_MAX_ROUNDS``).
@@ -788,7 +827,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        grid: Any = DEFAULT_GRID,
+        grid: Any = None,
         calibration: str = "platt",
         n_folds: int = 5,
         metric: str = "log_loss",
@@ -798,6 +837,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         score_kind: str = "vote",
         random_state: int | None = None,
         n_jobs: int | None = None,
+        multiclass_calibration: str = "multinomial",
     ) -> None:
         self.grid = grid
         self.calibration = calibration
@@ -809,10 +849,12 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         self.score_kind = score_kind
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.multiclass_calibration = multiclass_calibration
 
     def _for(self, n_classes: int) -> AutoCalibratedBoosting | AutoCalibratedMulticlass:
-        common = {
-            "grid": self.grid,
+        default = DEFAULT_GRID if n_classes == 2 else MULTICLASS_GRID
+        common: dict[str, Any] = {
+            "grid": default if self.grid is None else self.grid,
             "n_folds": self.n_folds,
             "metric": self.metric,
             "max_search_rows": self.max_search_rows,
@@ -825,8 +867,16 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             return AutoCalibratedBoosting(
                 method=self.calibration, score_kind=self.score_kind, **common
             )
+        if self.multiclass_calibration not in MULTICLASS_CALIBRATIONS:
+            raise InvalidInput(
+                f"multiclass_calibration must be one of {list(MULTICLASS_CALIBRATIONS)}, "
+                f"got {self.multiclass_calibration!r}"
+            )
+        per_class = self.multiclass_calibration == "per_class"
         return AutoCalibratedMulticlass(
-            calibration=self.calibration, score_kind=self.score_kind, **common
+            calibration=self.calibration if per_class else "multinomial",
+            score_kind=self.score_kind,
+            **common,
         )
 
     def provides_out_of_fold(self) -> bool:
@@ -913,8 +963,10 @@ def _spec() -> Any:
             ),
         ),
         notes="Chooses the weak learner (stumps with up to 400 rounds, depth-3 trees with up "
-        "to 200, depth-6 trees with up to 100) and the number of rounds by early stopping "
-        "on the cross-fitted calibrated log loss; two or more classes. Trained without "
+        "to 200, depth-6 trees with up to 100, 300 with more than two classes) and the number of rounds by early stopping "
+        "on the cross-fitted calibrated log loss; two or more classes (more than two: "
+        "SAMME calibrated by one multinomial softmax map of its K vote fractions). "
+        "Trained without "
         "costs, so one version serves every cost setting. n_estimators, weak_learner and "
         "max_depth are chosen, not given. Two classes: serves the cross-fitting "
         "boosters together (5, or 3 above 20,000 rows; fold ensemble: the map on the mean "

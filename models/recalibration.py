@@ -64,7 +64,8 @@ __all__ = [
 ]
 
 #: Calibration maps a recalibration can fit.
-RECALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic")
+RECALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "multinomial")
+"""``multinomial`` (one softmax map of the K raw class scores) for SAMME models only."""
 #: Fewest labelled rows accepted, and fewest rows of each class.
 MIN_ROWS = 30
 MIN_CLASS_ROWS = 10
@@ -243,6 +244,11 @@ def recalibrate_scores(
     k = model.n_classes
     if method not in RECALIBRATION_METHODS:
         raise InvalidInput(f"method: expected one of {list(RECALIBRATION_METHODS)}, got {method!r}")
+    if method == "multinomial" and k == 2:
+        raise InvalidInput(
+            "method: 'multinomial' is for more than two classes; a two-class model takes "
+            "'platt' or 'isotonic'"
+        )
     if not (
         isinstance(holdout_fraction, int | float)
         and not isinstance(holdout_fraction, bool)
@@ -294,7 +300,9 @@ def recalibrate_scores(
         new_scorer = scorer.with_calibrator(calibrator)
     else:  # the scorer's own kind of calibration, refitted (models.multiclass.scorers)
         new_scorer = scorer.refit_calibration(method, s[fit], y[fit])
-        calibrator = tuple(getattr(new_scorer, "calibrators", ()))
+        calibrator = getattr(new_scorer, "joint", None) or tuple(
+            getattr(new_scorer, "calibrators", ())
+        )
     new_model = replace(
         model,
         scorer=new_scorer,

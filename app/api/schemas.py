@@ -731,8 +731,11 @@ def _utc(t: datetime | None) -> datetime | None:
 class RecalibrationRequest(_Strict):
     """Labelled rows to refit a version's calibration map on, without retraining."""
 
-    method: Literal["platt", "isotonic"] = Field(
-        "platt", description="The new calibration map: Platt scaling or isotonic regression."
+    method: Literal["platt", "isotonic", "multinomial"] = Field(
+        "platt",
+        description="The new calibration map: Platt scaling or isotonic regression (per class "
+        "for K > 2), or for SAMME models (the multiclass default) one multinomial softmax map "
+        "of the K class scores.",
     )
     instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
     records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")

@@ -234,6 +234,9 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         """Calibrated, normalised class probabilities, shape (n, K)."""
         self._check_fitted()
         s = self.estimator_.score_samples(X)
+        joint = getattr(self, "joint_calibrator_", None)
+        if joint is not None:  # one softmax map of the K scores (models.auto)
+            return np.asarray(joint.predict_proba(s))
         p = np.column_stack([c.predict(s[:, j]) for j, c in enumerate(self.calibrators_)])
         return normalise_rows(p)
 
@@ -252,7 +255,10 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         if names is None and hasattr(self.estimator_, "feature_names_in_"):
             names = [str(n) for n in self.estimator_.feature_names_in_]
         scorer = CalibratedVoteScorer(
-            self.estimator_.ensemble_, self.estimator_.score_kind, tuple(self.calibrators_)
+            self.estimator_.ensemble_,
+            self.estimator_.score_kind,
+            tuple(self.calibrators_),
+            getattr(self, "joint_calibrator_", None),
         )
         return InferenceModel(
             classes=tuple(self.classes_.tolist()),

@@ -5,8 +5,10 @@
     rest), normalised so that each row sums to one.
 ``"samme"`` -- :class:`CalibratedVoteScorer`
     A :class:`~models.multiclass.vote_ensemble.VoteEnsemble` (SAMME), its raw class
-    scores (vote fractions or softmax of the votes) and one calibration map per class,
-    normalised so that each row sums to one.
+    scores (vote fractions or softmax of the votes) and either one calibration map per
+    class, normalised so that each row sums to one, or one softmax map of all K scores
+    (:class:`~models.multiclass.multinomial.MultinomialCalibrator`, spec key
+    ``"joint_calibrator"``; ``"calibrators"`` is then empty).
 ``"angle"`` -- :class:`AngleScorer`
     An angle-based model: ``decide_fixed`` applies the least-angle rule (served with the
     ``"fixed"`` rule of :mod:`models.inference`); ``proba`` is the paper's plug-in estimate
@@ -25,6 +27,7 @@ import numpy as np
 
 from models.calibration import Calibrator, calibrator_from_state, make_calibrator
 from models.exceptions import ArtifactError, InvalidInput
+from models.multiclass.multinomial import MultinomialCalibrator
 from models.multiclass.simplex import scores_from_votes
 from models.multiclass.training_costs import check_cost_matrix
 from models.multiclass.vote_ensemble import VoteEnsemble
@@ -208,7 +211,11 @@ class CalibratedVoteScorer:
     score_kind : {"vote", "logistic"}
         Raw scores: vote fractions or softmax of the votes (:mod:`models.multiclass.samme`).
     calibrators : tuple of Calibrator
-        Map of class ``k``'s raw score to ``P(y = k | x)`` (before normalisation).
+        Map of class ``k``'s raw score to ``P(y = k | x)`` (before normalisation); empty
+        when ``joint`` calibrates.
+    joint : MultinomialCalibrator or None
+        One softmax map of all K raw scores
+        (:mod:`models.multiclass.multinomial`) instead of per-class maps.
 
     References
     ----------
@@ -221,6 +228,21 @@ class CalibratedVoteScorer:
     ensemble: VoteEnsemble
     score_kind: str
     calibrators: tuple[Calibrator, ...]
+    joint: MultinomialCalibrator | None = None
+
+    def __post_init__(self) -> None:
+        if self.joint is None and len(self.calibrators) != self.ensemble.n_classes:
+            raise ArtifactError(
+                f"expected {self.ensemble.n_classes} calibrators (one per class), "
+                f"got {len(self.calibrators)}"
+            )
+        if self.joint is not None and (
+            self.calibrators or self.joint.W_.shape[0] != self.ensemble.n_classes
+        ):
+            raise ArtifactError(
+                "a multinomial calibrator replaces the per-class ones and needs one "
+                f"weight row per class ({self.ensemble.n_classes})"
+            )
 
     @property
     def n_features(self) -> int:
@@ -231,11 +253,13 @@ class CalibratedVoteScorer:
         return self.ensemble.n_classes
 
     def raw_score(self, X: np.ndarray) -> np.ndarray:
-        """The scores the per-class calibrators take, shape (n, K)."""
+        """The scores the calibration map takes, shape (n, K)."""
         return raw_vote_scores(self.ensemble, X, self.score_kind)
 
     def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
+        if self.joint is not None:
+            return self.joint.predict_proba(raw)
         return _apply_class_maps(self.calibrators, raw)
 
     def proba(self, X: np.ndarray) -> np.ndarray:
@@ -244,18 +268,27 @@ class CalibratedVoteScorer:
     def refit_calibration(
         self, method: str, raw: np.ndarray, y_index: np.ndarray
     ) -> CalibratedVoteScorer:
-        """The same ensemble (the same arrays) with calibration maps fitted anew on the
-        raw scores ``raw`` (n, K) of labelled rows (recalibration, :mod:`models.recalibration`)."""
+        """The same ensemble (the same arrays) with calibration fitted anew on the raw
+        scores ``raw`` (n, K) of labelled rows (recalibration, :mod:`models.recalibration`):
+        ``"multinomial"`` one softmax map of the K scores (the parent's form and ridge when
+        it has one, else the default of :mod:`models.auto`), ``"platt"``/``"isotonic"``
+        one map per class, normalised."""
+        if method == "multinomial":
+            form, l2 = ("full", 0.1) if self.joint is None else (self.joint.form, self.joint.l2)
+            joint = MultinomialCalibrator(form, l2).fit(raw, y_index)
+            return CalibratedVoteScorer(self.ensemble, self.score_kind, (), joint)
         return CalibratedVoteScorer(
             self.ensemble, self.score_kind, fit_class_maps(method, raw, y_index)
         )
 
     def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        spec = {
+        spec: dict[str, Any] = {
             **_ensemble_spec(self.ensemble),
             "score_kind": self.score_kind,
             "calibrators": [c.to_state() for c in self.calibrators],
         }
+        if self.joint is not None:  # optional key: artifacts without it read as before
+            spec["joint_calibrator"] = self.joint.to_state()
         return spec, split_arrays("ensemble", self.ensemble.ensemble)
 
     @classmethod
@@ -266,6 +299,11 @@ class CalibratedVoteScorer:
             raise ArtifactError(f"unknown score_kind {spec.get('score_kind')!r}")
         ens = _join_votes(spec, arrays, n_features)
         states = spec.get("calibrators")
+        if "joint_calibrator" in spec:
+            if states != []:
+                raise ArtifactError("a joint calibrator needs an empty 'calibrators' list")
+            joint = MultinomialCalibrator.from_state(spec["joint_calibrator"], ens.n_classes)
+            return cls(ens, spec["score_kind"], (), joint)
         if not isinstance(states, list) or len(states) != ens.n_classes:
             raise ArtifactError(f"expected {ens.n_classes} calibrator states, one per class")
         if not all(isinstance(s, dict) for s in states):
@@ -326,6 +364,11 @@ class OneVsRestScorer:
     ) -> OneVsRestScorer:
         """The same members' ensembles (the same arrays) with their calibration maps fitted
         anew on the raw scores ``raw`` (n, K) of labelled rows (class ``k`` against the rest)."""
+        if method == "multinomial":
+            raise InvalidInput(
+                "method: 'multinomial' refits SAMME's softmax map; a one-vs-rest model's "
+                "members each have their own map: use 'platt' or 'isotonic'"
+            )
         maps = fit_class_maps(method, raw, y_index)
         return OneVsRestScorer(
             tuple(m.with_calibrator(c) for m, c in zip(self.members, maps, strict=True))

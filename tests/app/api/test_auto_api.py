@@ -94,8 +94,21 @@ def test_more_than_two_classes_train_a_multiclass_default(client: TestClient) ->
     v = r.json()
     assert v["algorithm"] == "auto" and sorted(v["data"]["classes"]) == ["high", "low", "mid"]
     assert v["params"]["fitted"]["capacity"]["curves"]
+    assert v["calibration"]["method"] == "multinomial"  # one softmax map of the 3 scores
     p = client.post("/v1/models/three/predict", json={"instances": X[:4].tolist()})
     assert p.status_code == 200, p.text
+    # a cost matrix decides by least expected cost over the served probabilities
+    C = [[0, 1, 1], [1, 0, 1], [20, 20, 0]]  # rows: truth in sorted label order
+    d = client.post("/v1/models/three/predict", json={"instances": X[:20].tolist(),
+                                                      "cost_matrix": C}).json()  # fmt: skip
+    one = client.post("/v1/models/three/predict", json={"instances": X[:1].tolist(),
+                                                        "cost_matrix": C}).json()  # fmt: skip
+    first = {k: v for k, v in d["predictions"][0].items() if k != "id"}
+    assert first == {k: v for k, v in one["predictions"][0].items() if k != "id"}  # batch-invariant
+    assert d["classes"] == ["high", "low", "mid"]
+    for row in d["predictions"]:  # the decision is the class of least expected cost
+        expected = np.asarray(row["probabilities"]) @ np.asarray(C, dtype=float)
+        assert row["decision"] == d["classes"][int(np.argmin(expected))]
     kinds = [k["kind"] for k in client.get("/v1/models/three/versions/1/plots").json()["plots"]]
     assert kinds == ["reliability", "roc", "capacity"]
     # out-of-fold metrics and plots of all 300 rows: nothing was held out

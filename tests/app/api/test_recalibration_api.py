@@ -283,7 +283,8 @@ SHIFT3 = [0.7, 0.2, 0.1]
 
 
 @pytest.mark.parametrize(
-    ("algorithm", "method"), [("samme", "platt"), ("ovr_adaboost", "isotonic")]
+    ("algorithm", "method"),
+    [("samme", "platt"), ("ovr_adaboost", "isotonic"), ("samme", "multinomial")],
 )
 def test_multiclass_recalibration_fixes_shifted_calibration_and_shares_the_booster(
     client: TestClient, algorithm: str, method: str

@@ -1,0 +1,193 @@
+"""The multinomial (softmax) calibration map of K class scores."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from models.calibration import make_calibrator
+from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
+from models.multiclass.multinomial import MultinomialCalibrator, softmax_rows
+from models.multiclass.scorers import normalise_rows
+
+# class k+1 (mod 3) is indicated by the score of class k: per-class maps cannot see it
+SHIFTED = np.array([[0.0, 5.0, 0.0], [0.0, 0.0, 5.0], [5.0, 0.0, 0.0]])
+
+
+def _scores(
+    n: int, seed: int, W: np.ndarray = SHIFTED
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    s = rng.dirichlet(np.ones(W.shape[0]), size=n)  # like vote fractions: rows sum to 1
+    bias = np.resize(np.array([0.2, -0.1, 0.0]), W.shape[0])
+    p = softmax_rows(s @ W + bias)
+    y = np.array([rng.choice(W.shape[0], p=row) for row in p])
+    return s, y, p
+
+
+def _log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    return float(-np.mean(np.log(p[np.arange(len(y)), y])))
+
+
+def test_it_recovers_the_probabilities_of_a_softmax_model() -> None:
+    s, y, _ = _scores(20000, 0)
+    cal = MultinomialCalibrator("full", l2=0.0).fit(s, y)
+    s_new, _, p_true = _scores(2000, 1)
+    assert np.abs(cal.predict_proba(s_new) - p_true).max() < 0.05
+
+
+def test_it_uses_the_other_classes_scores_where_per_class_maps_cannot() -> None:
+    s, y, _ = _scores(3000, 2)
+    s_test, y_test, p_true = _scores(3000, 3)
+    joint = MultinomialCalibrator("full", l2=0.1).fit(s, y).predict_proba(s_test)
+    maps = [make_calibrator("platt").fit(s[:, k], (y == k).astype(np.int8)) for k in range(3)]
+    per_class = normalise_rows(
+        np.column_stack([m.predict(s_test[:, k]) for k, m in enumerate(maps)])
+    )
+    best = _log_loss(p_true, y_test)
+    assert _log_loss(joint, y_test) < best + 0.02
+    assert _log_loss(per_class, y_test) > best + 0.1
+
+
+@pytest.mark.parametrize("form", ["full", "vector", "scalar"])
+def test_probabilities_are_batch_invariant_and_survive_the_state(form: str) -> None:
+    s, y, _ = _scores(500, 4)
+    cal = MultinomialCalibrator(form, l2=0.1).fit(s, y)
+    p = cal.predict_proba(s)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    one_by_one = np.vstack([cal.predict_proba(s[i : i + 1]) for i in range(len(s))])
+    assert np.array_equal(p, one_by_one)  # to the last bit
+    state = json.loads(json.dumps(cal.to_state()))
+    back = MultinomialCalibrator.from_state(state, 3)
+    assert np.array_equal(back.predict_proba(s), p)
+    if form != "full":  # the restricted forms keep W diagonal
+        assert np.count_nonzero(cal.W_ - np.diag(np.diag(cal.W_))) == 0
+
+
+def test_scaling_every_weight_alike_changes_nothing() -> None:
+    s, y, _ = _scores(400, 5)
+    w = np.random.default_rng(5).uniform(0.5, 2.0, size=len(y))
+    a = MultinomialCalibrator(l2=0.1).fit(s, y, w).predict_proba(s)
+    b = MultinomialCalibrator(l2=0.1).fit(s, y, 10.0 * w).predict_proba(s)
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_the_ridge_keeps_separable_data_finite() -> None:
+    s = np.eye(3)[np.repeat(np.arange(3), 20)]
+    y = np.repeat(np.arange(3), 20)
+    cal = MultinomialCalibrator(l2=0.1).fit(s, y)
+    assert np.all(np.isfinite(cal.W_)) and np.abs(cal.W_).max() < 100
+    p = cal.predict_proba(s)
+    assert np.all(p[np.arange(60), y] > 0.9) and np.all(p < 1.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "data", "error", "match"),
+    [
+        ({"form": "diag"}, None, InvalidInput, "form"),
+        ({"l2": -1.0}, None, InvalidInput, "l2"),
+        ({}, (np.ones(5), np.zeros(5, dtype=int)), InvalidInput, "2-D"),
+        ({}, (np.full((4, 3), 1 / 3), np.array([0, 1, 3, 1])), InvalidInput, "y_index"),
+        ({}, (np.full((4, 3), np.nan), np.array([0, 1, 2, 1])), InvalidInput, "finite"),
+        ({}, (np.full((4, 3), 1 / 3), np.zeros(4, dtype=int)), TrainingError, "two classes"),
+    ],
+)
+def test_bad_input_is_named(
+    kwargs: dict[str, object], data: tuple[np.ndarray, np.ndarray] | None, error: type, match: str
+) -> None:
+    s, y = data if data is not None else (np.full((4, 3), 1 / 3), np.array([0, 1, 2, 1]))
+    with pytest.raises(error, match=match):
+        MultinomialCalibrator(**kwargs).fit(s, y)  # type: ignore[arg-type]
+
+
+def test_unfitted_and_malformed_states_are_refused() -> None:
+    with pytest.raises(NotFitted):
+        MultinomialCalibrator().predict_proba(np.ones((1, 3)))
+    good = MultinomialCalibrator().fit(*_scores(60, 6)[:2]).to_state()
+    for bad in (
+        {**good, "method": "platt"},
+        {**good, "form": "diag"},
+        {**good, "W": [[1.0, 2.0], [3.0, 4.0]]},
+        {**good, "b": [0.0, float("nan"), 0.0]},
+        {k: v for k, v in good.items() if k != "W"},
+    ):
+        with pytest.raises(ArtifactError):
+            MultinomialCalibrator.from_state(bad, 3)
+
+
+# ------------------------------------------------------------- served by the default model
+def _three_classes(n: int = 450, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    return X, np.where(X[:, 0] > 0.4, 2, np.where(X[:, 1] + 0.5 * X[:, 2] > 0, 1, 0))
+
+
+def _rewrite_spec(blob: bytes, edit: object) -> bytes:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(blob)) as zin, zipfile.ZipFile(out, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "manifest.json":
+                manifest = json.loads(data)
+                edit(manifest["scorer"])  # type: ignore[operator]
+                data = json.dumps(manifest).encode()
+            zout.writestr(item, data)
+    return out.getvalue()
+
+
+def test_the_default_for_three_classes_is_multinomial_and_its_artifact_serves_the_same() -> None:
+    from models.artifacts import dump_model, load_model
+    from models.auto import AutoCalibrated
+
+    X, y = _three_classes()
+    model = AutoCalibrated((("stump", 1, 40), ("tree", 3, 20)), random_state=0).fit(X, y)
+    assert model.calibration_info_["method"] == "multinomial"
+    assert model.model_.calibrators_ == [] and model.model_.joint_calibrator_ is not None
+    blob, _ = dump_model(model.to_inference())
+    served = load_model(blob)
+    p = model.predict_proba(X)
+    assert np.array_equal(served.scorer.proba(X), p)
+    one_by_one = np.vstack([served.scorer.proba(X[i : i + 1]) for i in range(40)])
+    assert np.array_equal(one_by_one, p[:40])
+    costs = np.array([[0.0, 1.0, 1.0], [10.0, 0.0, 10.0], [1.0, 1.0, 0.0]])
+    assert np.array_equal(served.decide(X, costs).labels_index, np.argmin(p @ costs, axis=1))
+    # the out-of-fold probabilities are calibrated by the same kind of map
+    assert model.oof_ is not None and model.oof_.proba.shape == (len(y), 3)
+
+    for edit in (
+        lambda spec: spec["calibrators"].append({"method": "platt", "A": -1.0, "B": 0.0}),
+        lambda spec: spec["joint_calibrator"].update(W=[[1.0]]),
+        lambda spec: spec.pop("joint_calibrator"),  # no map at all
+    ):
+        with pytest.raises(ArtifactError):
+            load_model(_rewrite_spec(blob, edit))
+
+
+def test_per_class_calibration_stays_available() -> None:
+    from models.auto import AutoCalibrated
+
+    X, y = _three_classes(300)
+    model = AutoCalibrated(
+        (("stump", 1, 30),), multiclass_calibration="per_class", random_state=0
+    ).fit(X, y)
+    assert model.calibration_info_["method"] == "platt" and len(model.model_.calibrators_) == 3
+    with pytest.raises(InvalidInput, match="multiclass_calibration"):
+        AutoCalibrated(multiclass_calibration="softmax").fit(X, y)
+
+
+def test_many_classes_use_lbfgs_and_reach_newtons_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    import models.multiclass.multinomial as mm
+
+    k = 14  # (k + 1) k = 210 parameters: above MAX_NEWTON_PARAMS
+    W = 4.0 * np.roll(np.eye(k), 1, axis=1)
+    s, y, _ = _scores(3000, 7, W)
+    assert (k + 1) * k > mm.MAX_NEWTON_PARAMS
+    lbfgs = MultinomialCalibrator(l2=0.1).fit(s, y).predict_proba(s)
+    monkeypatch.setattr(mm, "MAX_NEWTON_PARAMS", 10**6)
+    newton = MultinomialCalibrator(l2=0.1).fit(s, y).predict_proba(s)
+    assert np.abs(lbfgs - newton).max() < 1e-3
