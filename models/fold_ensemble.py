@@ -47,7 +47,7 @@ import numpy as np
 from models.calibration import Calibrator, calibrator_from_state
 from models.ensemble import Ensemble
 from models.exceptions import ArtifactError
-from models.scorers import join_arrays, split_arrays
+from models.scorers import binary_proba, join_arrays, split_arrays
 
 __all__ = ["FoldBoosters", "FoldEnsembleScorer", "MAX_FOLDS", "merged_votes", "truncated"]
 
@@ -167,11 +167,7 @@ class FoldEnsembleScorer:
 
     def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
-        p1 = self.calibrator.predict(raw)
-        out = np.empty((raw.shape[0], 2), dtype=np.float64)
-        out[:, 1] = p1
-        out[:, 0] = 1.0 - p1
-        return out
+        return binary_proba(self.calibrator, raw)
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         return self.proba_from_raw(self.raw_score(X))

@@ -71,6 +71,16 @@ def join_arrays(prefix: str, arrays: dict[str, np.ndarray], kind: Any, n_feature
     return Ensemble.from_arrays(part, kind=kind, n_features=n_features)
 
 
+def binary_proba(calibrator: Calibrator, raw: np.ndarray) -> np.ndarray:
+    """``[1 - p, p]`` per row, ``p`` the calibrated probability of ``classes[1]`` from
+    the raw scores ``raw`` (shared by one booster's and the fold ensemble's scorer)."""
+    p1 = calibrator.predict(raw)
+    out = np.empty((raw.shape[0], 2), dtype=np.float64)
+    out[:, 1] = p1
+    out[:, 0] = 1.0 - p1
+    return out
+
+
 @dataclass(frozen=True)
 class BinaryScorer:
     """One boosted ensemble, a raw score and a calibration map: P(y = classes[1] | x).
@@ -108,11 +118,7 @@ class BinaryScorer:
 
     def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
-        p1 = self.calibrator.predict(raw)
-        out = np.empty((raw.shape[0], 2), dtype=np.float64)
-        out[:, 1] = p1
-        out[:, 0] = 1.0 - p1
-        return out
+        return binary_proba(self.calibrator, raw)
 
     def proba(self, X: np.ndarray) -> np.ndarray:
         return self.proba_from_raw(self.raw_score(X))
