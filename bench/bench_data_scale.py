@@ -21,6 +21,7 @@ For each ``--rows`` value the script
 Run::
 
     .venv/bin/python bench/bench_data_scale.py --rows 1000000 10000000 [--features 50]
+    .venv/bin/python bench/bench_data_scale.py --rows 10000000 --read-only  # no training
 
 Writes ``bench/results/data-scale-<date>.json`` and ``.md``.
 """
@@ -73,6 +74,34 @@ def generate(path: Path, rows: int, features: int, seed: int = 0) -> float:
             cols = [pa.array(X[:, j]) for j in range(features)] + [pa.array(y)]
             writer.write_table(pa.Table.from_arrays(cols, schema=schema), row_group_size=n)
     return time.perf_counter() - started
+
+
+def child_read(path: str, out: str) -> None:
+    """``--read-only``: open and read ``path`` into binned training data (both passes,
+    the sample, the edges and the codes), no training (runs in a child)."""
+    from app.services.datasets import DatasetReader, DatasetRef
+    from app.services.training import TrainingSpec
+    from app.services.training.dataset import read_training_data
+    from app.settings import Settings
+
+    settings = Settings(data_roots=[str(Path(path).parent)])
+    started = time.perf_counter()
+    ref = DatasetRef.from_mapping(
+        {"uri": f"file://{path}", "label_column": "label"}, need_label=True
+    )
+    data = read_training_data(
+        DatasetReader.from_settings(settings).open(ref), TrainingSpec(), settings
+    )
+    result = {
+        "seconds": round(time.perf_counter() - started, 2),
+        "phases": {"reading": round(time.perf_counter() - started, 2)},
+        "codes_mib": round(data.X.nbytes / 2**20, 1),
+        "n_rows": int(len(data.y)),
+        "binned": data.edges is not None,
+        "capacity": {},
+        "metrics": {},
+    }
+    Path(out).write_text(json.dumps(result))
 
 
 def child(path: str, registry: str, out: str) -> None:
@@ -135,7 +164,7 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def run(rows: int, features: int, workdir: Path) -> dict[str, Any]:
+def run(rows: int, features: int, workdir: Path, read_only: bool = False) -> dict[str, Any]:
     data_dir = workdir / f"data-{rows}"
     data_dir.mkdir()
     path = data_dir / "train.parquet"
@@ -145,7 +174,8 @@ def run(rows: int, features: int, workdir: Path) -> dict[str, Any]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(path), str(workdir / f"r{rows}.db"), str(out)],
+        [sys.executable, __file__, "--child", str(path), str(workdir / f"r{rows}.db"), str(out)]
+        + (["--read-only"] if read_only else []),
         cwd=ROOT,
     )
     wall = time.perf_counter() - started
@@ -174,14 +204,20 @@ def main() -> None:
     parser.add_argument("--features", type=int, default=50)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--tag", default="", help="suffix of the result files")
+    parser.add_argument(
+        "--read-only", action="store_true", help="read and bin the data, do not train"
+    )
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
+        if args.read_only:
+            child_read(args.child[0], args.child[2])
+        else:
+            child(*args.child)
         return
     runs = []
     with tempfile.TemporaryDirectory(prefix="costwise-scale-") as tmp:
         for rows in sorted(args.rows):  # ascending: ru_maxrss of children is a running max
-            r = run(rows, args.features, Path(tmp))
+            r = run(rows, args.features, Path(tmp), args.read_only)
             print(json.dumps(r), flush=True)
             runs.append(r)
     today = dt.date.today().isoformat()
@@ -195,7 +231,8 @@ def main() -> None:
         "note": "shared machine: 6 engineers on 2 cores; timings are noisy",
         "runs": runs,
     }
-    base = ROOT / "bench" / "results" / f"data-scale-{today}{args.tag}"
+    kind = "-read-only" if args.read_only else ""
+    base = ROOT / "bench" / "results" / f"data-scale-{today}{kind}{args.tag}"
     base.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     lines = [
         f"# Training from a dataset reference at scale ({today})",
