@@ -67,6 +67,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedShuffleSplit
 
 from models.adaboost import AdaBoost
+from models.binning import is_codes
 from models.calibrated import CalibratedBoosting
 from models.calibration import make_calibrator
 from models.crossfit import (
@@ -603,7 +604,10 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Calibrated class probabilities, shape (n, 2), columns in ``classes_`` order."""
         if isinstance(getattr(self, "estimator_", None), FoldBoosters):
-            return self.to_inference().predict_proba(X)
+            model = self.to_inference()
+            if is_codes(X):  # pre-binned codes stay uint8: the ensembles read 255 as missing
+                return model.scorer.proba(np.asarray(X))
+            return model.predict_proba(X)
         return CalibratedBoosting.predict_proba(self, X)
 
     def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:

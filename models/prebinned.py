@@ -26,6 +26,7 @@ import numpy as np
 from models.binning import BinEdges, prebinned
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
+from models.fold_ensemble import FoldEnsembleScorer
 from models.inference import InferenceModel
 from models.scorers import BinaryScorer
 
@@ -93,10 +94,16 @@ def _raw_cuts(features: np.ndarray, code_cuts: np.ndarray, edges: BinEdges) -> n
 def raw_space_model(model: InferenceModel, edges: BinEdges) -> InferenceModel:
     """An inference model trained in code space, mapped to raw values (:func:`raw_space`)."""
     scorer = model.scorer
-    if not isinstance(scorer, BinaryScorer):
-        raise InvalidInput(
-            "pre-binned training supports binary models with one boosted ensemble; "
-            f"got a {getattr(scorer, 'kind', type(scorer).__name__)} scorer"
+    raw: BinaryScorer | FoldEnsembleScorer
+    if isinstance(scorer, BinaryScorer):
+        raw = dataclasses.replace(scorer, ensemble=raw_space(scorer.ensemble, edges))
+    elif isinstance(scorer, FoldEnsembleScorer):  # the default's fold boosters, each mapped
+        raw = dataclasses.replace(
+            scorer, ensembles=tuple(raw_space(e, edges) for e in scorer.ensembles)
         )
-    raw = dataclasses.replace(scorer, ensemble=raw_space(scorer.ensemble, edges))
+    else:
+        raise InvalidInput(
+            "pre-binned training supports binary models (one boosted ensemble or a fold "
+            f"ensemble); got a {getattr(scorer, 'kind', type(scorer).__name__)} scorer"
+        )
     return dataclasses.replace(model, scorer=raw)
