@@ -124,6 +124,7 @@ def read_training_data(
             start = stop
             report(rows + start, total, "reading")
         _same_rows(start, rows, opened)
+        release_freed_memory()
         return TrainingData(codes, y_all, names, edges=edges, source=summary)
     check_limits(
         rows,
@@ -146,6 +147,25 @@ def read_training_data(
         report(rows + start, total, "reading")
     _same_rows(start, rows, opened)
     return TrainingData(X_all, y_all, names, source=summary)
+
+
+def release_freed_memory() -> None:
+    """Give the heap memory freed by the reading back to the system (glibc
+    ``malloc_trim``; nothing elsewhere).
+
+    pyarrow decodes each row group on reader threads with malloc (the system pool); the
+    buffers are freed when a block has been binned, but glibc keeps freed chunks in its
+    per-thread arenas: measured after reading 1,000,000 x 50 rows, the process held
+    706 MiB, 431 MiB after the trim (codes 48 MiB). Boosting, which follows, allocates
+    from the main thread and its fold threads and would not reuse all of it.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 def _check_rows(rows: int, settings: Settings) -> None:
