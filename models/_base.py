@@ -207,8 +207,17 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     def _update_weights(
         self, y: np.ndarray, h: np.ndarray, w: np.ndarray, alpha: float
     ) -> np.ndarray:
-        """Unnormalised D^{t+1}_i = D^t_i exp(-alpha_t y_i h_t(x_i)), Eq. 6."""
-        return w * np.exp(-alpha * y * h)
+        """Unnormalised D^{t+1}_i = D^t_i exp(-alpha_t y_i h_t(x_i)), Eq. 6.
+
+        Computed in one work array (the same operations in the same order as
+        ``w * np.exp(-alpha * y * h)``, so the same bits) instead of three temporaries:
+        on 10,000,000 rows each float64 vector is 76 MiB.
+        """
+        out = np.multiply(-alpha, y)
+        out *= h
+        np.exp(out, out=out)
+        out *= w
+        return out
 
     # ------------------------------------------------------------ validation
     def _check_params(self) -> None:
@@ -297,6 +306,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         self._setup(y, sw)
         w = np.asarray(self._initial_weights(y, sw), dtype=np.float64)
         trainer = self._make_trainer(X, y, sw)
+        del sw  # only D^1 and the trainer's binning needed it: one float64 vector less
         learners: list[object] = []
         alphas: list[float] = []
         errors: list[float] = []
@@ -325,7 +335,9 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
             learners.append(learner)
             alphas.append(alpha)
             errors.append(eps)
-            w = w_new / total
+            w_new /= total  # in place: the same bits as w_new / total
+            w = w_new
+            del w_new, h
         self.ensemble_: Ensemble = trainer.assemble(learners, np.asarray(alphas))
         self.estimator_alphas_ = np.asarray(alphas, dtype=np.float64)
         self.estimator_errors_ = np.asarray(errors, dtype=np.float64)

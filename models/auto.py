@@ -143,6 +143,27 @@ MULTINOMIAL_L2 = 0.1
 """Ridge of the multinomial map's K x K weights (bench/bench_multiclass_calibration.py)."""
 
 
+FOLD_MEMORY_BUDGET = 512 * 2**20
+"""Bytes of work arrays that the final stage's fold fits running *beside* the first one
+may hold (large data: the winner is cross-fitted on all rows, one fit per fold)."""
+FIT_BYTES_PER_ROW = 150
+"""Work memory of one boosting fit per training row of the fold, measured on pre-binned
+codes (depth-3 trees, 1,000,000 rows: the fold's codes, labels, weights, the (n, 2)
+histogram input, the tree's row order and leaves, the learner's outputs)."""
+
+
+def fold_jobs(n_jobs: int | None, k: int, fit_rows: int) -> int:
+    """Fold fits to run at once: ``n_jobs`` (None: every CPU), at most ``k``, and only as
+    many beyond the first as :data:`FOLD_MEMORY_BUDGET` holds at
+    :data:`FIT_BYTES_PER_ROW` x ``fit_rows`` each. Two fits at once double the work
+    memory: on 10,000,000 rows (6,666,667 per fold fit, about 950 MiB each) the folds
+    run one after another, each still using every CPU in its histogram kernel; the
+    results are the same either way (every fit is deterministic and independent)."""
+    jobs = min(_check_n_jobs(n_jobs), int(k))
+    extra = FOLD_MEMORY_BUDGET // max(1, FIT_BYTES_PER_ROW * int(fit_rows))
+    return max(1, min(jobs, 1 + int(extra)))
+
+
 def checkpoints(max_rounds: int) -> np.ndarray:
     """Round counts at which the validation curve is evaluated (1 .. max_rounds).
 
@@ -404,6 +425,8 @@ class _AutoCapacity:
             jobs = min(_check_n_jobs(self.n_jobs), k_search)
             per_fit = spent * jobs / k_search * k_search / (k_search - 1) * n / len(rows)
             refits = 0 if self._serves_folds() else 1
+            # (large data may run the final folds one at a time, fold_jobs: each fit then
+            # has every CPU in its histogram kernel, about the same total wall time)
             stage = per_fit * ((min(k, 3) + refits) / jobs if subsample else float(refits))
             final_est = stage * int(cps[c_best]) / m_max
             candidates.append(
@@ -467,7 +490,8 @@ class _AutoCapacity:
                         lambda: self._booster(wl, depth, rounds),
                         X, y, y_index, classes, sw,
                         split="kfold", n_folds=k_final, random_state=self.random_state,
-                        n_jobs=self.n_jobs, refit=not folds_served,
+                        n_jobs=fold_jobs(self.n_jobs, k_final, n - n // k_final),
+                        refit=not folds_served,
                     )  # fmt: skip
 
                 cf = run_parallel([part(0, final)], 1)[0]

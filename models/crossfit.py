@@ -132,7 +132,13 @@ def fold_indices(
             f"{n_folds}-fold cross-fitting needs at least {n_folds} rows of each class"
         )
     kf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
-    return list(kf.split(np.zeros(len(y_index)), y_index))
+    # int32 row numbers while they fit: k folds hold k x n indices (10,000,000 rows and
+    # 3 folds: 229 MiB as int64, 114 MiB as int32); the same rows either way
+    small = len(y_index) < 2**31
+    return [
+        (train.astype(np.int32), test.astype(np.int32)) if small else (train, test)
+        for train, test in kf.split(np.zeros(len(y_index), dtype=np.uint8), y_index)
+    ]
 
 
 @dataclass

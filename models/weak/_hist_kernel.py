@@ -100,12 +100,17 @@ def _histogram(codes, order, start, end, H, out, parallel):  # pragma: no cover 
     """out[j, b, :] = sum of H over the rows of order[start:end] in bin b of feature j."""
     K = H.shape[1]
     m = end - start
-    g = np.empty((m, K))
     rows = order[start:end]
-    for t in range(m):
-        r = rows[t]
-        for k in range(K):
-            g[t, k] = H[r, k]
+    if m == H.shape[0]:
+        # every row: ``order`` is still the identity (the root, or a child holding all
+        # rows of a stable partition), so H is its own gather; no (n, K) copy
+        g = H
+    else:
+        g = np.empty((m, K))
+        for t in range(m):
+            r = rows[t]
+            for k in range(K):
+                g[t, k] = H[r, k]
     if parallel:
         _hist_parallel(codes, rows, g, out)
     else:
@@ -373,13 +378,13 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
     mleft = np.zeros(max_nodes, dtype=np.uint8)
     value = np.zeros(max_nodes, dtype=np.int32)
     leaf_of = np.empty(n, dtype=np.int32)
-    pos = np.zeros(n, dtype=np.int64)
+    pos = np.zeros(n, dtype=np.uint8)  # 0/1 flags: one byte a row, not eight
     for i in range(n):
         for k in range(K):
             if H[i, k] != 0.0:
                 pos[i] = 1
     n_pos = np.zeros(max_nodes, dtype=np.int64)
-    n_pos[0] = pos.sum()
+    n_pos[0] = np.count_nonzero(pos)
     order = np.arange(n).astype(np.int32)
     buf = np.empty(n, dtype=np.int32)
     n_slots = max_depth + 2

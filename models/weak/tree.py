@@ -139,13 +139,16 @@ class TreeTrainer:
         # MODE_COST: column k = cost of answering class k (-1, +1); MODE_GINI: class weight.
         self._pos_col = 0 if criterion == "error" else 1
         self._pos = pos
+        self._neg = ~pos
         self._H = np.zeros((pos.size, 2))
 
     def fit_round(self, w: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
         """Grow one tree for weights ``w``; return its node arrays and training outputs."""
         H = self._H
-        H[:, self._pos_col] = np.where(self._pos, w, 0.0)
-        H[:, 1 - self._pos_col] = np.where(self._pos, 0.0, w)
+        # w where the row is positive, else 0 (w >= 0 and finite, so w * True is w and
+        # w * False is +0.0, as np.where gives), written into H without a temporary
+        np.multiply(w, self._pos, out=H[:, self._pos_col])
+        np.multiply(w, self._neg, out=H[:, 1 - self._pos_col])
         tree, value, leaf_of = grow_binned_tree(self.binned, H, self.max_depth, self._mode)
         out = np.where(value > 0, 1.0, -1.0)  # class index 1 is +1
         tree = tree._replace(value=out)

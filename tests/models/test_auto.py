@@ -13,6 +13,7 @@ from models.auto import (
     AutoCalibratedBoosting,
     AutoCalibratedMulticlass,
     checkpoints,
+    fold_jobs,
     smoothed,
 )
 from models.calibrated import CalibratedBoosting
@@ -223,3 +224,17 @@ def test_multiclass_logistic_score_is_the_softmax_of_the_votes_and_serves_the_sa
     np.testing.assert_array_equal(model.to_inference().predict_proba(X), model.predict_proba(X))
     vote = AutoCalibrated(GRID[:2], random_state=0).fit(X, y)
     assert not np.array_equal(vote.predict_proba(X), model.predict_proba(X))
+
+
+def test_fold_jobs_bounds_concurrent_fold_fits_by_memory():
+    """Small folds run on up to n_jobs threads; folds whose work arrays would not fit
+    beside the first in FOLD_MEMORY_BUDGET run one after another."""
+    from models.auto import FIT_BYTES_PER_ROW, FOLD_MEMORY_BUDGET
+
+    assert fold_jobs(2, 3, 100_000) == 2
+    assert fold_jobs(8, 3, 100_000) == 3  # never more than the folds
+    assert fold_jobs(1, 3, 100_000) == 1
+    fits_one = FOLD_MEMORY_BUDGET // FIT_BYTES_PER_ROW
+    assert fold_jobs(4, 3, fits_one) == 2  # one more fit fits in the budget
+    assert fold_jobs(4, 3, fits_one + 1) == 1
+    assert fold_jobs(2, 3, 6_666_667) == 1  # 10,000,000 rows, 3 folds

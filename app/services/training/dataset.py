@@ -37,6 +37,9 @@ from models.progress import report
 __all__ = ["BATCH_ROWS", "SAMPLE_ROWS", "DatasetSummary", "read_training_data"]
 
 BATCH_ROWS = 65_536
+TRIM_ROWS = 1_000_000
+"""Every this many rows read, the heap memory freed by the reader is given back to the
+system (:func:`release_freed_memory`)."""
 SAMPLE_ROWS = 200_000
 """Rows of the reservoir sample the bin edges are found on (at most 255 quantile cut
 points per feature: 200,000 rows put about 780 sampled rows between two cuts)."""
@@ -95,10 +98,14 @@ def read_training_data(
         _check_rows(rows, settings)
         sample.add(X)
         assert y is not None  # a training reference has a label column
-        labels.append(y)
+        # a copy: a zero-copy view would keep pyarrow's buffer alive, and those small
+        # buffers, kept between the freed blocks, stop the heap from shrinking
+        labels.append(np.array(y, copy=True))
         missing += int(np.isnan(X).sum())
         digest.update(X.tobytes())
         report(rows, total, "reading")
+        if rows // TRIM_ROWS != (rows - len(X)) // TRIM_ROWS:
+            release_freed_memory()
     if rows == 0:
         raise InvalidArgument(f"{field}.uri: the data set has no rows", field=f"{field}.uri")
     y_all = np.concatenate(labels)
@@ -114,6 +121,7 @@ def read_training_data(
     if binned:
         edges = BinEdges.from_sample(sample.rows)
         del sample
+        release_freed_memory()  # the first pass's blocks, before the codes are allocated
         codes = BinnedRows.empty(rows, d)
         start = 0
         for X, _ in opened.feature_blocks(batch_size=batch_rows):
@@ -123,7 +131,10 @@ def read_training_data(
             codes[start:stop] = edges.encode(X)
             start = stop
             report(rows + start, total, "reading")
+            if start // TRIM_ROWS != (start - len(X)) // TRIM_ROWS:
+                release_freed_memory()
         _same_rows(start, rows, opened)
+        release_freed_memory()
         return TrainingData(codes, y_all, names, edges=edges, source=summary)
     check_limits(
         rows,
@@ -146,6 +157,25 @@ def read_training_data(
         report(rows + start, total, "reading")
     _same_rows(start, rows, opened)
     return TrainingData(X_all, y_all, names, source=summary)
+
+
+def release_freed_memory() -> None:
+    """Give the heap memory freed by the reading back to the system (glibc
+    ``malloc_trim``; nothing elsewhere).
+
+    pyarrow decodes each row group on reader threads with malloc (the system pool); the
+    buffers are freed when a block has been binned, but glibc keeps freed chunks in its
+    per-thread arenas: measured after reading 1,000,000 x 50 rows, the process held
+    706 MiB, 431 MiB after the trim (codes 48 MiB). Boosting, which follows, allocates
+    from the main thread and its fold threads and would not reuse all of it.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 def _check_rows(rows: int, settings: Settings) -> None:
