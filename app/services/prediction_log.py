@@ -201,6 +201,12 @@ class LogStats:
     queued: int = 0
 
 
+SQLITE_WRITE_GAP_SECONDS = 0.15
+"""Pause of the writer after each batch on SQLite (longer than the busy handler's
+longest sleep, 100 ms): a 16-client load with a training every 5 s once had its
+registration wait out the 5 s busy timeout (503) behind back-to-back log batches."""
+
+
 class PredictionLogWriter:
     """A bounded queue of log entries and the thread that writes them (see module doc)."""
 
@@ -225,6 +231,10 @@ class PredictionLogWriter:
         self._closing = False
         self._busy = False
         self._limit = batch_rows  # halved after each failed batch (e.g. a statement timeout)
+        # SQLite has one writer at a time and a waiting writer polls (busy_timeout) with
+        # sleeps of up to 100 ms: a pause after each batch lets a training registration
+        # or an outcome batch in instead of losing the race to the next log batch
+        self._gap = SQLITE_WRITE_GAP_SECONDS if engine.dialect.name == "sqlite" else 0.0
 
     # ------------------------------------------------------------ request path
     def submit(self, entry: LogEntry) -> bool:
@@ -289,6 +299,8 @@ class PredictionLogWriter:
                     self._limit = max(1, self._limit // 2)
             if not ok:
                 time.sleep(self.retry_seconds)
+            elif self._gap:
+                time.sleep(self._gap)
 
     def _write(self, batch: list[LogEntry]) -> bool:
         """Insert ``batch``; False to retry later (database unavailable).
