@@ -35,8 +35,13 @@ def test_client_predict_ids_outcomes_and_monitoring(client: Client, fraud: dict[
     assert report.counts["recorded"] == 10 and report.results[0].status == "recorded"
     again = client.send_outcomes("fraud", [(f"c{i}", int(y[i])) for i in range(10)])
     assert again.counts["unchanged"] == 10
-    doc = client.monitoring("fraud", bucket="hour")
-    (v,) = doc["versions"]
+    deadline = time.monotonic() + 10  # the second request's 2 rows may be a later batch
+    while True:
+        doc = client.monitoring("fraud", bucket="hour")
+        (v,) = doc["versions"]
+        if v["total"]["predictions"] == 22 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert v["total"]["predictions"] == 22 and v["total"]["labelled"] == 10
     expected = sum(
         [[0, 1], [4, 0]][int(y[i])][[0, 1].index(out.predictions[i].decision)] for i in range(10)
