@@ -287,8 +287,15 @@ class Settings(BaseSettings):
     monitoring_max_rows: int = Field(
         1_000_000,
         ge=1,
-        description="Most logged predictions one monitoring request (or one model's "
-        "gauges) reads; a wider window is refused with 413 (narrow since/until).",
+        description="Most logged predictions one monitoring request reads; a wider "
+        "window is refused with 413 (narrow since/until).",
+    )
+    monitoring_gauge_rows: int = Field(
+        100_000,
+        ge=1,
+        description="The cost-ratio and ECE gauges of /metrics use at most this many latest "
+        "labelled predictions of a model's window (coverage counts every row in the "
+        "database; unlabelled rows are never read).",
     )
     monitoring_window_hours: float = Field(
         24.0,

@@ -6,7 +6,8 @@ full: the database was slower than the traffic, or down, for too long) and ``fai
 (refused by the database); ``costwise_prediction_log_queued_rows``: rows waiting.
 Per model and logged version, over the last COSTWISE_MONITORING_WINDOW_HOURS (as of
 the last refresh): ``costwise_monitoring_coverage``, ``costwise_monitoring_cost_ratio``
-(realised / expected cost of the labelled predictions) and ``costwise_monitoring_ece``.
+(realised / expected cost of the labelled predictions) and ``costwise_monitoring_ece``;
+the last two from the latest COSTWISE_MONITORING_GAUGE_ROWS labelled predictions.
 Model names come from the registry (only existing models get series).
 """
 
@@ -26,7 +27,7 @@ PER_MODEL_PREFIX = "costwise_monitoring_"
 _GAUGES = (
     ("coverage", "Share of logged predictions with a reported outcome.", "coverage"),
     ("cost_ratio", "Realised / expected cost of the labelled predictions.", "cost_ratio"),
-    ("ece", "Expected calibration error of the labelled predictions.", None),
+    ("ece", "Expected calibration error of the labelled predictions.", "ece"),
 )
 
 
@@ -58,11 +59,7 @@ class PredictionLogCollector:
         for name, doc, key in _GAUGES:
             gauge = GaugeMetricFamily(PER_MODEL_PREFIX + name, doc, labels=["model", "version"])
             for (model, version), figures in sorted(snapshot.items()):
-                value = (
-                    figures.get(key)
-                    if key is not None
-                    else (figures.get("calibration") or {}).get("ece")
-                )
+                value = figures.get(key)
                 if value is not None:
                     gauge.add_metric([model, str(version)], float(value))
             yield gauge

@@ -221,7 +221,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.prediction_log
         else None
     )
-    monitor = Monitoring(read_sessions, max_rows=settings.monitoring_max_rows)
+    monitor = Monitoring(
+        read_sessions,
+        max_rows=settings.monitoring_max_rows,
+        gauge_rows=settings.monitoring_gauge_rows,
+    )
     maintenance = LogMaintenance(
         sessions,
         monitor,

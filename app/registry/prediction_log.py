@@ -232,10 +232,12 @@ class PredictionLog:
         *,
         limit: int | None = None,
         latest: bool = False,
+        labelled: bool = False,
     ) -> list[LoggedRow]:
         """Logged predictions of ``model_id`` (one version, or all), oldest first.
 
-        At most ``limit`` rows: the oldest, or with ``latest`` the most recent ones."""
+        At most ``limit`` rows: the oldest, or with ``latest`` the most recent ones;
+        with ``labelled`` only the rows that have an outcome."""
         query = select(
             _T.c.prediction_id,
             _T.c.version,
@@ -250,6 +252,8 @@ class PredictionLog:
         ).where(_T.c.model_id == model_id)
         if version is not None:
             query = query.where(_T.c.version == version)
+        if labelled:
+            query = query.where(_T.c.label.is_not(None))
         query = _window(query, since, until)
         if latest:
             query = query.order_by(_T.c.created_at.desc(), _T.c.id.desc())
@@ -260,6 +264,18 @@ class PredictionLog:
         with database_errors():
             found = [LoggedRow(*r) for r in self.session.execute(query)]
         return found[::-1] if latest else found
+
+    def counts(
+        self, model_id: int, since: datetime | None = None, until: datetime | None = None
+    ) -> dict[int, tuple[int, int]]:
+        """Per version of ``model_id``: (logged predictions, of which labelled) in the
+        window, counted by the database (no row leaves it)."""
+        query = select(_T.c.version, func.count(), func.count(_T.c.label)).where(
+            _T.c.model_id == model_id
+        )
+        query = _window(query, since, until).group_by(_T.c.version)
+        with database_errors():
+            return {int(v): (int(n), int(m)) for v, n, m in self.session.execute(query)}
 
     def version_classes(self, model_id: int, versions: Iterable[int]) -> dict[int, list[Any]]:
         """Class labels (model order) of the given version numbers of ``model_id``."""

@@ -97,9 +97,15 @@ def summarise(rows: Sequence[LoggedRow], n_classes: int) -> dict[str, Any]:
 class Monitoring:
     """Reads the prediction log and summarises it (read-only sessions)."""
 
-    def __init__(self, read_sessions: sessionmaker[Session], max_rows: int = 1_000_000) -> None:
+    def __init__(
+        self,
+        read_sessions: sessionmaker[Session],
+        max_rows: int = 1_000_000,
+        gauge_rows: int = 100_000,
+    ) -> None:
         self._read = read_sessions
         self.max_rows = max_rows
+        self.gauge_rows = gauge_rows
 
     def report(
         self,
@@ -149,15 +155,36 @@ class Monitoring:
         }
 
     def totals(self, model_id: int, since: datetime) -> dict[int, dict[str, Any]]:
-        """Per-version figures over the latest rows since ``since`` (for the gauges)."""
+        """Per version, the figures of the gauges since ``since``: ``predictions``,
+        ``labelled``, ``coverage`` (counted by the database over the whole window), and
+        ``cost_ratio`` and ``ece`` from the latest ``gauge_rows`` labelled predictions
+        (``labelled_used`` of them). Unlabelled rows never leave the database: a refresh
+        costs the labelled rows, not the traffic (docs/monitoring.md: 700,000 logged rows,
+        5% labelled, 13.3 s of CPU and 895 MiB when every row was read, 1.2 s now)."""
         with reading(self._read) as reg:
             log = PredictionLog(reg.session)
-            rows = log.rows(model_id, None, since, None, limit=self.max_rows, latest=True)
-            classes = log.version_classes(model_id, {r.version for r in rows})
+            counts = log.counts(model_id, since)
+            rows = log.rows(
+                model_id, None, since, None, limit=self.gauge_rows, latest=True, labelled=True
+            )
+            classes = log.version_classes(model_id, set(counts))
         out: dict[int, dict[str, Any]] = {}
-        for v in sorted({r.version for r in rows}):
+        for v, (n, m) in sorted(counts.items()):
             mine = [r for r in rows if r.version == v]
-            out[v] = summarise(mine, len(classes.get(v) or mine[0].probabilities or [0, 0]))
+            figures: dict[str, Any] = {
+                "predictions": n,
+                "labelled": m,
+                "coverage": m / n if n else None,
+                "labelled_used": len(mine),
+                "cost_ratio": None,
+                "ece": None,
+            }
+            if mine:
+                k = len(classes.get(v) or mine[0].probabilities or [0, 0])
+                labelled = summarise(mine, k)
+                figures["cost_ratio"] = labelled["cost_ratio"]
+                figures["ece"] = (labelled["calibration"] or {}).get("ece")
+            out[v] = figures
         return out
 
 

@@ -132,6 +132,42 @@ def test_retention_deletes_old_rows_only(
     assert snapshot[("m", 1)]["predictions"] == 5 and snapshot[("m", 1)]["labelled"] == 0
 
 
+def test_gauges_count_every_row_and_read_only_labelled_ones(
+    engine: Engine, session_factory: sessionmaker[Session]
+) -> None:
+    """The gauge figures equal what the monitoring report computes from every row of
+    the window, while only labelled rows are read (at most ``gauge_rows`` of them)."""
+    model_id, version_id = _registry_with_a_version(engine)
+    now = datetime.now(UTC)
+    writer = PredictionLogWriter(engine)
+    writer.submit(_entry(40, model_id, version_id, at=now - timedelta(hours=1)))
+    writer.submit(_entry(30, model_id, version_id, at=now - timedelta(minutes=5)))
+    writer.submit(_entry(9, model_id, version_id, at=now - timedelta(days=3)))  # outside
+    writer.start()
+    assert writer.flush(10.0)
+    writer.close()
+    table = LoggedPrediction.__table__
+    with engine.begin() as c:  # 1 in 3 rows labelled, some of them against the decision
+        c.execute(table.update().where(table.c.id % 3 == 0).values(label=table.c.decision))
+        c.execute(table.update().where(table.c.id % 12 == 0).values(label=1 - table.c.decision))
+    since = now - timedelta(hours=24)
+    monitoring = Monitoring(session_factory)
+    report = monitoring.report("m", since=since)["versions"][0]["total"]
+    gauges = monitoring.totals(model_id, since)[1]
+    assert gauges["predictions"] == report["predictions"] == 70
+    assert gauges["labelled"] == report["labelled"] == gauges["labelled_used"] > 10
+    assert gauges["coverage"] == pytest.approx(report["coverage"])
+    assert gauges["cost_ratio"] == pytest.approx(report["cost_ratio"])
+    assert gauges["ece"] == pytest.approx(report["calibration"]["ece"])
+    assert gauges["ece"] > 0
+    few = Monitoring(session_factory, gauge_rows=5).totals(model_id, since)[1]
+    assert (few["predictions"], few["labelled"], few["labelled_used"]) == (
+        70,
+        report["labelled"],
+        5,
+    )
+
+
 def test_rows_round_trip_exactly(engine: Engine) -> None:
     """What the batched insert stores is what was served: per-class raw scores and
     probabilities, per-row cost matrices, features, NaN as null, one time per request,
