@@ -15,7 +15,7 @@ from app.db import make_engine, upgrade_to_head
 from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel
 from app.services.log_maintenance import LogMaintenance
 from app.services.monitoring import Monitoring
-from app.services.prediction_log import LogEntry, PredictionLogWriter, new_ids
+from app.services.prediction_log import LogEntry, PredictionLogWriter, columns_of, new_ids
 
 
 def _entry(n: int, model_id: int = 1, version_id: int = 1, at: datetime | None = None) -> LogEntry:
@@ -166,6 +166,54 @@ def test_gauges_count_every_row_and_read_only_labelled_ones(
         report["labelled"],
         5,
     )
+
+
+def test_a_batch_of_many_requests_gives_the_columns_of_each_request_in_turn() -> None:
+    """columns_of concatenates runs of requests of one layout: the result is exactly
+    what one call per request gives, across runs of different layouts (per-row and
+    per-request costs, priors or none, NaN, features, thresholds or none)."""
+    rng = np.random.default_rng(3)
+    at = datetime(2026, 11, 25, 7, 30, 1, 123456, tzinfo=UTC)
+
+    def request(n: int, k: int, row_costs: bool, features: bool, priors: bool) -> LogEntry:
+        proba = rng.dirichlet(np.ones(k), size=n)
+        return LogEntry(
+            model_id=1 + n % 2,
+            version_id=3,
+            version=2,
+            alias="a" if n % 3 else None,
+            created_at=at + timedelta(microseconds=int(rng.integers(10**6))),
+            ids=new_ids(n),
+            raw=proba[:, 1] if k == 2 else proba * 2,
+            proba=proba,
+            decision=proba.argmax(axis=1),
+            threshold=np.full(n, 0.25) if k == 2 else None,
+            expected_cost=np.where(rng.uniform(size=n) < 0.2, np.nan, proba.min(axis=1)),
+            cost_setting="row_costs" if row_costs else "costs",
+            costs=rng.uniform(size=(n, k, k)) if row_costs else np.full((k, k), float(n)),
+            priors=[0.5, 0.5] if priors and k == 2 else None,
+            features=rng.normal(size=(n, 2)) if features else None,
+        )
+
+    entries = [
+        request(int(n), k, rc, f, p)
+        for n, k, rc, f, p in [
+            (1, 2, False, False, False),
+            (1, 2, False, False, False),
+            (3, 2, False, False, True),
+            (1, 2, False, False, True),
+            (2, 2, True, False, False),
+            (1, 3, False, True, False),
+            (4, 3, False, True, False),
+            (1, 2, False, False, False),
+        ]
+    ]
+    one_by_one: dict[str, list[object]] = {}
+    for e in entries:
+        for column, values in columns_of([e]).items():
+            one_by_one.setdefault(column, []).extend(values)
+    assert columns_of(entries) == one_by_one
+    assert len(one_by_one["prediction_id"]) == 14
 
 
 def test_rows_round_trip_exactly(engine: Engine) -> None:
