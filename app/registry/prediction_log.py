@@ -11,12 +11,14 @@ flushes, never commits, and turns database errors into domain errors.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import numpy as np
 import orjson
-from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy import Float, Table, Text, case, delete, func, select, update
+from sqlalchemy import cast as cast_
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError, TimeoutError
 from sqlalchemy.orm import Session
@@ -28,7 +30,7 @@ from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel, ut
 __all__ = [
     "LOG_COLUMNS",
     "LabelledRows",
-    "LoggedRow",
+    "LogColumns",
     "OutcomeResult",
     "PredictionLog",
     "insert_rows",
@@ -151,19 +153,78 @@ def insert_rows(conn: Connection, columns: Mapping[str, Sequence[Any]]) -> int:
 
 
 @dataclass(frozen=True)
-class LoggedRow:
-    """One logged prediction as plain values (what monitoring reads)."""
+class LogColumns:
+    """Logged predictions of one version as arrays, oldest first (what monitoring reads).
 
-    prediction_id: str
-    version: int
-    created_at: datetime
-    raw_score: Any  # float (binary), list of floats (per class) or None
-    probabilities: list[float] | None
-    decision: int
-    expected_cost: float | None
-    costs: list[list[float]]  # (K, K) applied to this row; rows = truth
-    label: int | None
-    outcome_cost: float | None
+    ``costs`` holds the cost matrices of the labelled rows only (the others' are never
+    parsed), in row order: row ``i``'s is ``costs[np.cumsum(label >= 0)[i] - 1]``.
+    """
+
+    created_at: np.ndarray  # (n,) float64: POSIX seconds, UTC
+    probabilities: np.ndarray  # (n, K) float64, NaN where none was logged
+    decision: np.ndarray  # (n,) int64 class indices
+    label: np.ndarray  # (n,) int64 class indices, -1 without an outcome
+    expected_cost: np.ndarray  # (n,) float64, NaN where unknown
+    outcome_cost: np.ndarray  # (n,) float64, NaN where not reported
+    costs: np.ndarray  # (m, K, K) of the m labelled rows; rows = truth
+
+    def __len__(self) -> int:
+        return len(self.decision)
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.probabilities.shape[1])
+
+    @classmethod
+    def empty(cls, n_classes: int) -> LogColumns:
+        k = n_classes
+        return cls(
+            created_at=np.empty(0),
+            probabilities=np.empty((0, k)),
+            decision=np.empty(0, dtype=np.int64),
+            label=np.empty(0, dtype=np.int64),
+            expected_cost=np.empty(0),
+            outcome_cost=np.empty(0),
+            costs=np.empty((0, k, k)),
+        )
+
+    def reversed(self) -> LogColumns:
+        """The same rows in the opposite order."""
+        return LogColumns(**{f.name: getattr(self, f.name)[::-1] for f in fields(self)})
+
+    def take(self, mask: np.ndarray) -> LogColumns:
+        """The rows where ``mask`` (boolean, (n,)) is true."""
+        return LogColumns(
+            created_at=self.created_at[mask],
+            probabilities=self.probabilities[mask],
+            decision=self.decision[mask],
+            label=self.label[mask],
+            expected_cost=self.expected_cost[mask],
+            outcome_cost=self.outcome_cost[mask],
+            costs=self.costs[mask[self.label >= 0]],
+        )
+
+
+def _parse_json_rows(texts: list[str | None], width: Sequence[int]) -> np.ndarray:
+    """JSON texts of equal-shape number arrays as one float64 array, parsed in one call
+    (None, or a null inside, is NaN); ``width`` is the shape of one row's array."""
+    n = len(texts)
+    if n == 0:
+        return np.empty((0, *width))
+    if None in texts or "null" in texts:
+        blank = orjson.dumps(np.full(width, np.nan).tolist()).decode()  # NaN -> null
+        texts = [blank if t is None or t == "null" else t for t in texts]
+    parsed = orjson.loads("[" + ",".join(cast(list[str], texts)) + "]")
+    return np.array(parsed, dtype=np.float64).reshape(n, *width)  # null -> NaN
+
+
+def _seconds(values: Sequence[Any], postgres: bool) -> np.ndarray:
+    """POSIX seconds of ``created_at`` as :meth:`PredictionLog.columns` selects it:
+    PostgreSQL's epoch (float), or SQLite's stored UTC text (``log_time``)."""
+    if postgres:
+        return np.array(values, dtype=np.float64)
+    micros = np.array(values, dtype="datetime64[us]").astype(np.int64)
+    return micros / 1e6
 
 
 @dataclass(frozen=True)
@@ -223,47 +284,79 @@ class PredictionLog:
             )
             return list(self.session.scalars(query))
 
-    def rows(
+    def columns(
         self,
         model_id: int,
-        version: int | None = None,
+        version: int,
+        n_classes: int | None,
         since: datetime | None = None,
         until: datetime | None = None,
         *,
-        limit: int | None = None,
-        latest: bool = False,
+        latest: int | None = None,
         labelled: bool = False,
-    ) -> list[LoggedRow]:
-        """Logged predictions of ``model_id`` (one version, or all), oldest first.
+        chunk_rows: int = 50_000,
+    ) -> LogColumns:
+        """Logged predictions of one version of ``model_id`` in the window, as arrays.
 
-        At most ``limit`` rows: the oldest, or with ``latest`` the most recent ones;
-        with ``labelled`` only the rows that have an outcome."""
+        ``n_classes`` is the version's number of classes (None: the width of the first
+        logged probabilities). With ``latest`` only the most recent that many; with
+        ``labelled`` only the rows that have an outcome. JSON columns are read as text
+        and parsed once per chunk of ``chunk_rows`` (never one parse per row), cost
+        matrices only for labelled rows; the result holds ``8 (K + 5)`` bytes per row
+        (plus ``8 K^2`` per labelled row)."""
+        costs_text = case((_T.c.label.is_not(None), cast_(_T.c.costs, Text)), else_=None)
+        postgres = self.session.get_bind().dialect.name == "postgresql"
+        created = (  # as numbers or text, not one aware datetime object per row
+            cast_(func.extract("epoch", _T.c.created_at), Float)
+            if postgres
+            else cast_(_T.c.created_at, Text)
+        )
         query = select(
-            _T.c.prediction_id,
-            _T.c.version,
-            _T.c.created_at,
-            _T.c.raw_score,
-            _T.c.probabilities,
+            created,
+            cast_(_T.c.probabilities, Text),
             _T.c.decision,
-            _T.c.expected_cost,
-            _T.c.costs,
             _T.c.label,
+            _T.c.expected_cost,
             _T.c.outcome_cost,
-        ).where(_T.c.model_id == model_id)
-        if version is not None:
-            query = query.where(_T.c.version == version)
+            costs_text,
+        ).where(_T.c.model_id == model_id, _T.c.version == version)
         if labelled:
             query = query.where(_T.c.label.is_not(None))
         query = _window(query, since, until)
-        if latest:
-            query = query.order_by(_T.c.created_at.desc(), _T.c.id.desc())
+        if latest is not None:
+            query = query.order_by(_T.c.created_at.desc(), _T.c.id.desc()).limit(latest)
         else:
             query = query.order_by(_T.c.created_at, _T.c.id)
-        if limit is not None:
-            query = query.limit(limit)
+        parts: list[LogColumns] = []
         with database_errors():
-            found = [LoggedRow(*r) for r in self.session.execute(query)]
-        return found[::-1] if latest else found
+            result = self.session.execute(query.execution_options(yield_per=chunk_rows))
+            for rows in result.partitions():
+                t, proba, decision, label, expected, reported, costs = zip(*rows, strict=True)
+                if n_classes is None:  # the registry does not say: the logged width
+                    first = next((p for p in proba if p not in (None, "null")), None)
+                    n_classes = 2 if first is None else len(orjson.loads(first))
+                k = (n_classes,)
+                labels = np.array([-1 if y is None else y for y in label], dtype=np.int64)
+                parts.append(
+                    LogColumns(
+                        created_at=_seconds(t, postgres),
+                        probabilities=_parse_json_rows(list(proba), k),
+                        decision=np.array(decision, dtype=np.int64),
+                        label=labels,
+                        expected_cost=np.array(expected, dtype=np.float64),
+                        outcome_cost=np.array(reported, dtype=np.float64),
+                        costs=_parse_json_rows([c for c in costs if c is not None], k * 2),
+                    )
+                )
+        if not parts:
+            return LogColumns.empty(n_classes or 2)
+        out = LogColumns(
+            **{
+                f.name: np.concatenate([getattr(p, f.name) for p in parts])
+                for f in fields(LogColumns)
+            }
+        )
+        return out.reversed() if latest is not None else out  # newest first: oldest first
 
     def counts(
         self, model_id: int, since: datetime | None = None, until: datetime | None = None

@@ -14,7 +14,6 @@ Hosmer-Lemeshow) on the labelled rows (:func:`models.monitoring.calibration_summ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +21,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, NotFound, PayloadTooLarge
-from app.registry.prediction_log import LoggedRow, PredictionLog
+from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.core_errors import core_errors
 from models.monitoring import calibration_summary, realised_cost
@@ -41,14 +40,14 @@ def _mean(a: np.ndarray) -> list[float] | None:
     return None if len(a) == 0 else a.mean(axis=0).tolist()
 
 
-def summarise(rows: Sequence[LoggedRow], n_classes: int) -> dict[str, Any]:
-    """The monitoring figures of ``rows`` (one version; see the module docstring)."""
-    n = len(rows)
-    decision = np.fromiter((r.decision for r in rows), np.intp, n)
-    proba = np.asarray([r.probabilities for r in rows], dtype=np.float64).reshape(n, n_classes)
-    labelled = [i for i, r in enumerate(rows) if r.label is not None]
-    m = len(labelled)
-    y = np.fromiter((rows[i].label or 0 for i in labelled), np.intp, m)
+def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
+    """The monitoring figures of ``log`` (one version; see the module docstring)."""
+    n = len(log)
+    decision = log.decision
+    proba = log.probabilities.reshape(n, n_classes)
+    labelled = log.label >= 0
+    y = log.label[labelled]
+    m = len(y)
     shares = np.bincount(decision, minlength=n_classes) / n if n else np.zeros(n_classes)
     observed = np.bincount(y, minlength=n_classes) / m if m else None
     out: dict[str, Any] = {
@@ -72,15 +71,14 @@ def summarise(rows: Sequence[LoggedRow], n_classes: int) -> dict[str, Any]:
     }
     if not m:
         return out
-    costs = np.asarray([rows[i].costs for i in labelled], dtype=np.float64)
-    expected = np.asarray(
-        [rows[i].expected_cost if rows[i].expected_cost is not None else np.nan for i in labelled]
-    )
-    reported = np.asarray(
-        [rows[i].outcome_cost if rows[i].outcome_cost is not None else np.nan for i in labelled]
-    )
     with core_errors():
-        cost = realised_cost(y, decision[labelled], costs, expected, reported)
+        cost = realised_cost(
+            y,
+            decision[labelled],
+            log.costs,
+            log.expected_cost[labelled],
+            log.outcome_cost[labelled],
+        )
         summary = calibration_summary(y, proba[labelled])
     z = summary.get("spiegelhalter")
     out.update(
@@ -137,21 +135,28 @@ class Monitoring:
                         f"(versions with logged predictions: {logged or 'none'})",
                         field="version",
                     )
-            rows = log.rows(model.id, version, since, until, limit=self.max_rows + 1)
-            if len(rows) > self.max_rows:
+            counts = log.counts(model.id, since, until)
+            if version is not None:
+                counts = {v: c for v, c in counts.items() if v == version}
+            if sum(n for n, _ in counts.values()) > self.max_rows:  # counted, not read
                 raise PayloadTooLarge(
                     f"since/until: more than {self.max_rows} logged predictions in this "
                     "window (setting COSTWISE_MONITORING_MAX_ROWS); narrow it or give a version",
                     field="since",
                     limit=self.max_rows,
                 )
-            classes = log.version_classes(model.id, {r.version for r in rows})
+            classes = log.version_classes(model.id, set(counts))
+            versions = []
+            for v in sorted(counts):
+                k = _n_classes(classes.get(v))
+                columns = log.columns(model.id, v, k, since, until)
+                versions.append(_version_report(v, classes.get(v), columns, BUCKETS[bucket]))
         return {
             "model": name,
             "since": None if since is None else _iso(since),
             "until": None if until is None else _iso(until),
             "bucket": bucket,
-            "versions": _by_version(rows, classes, BUCKETS[bucket]),
+            "versions": versions,
         }
 
     def totals(self, model_id: int, since: datetime) -> dict[int, dict[str, Any]]:
@@ -164,52 +169,47 @@ class Monitoring:
         with reading(self._read) as reg:
             log = PredictionLog(reg.session)
             counts = log.counts(model_id, since)
-            rows = log.rows(
-                model_id, None, since, None, limit=self.gauge_rows, latest=True, labelled=True
-            )
             classes = log.version_classes(model_id, set(counts))
-        out: dict[int, dict[str, Any]] = {}
-        for v, (n, m) in sorted(counts.items()):
-            mine = [r for r in rows if r.version == v]
-            figures: dict[str, Any] = {
-                "predictions": n,
-                "labelled": m,
-                "coverage": m / n if n else None,
-                "labelled_used": len(mine),
-                "cost_ratio": None,
-                "ece": None,
-            }
-            if mine:
-                k = len(classes.get(v) or mine[0].probabilities or [0, 0])
-                labelled = summarise(mine, k)
-                figures["cost_ratio"] = labelled["cost_ratio"]
-                figures["ece"] = (labelled["calibration"] or {}).get("ece")
-            out[v] = figures
+            out: dict[int, dict[str, Any]] = {}
+            for v, (n, m) in sorted(counts.items()):
+                figures: dict[str, Any] = {
+                    "predictions": n,
+                    "labelled": m,
+                    "coverage": m / n if n else None,
+                    "labelled_used": 0,
+                    "cost_ratio": None,
+                    "ece": None,
+                }
+                if m:
+                    k = _n_classes(classes.get(v))
+                    mine = log.columns(model_id, v, k, since, latest=self.gauge_rows, labelled=True)
+                    labelled = summarise(mine, mine.n_classes)
+                    figures["labelled_used"] = len(mine)
+                    figures["cost_ratio"] = labelled["cost_ratio"]
+                    figures["ece"] = (labelled["calibration"] or {}).get("ece")
+                out[v] = figures
         return out
 
 
-def _by_version(
-    rows: Sequence[LoggedRow], classes: dict[int, list[Any]], width: int
-) -> list[dict[str, Any]]:
-    out = []
-    for v in sorted({r.version for r in rows}):
-        mine = [r for r in rows if r.version == v]
-        k = len(classes.get(v) or mine[0].probabilities or [0, 0])
-        buckets: dict[int, list[LoggedRow]] = {}
-        for r in mine:
-            buckets.setdefault(int(r.created_at.timestamp()) // width, []).append(r)
-        out.append(
+def _n_classes(classes: list[Any] | None) -> int | None:
+    """Classes of a version as the registry records them (None: read from the log)."""
+    return len(classes) if classes else None
+
+
+def _version_report(
+    version: int, classes: list[Any] | None, log: LogColumns, width: int
+) -> dict[str, Any]:
+    k = log.n_classes
+    keys = (log.created_at // width).astype(np.int64)
+    return {
+        "version": version,
+        "classes": classes,
+        "total": summarise(log, k),
+        "buckets": [
             {
-                "version": v,
-                "classes": classes.get(v),
-                "total": summarise(mine, k),
-                "buckets": [
-                    {
-                        "start": _iso(datetime.fromtimestamp(key * width, UTC)),
-                        **summarise(part, k),
-                    }
-                    for key, part in sorted(buckets.items())
-                ],
+                "start": _iso(datetime.fromtimestamp(int(key) * width, UTC)),
+                **summarise(log.take(keys == key), k),
             }
-        )
-    return out
+            for key in np.unique(keys)
+        ],
+    }

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, upgrade_to_head
 from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel
+from app.registry.prediction_log import PredictionLog
 from app.services.log_maintenance import LogMaintenance
 from app.services.monitoring import Monitoring
 from app.services.prediction_log import LogEntry, PredictionLogWriter, columns_of, new_ids
@@ -166,6 +167,55 @@ def test_gauges_count_every_row_and_read_only_labelled_ones(
         report["labelled"],
         5,
     )
+
+
+def test_log_columns_keep_each_labelled_rows_cost_matrix_with_it(
+    engine: Engine, session_factory: sessionmaker[Session]
+) -> None:
+    """The columnar read: per-row cost matrices are parsed for labelled rows only and
+    stay aligned with their rows through ``take``; ``latest`` keeps the newest rows,
+    oldest first; the number of classes can come from the log itself."""
+    model_id, version_id = _registry_with_a_version(engine)
+    now = datetime.now(UTC)
+    n = 12
+    entry = _entry(n, model_id, version_id, at=now - timedelta(minutes=30))
+    per_row = np.stack([np.array([[0.0, 1.0 + i], [10.0 * i, 0.0]]) for i in range(n)])
+    entry = LogEntry(**{**entry.__dict__, "costs": per_row, "cost_setting": "row_costs"})
+    later = _entry(3, model_id, version_id, at=now - timedelta(minutes=1))
+    writer = PredictionLogWriter(engine)
+    writer.submit(entry)
+    writer.submit(later)
+    writer.write_pending()
+    table = LoggedPrediction.__table__
+    labelled_ids = [entry.ids[i] for i in (1, 4, 5, 9)]
+    with engine.begin() as c:
+        c.execute(
+            table.update()
+            .where(table.c.prediction_id.in_(labelled_ids))
+            .values(label=1, outcome_cost=7.0)
+        )
+    with session_factory() as s:
+        log = PredictionLog(s).columns(model_id, 1, None)  # classes read from the log
+        newest = PredictionLog(s).columns(model_id, 1, 2, latest=4)
+        only = PredictionLog(s).columns(model_id, 1, 2, labelled=True)
+    assert len(log) == 15 and log.n_classes == 2
+    at = [(now - timedelta(minutes=m)).timestamp() for m in (30, 1)]
+    assert log.created_at.tolist() == pytest.approx([at[0]] * n + [at[1]] * 3, abs=1e-5)
+    assert log.label.tolist() == [1 if i in (1, 4, 5, 9) else -1 for i in range(n)] + [-1] * 3
+    assert np.array_equal(log.costs, per_row[[1, 4, 5, 9]])
+    np.testing.assert_array_equal(log.probabilities[:n], entry.proba)
+    assert np.isnan(log.outcome_cost[0]) and log.outcome_cost[1] == 7.0
+    part = log.take(np.arange(15) >= 5)  # rows 5.. : labelled 5 and 9
+    assert np.array_equal(part.costs, per_row[[5, 9]]) and part.label[:5].tolist() == [
+        1,
+        -1,
+        -1,
+        -1,
+        1,
+    ]
+    assert np.array_equal(newest.decision, log.decision[-4:])
+    assert np.all(np.diff(newest.created_at) >= 0)
+    assert len(only) == 4 and np.array_equal(only.costs, per_row[[1, 4, 5, 9]])
 
 
 def test_a_batch_of_many_requests_gives_the_columns_of_each_request_in_turn() -> None:
