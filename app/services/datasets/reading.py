@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -132,6 +134,32 @@ class OpenedDataset:
             memory_pool=pool,
         )
         yield from scanner.to_batches()
+
+    def file_parts(self) -> list[tuple[str, int | None]]:
+        """Each file of the data set, in order, as a URI that opens it again and its row
+        count when its Parquet footer tells (None for CSV): ``file://`` URIs for local
+        files, ``<scheme>://bucket/key`` for the objects of a remote directory (``s3://``).
+
+        Reading the footers of remote objects is one small ranged read each; a failure is
+        an :class:`~app.errors.InvalidArgument` naming ``<field>.uri``.
+        """
+        import pyarrow as pa
+
+        scheme = urlsplit(self.ref.uri).scheme.lower()
+        out: list[tuple[str, int | None]] = []
+        try:
+            for fragment in self._dataset.get_fragments():
+                path = str(fragment.path)
+                uri = Path(path).as_uri() if scheme in ("", "file") else f"{scheme}://{path}"
+                rows = fragment.metadata.num_rows if self.ref.format == "parquet" else None
+                out.append((uri, rows))
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise InvalidArgument(
+                f"{self._field_prefix}.uri: reading the footers of {self.ref.uri!r} failed: "
+                f"{short_reason(exc)}",
+                field=f"{self._field_prefix}.uri",
+            ) from None
+        return out
 
     def feature_blocks(
         self,
