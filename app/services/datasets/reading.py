@@ -88,11 +88,7 @@ class OpenedDataset:
             except StopIteration:
                 return
             except (pa.ArrowException, OSError, ValueError) as exc:
-                raise InvalidArgument(
-                    f"{self._field_prefix}.uri: reading {self.ref.uri!r} failed after "
-                    f"{rows} rows: {short_reason(exc)}",
-                    field=f"{self._field_prefix}.uri",
-                ) from None
+                raise self._read_failed(f"failed after {rows} rows", exc) from None
             if batch.num_rows == 0:
                 continue
             rows += batch.num_rows
@@ -154,12 +150,14 @@ class OpenedDataset:
                 rows = fragment.metadata.num_rows if self.ref.format == "parquet" else None
                 out.append((uri, rows))
         except (pa.ArrowException, OSError, ValueError) as exc:
-            raise InvalidArgument(
-                f"{self._field_prefix}.uri: reading the footers of {self.ref.uri!r} failed: "
-                f"{short_reason(exc)}",
-                field=f"{self._field_prefix}.uri",
-            ) from None
+            raise self._read_failed("failed reading its Parquet footers", exc) from None
         return out
+
+    def _read_failed(self, what: str, exc: BaseException) -> InvalidArgument:
+        field = f"{self._field_prefix}.uri"
+        return InvalidArgument(
+            f"{field}: reading {self.ref.uri!r} {what}: {short_reason(exc)}", field=field
+        )
 
     def feature_blocks(
         self,

@@ -61,31 +61,20 @@ def s3(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     s3fs.S3FileSystem.clear_instance_cache()
 
 
-def _settings(database_url: str, root: Path, protocols: list[str]) -> Settings:
-    return Settings(
-        database_url=database_url,
-        max_predict_rows=1000,
-        max_train_rows=5000,
-        max_features=50,
-        data_roots=[str(root)],
-        data_protocols=protocols,
-        batch_block_rows=64,
-        job_progress_interval=0.05,
-    )
-
-
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    data = tmp_path / "data"
-    data.mkdir()
-    return data
-
-
-@pytest.fixture
-def client(database_url: str, root: Path) -> Iterator[TestClient]:
-    app = create_app(_settings(database_url, root, ["file", "s3"]))
+def client(batch_settings: Settings) -> Iterator[TestClient]:
+    app = create_app(batch_settings.model_copy(update={"data_protocols": ["file", "s3"]}))
     with TestClient(app, raise_server_exceptions=False) as c:
         yield c
+
+
+def _train(client: TestClient, name: str, uri: str, label: str) -> Any:
+    """Train ``name`` from the reference ``uri`` (sync); the response."""
+    return client.post(
+        f"/v1/models/{name}/versions",
+        json={"dataset": {"uri": uri, "label_column": label}, "n_estimators": 30},
+        params={"mode": "sync"},
+    )
 
 
 def _put_parquet(fs: Any, key: str, table: pa.Table) -> str:
@@ -101,11 +90,7 @@ def test_train_from_s3_then_batch_an_s3_directory_into_the_roots(
     X, y = dataset(400, seed=3)
     train = pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3], "y": y})
     uri = _put_parquet(s3, "train/fraud.parquet", train)
-    r = client.post(
-        "/v1/models/fraud/versions",
-        json={"dataset": {"uri": uri, "label_column": "y"}, "n_estimators": 30},
-        params={"mode": "sync"},
-    )
+    r = _train(client, "fraud", uri, "y")
     assert r.status_code == 201, r.text
     assert r.json()["data"]["n_rows"] == 400
     assert r.json()["data"]["feature_names"] == ["a", "b", "c", "d"]
@@ -152,11 +137,7 @@ def test_train_from_s3_then_batch_an_s3_directory_into_the_roots(
 def test_a_missing_s3_object_is_a_422_naming_the_field(
     client: TestClient, s3: Any, uri: str
 ) -> None:
-    r = client.post(
-        "/v1/models/m/versions",
-        json={"dataset": {"uri": uri, "label_column": "y"}},
-        params={"mode": "sync"},
-    )
+    r = _train(client, "m", uri, "y")
     assert r.status_code == 422, r.text
     assert r.json()["field"] == "dataset.uri"
     assert uri in r.json()["detail"]
@@ -164,16 +145,12 @@ def test_a_missing_s3_object_is_a_422_naming_the_field(
 
 
 def test_s3_is_refused_where_the_protocols_do_not_allow_it(
-    database_url: str, s3: Any, root: Path
+    batch_settings: Settings, s3: Any
 ) -> None:
     uri = _put_parquet(s3, "t.parquet", input_table(20))
-    app = create_app(_settings(database_url, root, ["file", "http", "https"]))
-    with TestClient(app, raise_server_exceptions=False) as c:
-        r = c.post(
-            "/v1/models/m/versions",
-            json={"dataset": {"uri": uri, "label_column": "amount"}},
-            params={"mode": "sync"},
-        )
+    assert batch_settings.data_protocols == ["file", "http", "https"]  # the default
+    with TestClient(create_app(batch_settings), raise_server_exceptions=False) as c:
+        r = _train(c, "m", uri, "amount")
     assert r.status_code == 403, r.text
     assert r.json()["field"] == "dataset.uri"
     assert "COSTWISE_DATA_PROTOCOLS" in r.json()["detail"]
