@@ -40,7 +40,7 @@ class ProgressBar:
             bar = "#" * filled + "." * (WIDTH - filled)
             unit = "rows" if phase == "reading" else self.unit  # a dataset being read
             line = f"{phase:<11} [{bar}] {unit} {done}/{total}"
-        elif phase == "reading" and done:
+        elif done and (phase == "reading" or self.unit == "rows"):  # no total known (CSV)
             line = f"{phase:<11} rows {done}"
         else:
             line = f"{phase:<11}"

@@ -6,12 +6,18 @@ The job's worker connects to the scheduler as a client, sends the numpy-only
 submits one task per input partition: :func:`app.services.batch.parts.decide_part`, the
 same function the in-process path runs, writing its part file into the batch's temporary
 directory. Dask workers therefore need costwise installed and must reach the input and
-output paths (the same mount, or a URL for the input). Progress is counted per finished
-partition; a cancelled job cancels the tasks that have not finished.
+output paths (the same mount, or a URL for the input). A cancelled job cancels the tasks
+that have not finished.
 
 Errors: a service error raised in a task (a bad cost in row 1,234,567, say) is sent back
 as its code, detail and field (not as a pickled exception) and raised here again as the
 same kind of error, so the job fails with the message that names the row.
+
+Progress: ``progress(rows)`` once per partition as it finishes (the rows of every
+finished partition so far: the job's ``done``, the CLI's bar), as the in-process path
+reports once per block; while no partition finishes it is called again every
+``POLL_SECONDS`` with the same count, so that a cancelled job or the time limit stops the
+batch between partitions.
 """
 
 from __future__ import annotations
@@ -66,7 +72,7 @@ def decide_on_dask(
 ) -> BlockSummary:
     """Decide ``parts`` on the cluster at ``address`` into ``directory`` (part files).
 
-    ``progress(rows done)`` is called after each finished partition and every
+    ``progress(rows done)`` is called once for each partition as it finishes, and every
     ``POLL_SECONDS`` while waiting; it may raise (a cancelled job) to stop the batch.
     """
     try:
@@ -88,16 +94,20 @@ def decide_on_dask(
             index = {future: i for i, future in enumerate(futures)}
             summaries: dict[int, BlockSummary] = {}
             pending = set(futures)
+            rows = 0
+            progress(rows)
             while pending:
-                done = {f for f in pending if f.done()}
-                pending -= done
-                for future in done:
+                done = [f for f in futures if f in pending and f.done()]
+                pending.difference_update(done)
+                for future in done:  # one report per finished partition
                     out = future.result()  # an unexpected error in the task is raised here
                     if "error" in out:
                         _raise(out["error"])
                     summaries[index[future]] = out["summary"]
-                progress(sum(s.rows for s in summaries.values()))
+                    rows += out["summary"].rows
+                    progress(rows)
                 if pending and not done:
+                    progress(rows)  # a cancelled job or the time limit stops it here
                     time.sleep(POLL_SECONDS)
             for i in range(len(futures)):  # in partition order: the same float sums as in
                 total.add(summaries[i])  # the worker, whatever order the tasks ended in

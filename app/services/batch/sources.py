@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from app.errors import Conflict, InvalidArgument
 from app.services.batch.parts import Part
@@ -106,14 +105,14 @@ def open_input(
 
 def parts_of(opened: OpenedDataset) -> list[Part]:
     """The input's files in order, with their first row and row count when known (Parquet
-    footers), as references a worker can open again."""
+    footers), as references a worker can open again (``file://``, or ``s3://`` and the
+    like for the objects of a remote directory)."""
     if len(opened.files) <= 1:
         return [Part(opened.ref.uri, 0, opened.num_rows)]
     parts: list[Part] = []
     first = 0
-    for path in opened.files:  # local files (a directory): remote references are one file
-        rows = pq.read_metadata(path).num_rows if opened.ref.format == "parquet" else None
-        parts.append(Part(Path(path).as_uri(), first, rows))
+    for uri, rows in opened.file_parts():  # a directory: local, or objects (s3://...)
+        parts.append(Part(uri, first, rows))
         first += rows or 0
     return parts
 

@@ -66,7 +66,7 @@ class JobProgress:
                 if self.phase == "boosting" and self.done < self.total:
                     self.done += 1  # reports come before each round: the last one ran too
                 self.phase = phase
-            if total or phase == "boosting":
+            if total or done or phase == "boosting":  # rows with no total known: CSV
                 self.done, self.total = done, total
 
     def _close_phase(self) -> None:

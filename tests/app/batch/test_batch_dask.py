@@ -5,6 +5,7 @@ path, and predict's decisions."""
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import socket
@@ -14,11 +15,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
 from app.api.main import create_app
+from app.cli.progress import ProgressBar
+from app.services.batch.dataframes import split_costs
+from app.services.batch.scoring import BatchCosts
+from app.services.batch.service import BatchRequest
 from app.settings import Settings
 from tests.app.batch.conftest import input_table, wait_job, write_partitioned
 from tests.app.batch.test_batch_api import (
@@ -159,3 +166,48 @@ def test_an_unreachable_scheduler_fails_the_job_cleanly(
     assert job["error"]["code"] == "UNAVAILABLE"
     assert "COSTWISE_DASK_SCHEDULER" in job["error"]["detail"]
     assert sorted(p.name for p in root.iterdir()) == ["tx"]
+
+
+def test_dask_reports_progress_once_per_partition_as_it_finishes(
+    dask_client: TestClient, trained: dict[str, Any], root: Path
+) -> None:
+    """The batch door on the cluster (what a job and ``costwise batch`` run) calls its
+    progress once per finished partition: every step of ``done`` is one partition's rows
+    (sizes all different, so each step names its partition), the bar draws each count."""
+    sizes = [40, 70, 100, 130, 160, 190]
+    table = input_table(sum(sizes))
+    src = root / "tx"
+    src.mkdir()
+    first = 0
+    for i, n in enumerate(sizes):
+        pq.write_table(table.slice(first, n), src / f"part-{i}.parquet", row_group_size=50)
+        first += n
+    reports: list[tuple[str, int, int]] = []
+    drawn = io.StringIO()
+    bar = ProgressBar(drawn, min_interval=0.0, unit="rows")
+
+    def progress(phase: str, done: int, total: int) -> None:
+        reports.append((phase, done, total))
+        bar(phase, done, total)
+
+    fixed, columns = split_costs({"c_fn": {"column": "amount"}, "c_fp": 5})
+    request = BatchRequest(
+        src.as_uri(),
+        (root / "out").as_uri(),
+        "parquet",
+        id_columns=["id"],
+        costs=BatchCosts(fixed, columns),
+    )
+    service = dask_client.app.state.services.batches  # type: ignore[attr-defined]
+    result = service.run("progress-test", "fraud", request, progress, lambda _v, _r, move: move())
+    assert result["engine"] == "dask" and result["rows"] == sum(sizes)
+
+    scoring = [(done, total) for phase, done, total in reports if phase == "scoring"]
+    assert {total for _, total in scoring} == {sum(sizes)}
+    counts = [done for done, _ in scoring]
+    assert counts == sorted(counts) and counts[0] == 0 and counts[-1] == sum(sizes)
+    steps = np.diff(sorted(set(counts))).tolist()
+    assert sorted(steps) == sizes  # one report per partition, none merged
+    for count in sorted(set(counts))[1:]:
+        assert f"rows {count}/{sum(sizes)}" in drawn.getvalue()
+    assert read_output(root / "out").num_rows == sum(sizes)

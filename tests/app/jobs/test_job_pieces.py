@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 import zipfile
 
 import numpy as np
@@ -67,3 +68,29 @@ def test_deadline_still_names_its_setting() -> None:
         training_deadline(1e-9, "COSTWISE_MAX_JOB_SECONDS"),
     ):
         report(1, 5)
+
+
+def test_rows_with_no_total_are_shown_on_the_job_and_the_bar() -> None:
+    """A CSV batch (rows unknown until read) reports ("scoring", rows, 0): the job's
+    ``done`` and the CLI's bar show the rows; phases with no count keep what was shown."""
+    from sqlalchemy.orm import sessionmaker
+
+    from app.cli.progress import ProgressBar
+    from app.services.jobs.progress import JobProgress
+
+    job = JobProgress(sessionmaker(), "j", "w", 1, interval=1.0, shutdown=threading.Event())
+    job.callback("checking", 0, 0)
+    job.callback("scoring", 0, 0)
+    job.callback("scoring", 640, 0)
+    assert (job.snapshot()["done"], job.snapshot()["total"]) == (640, 0)
+    job.callback("scoring", 1280, 0)
+    job.callback("writing", 1500, 1500)
+    assert (job.snapshot()["phase"], job.snapshot()["done"]) == ("writing", 1500)
+
+    out = io.StringIO()
+    bar = ProgressBar(out, min_interval=0.0, unit="rows")
+    bar("scoring", 0, 0)
+    bar("scoring", 1280, 0)
+    assert out.getvalue().split("\r")[-1].strip() == "scoring     rows 1280"
+    bar("scoring", 640, 1280)
+    assert "rows 640/1280" in out.getvalue().split("\r")[-1]
