@@ -77,6 +77,12 @@ class TrainingTimeLimit(ServiceError):
     code = "TRAINING_TIME_LIMIT"
 
 
+class BatchTimeLimit(ServiceError):
+    """A batch decision job ran past ``COSTWISE_MAX_JOB_SECONDS`` and was stopped (no output)."""
+
+    code = "BATCH_TIME_LIMIT"
+
+
 class Misconfigured(ServiceError):
     """The service's configuration is unsafe or incomplete; it refuses to start."""
 

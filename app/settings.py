@@ -119,8 +119,9 @@ class Settings(BaseSettings):
     max_job_seconds: float = Field(
         3600.0,
         gt=0,
-        description="Longest training run as a job (COSTWISE_MAX_TRAINING_SECONDS applies "
-        "to synchronous trainings); a job still running then fails with TRAINING_TIME_LIMIT.",
+        description="Longest run of a job (COSTWISE_MAX_TRAINING_SECONDS applies to "
+        "synchronous trainings); a training job still running then fails with "
+        "TRAINING_TIME_LIMIT, a batch decision job with BATCH_TIME_LIMIT.",
     )
     job_max_attempts: int = Field(
         2, ge=1, le=10, description="Tries of a job whose worker died before it is failed."

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from anyio import to_thread
 
-from app.errors import InvalidArgument, TrainingTimeLimit
+from app.errors import BatchTimeLimit, InvalidArgument
 from app.services.batch import sources
 from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.parts import Part, PartPlan, decide_part
@@ -149,13 +149,13 @@ class BatchService:
         (the output into place; raises Conflict when something is there already).
 
         ``max_seconds`` (a job: COSTWISE_MAX_JOB_SECONDS): a batch still deciding then is
-        stopped with :class:`app.errors.TrainingTimeLimit` naming that setting.
+        stopped with :class:`app.errors.BatchTimeLimit` naming that setting.
         """
         started = time.monotonic()
 
         def report(phase: str, done: int, total: int) -> None:
             if max_seconds is not None and time.monotonic() - started > max_seconds:
-                raise TrainingTimeLimit(
+                raise BatchTimeLimit(
                     f"the batch ran longer than {max_seconds:g} s (setting "
                     f"COSTWISE_MAX_JOB_SECONDS) and was stopped after {done} rows; no "
                     "output was left"

@@ -252,6 +252,6 @@ def test_a_batch_past_the_job_time_limit_fails_and_leaves_no_output(
         r = c.post("/v1/models/fraud/batch", json=batch_body(src, root / "out"))
         job = wait_job(c, r.json()["id"])
     assert job["status"] == "failed", job
-    assert job["error"]["code"] == "TRAINING_TIME_LIMIT"
+    assert job["error"]["code"] == "BATCH_TIME_LIMIT"
     assert "COSTWISE_MAX_JOB_SECONDS" in job["error"]["detail"]
     assert sorted(p.name for p in root.iterdir()) == ["tx"]
