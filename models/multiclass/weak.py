@@ -38,9 +38,9 @@ from models.multiclass.vote_ensemble import VoteEnsemble
 from models.weak.base import Stump, stumps_ensemble
 from models.weak.oblique import (
     N_NEWTON,
-    OBLIQUE_RIDGE,
     ObliqueLearner,
     Standardised,
+    default_ridge,
     oblique_ensemble,
     weighted_logistic,
 )
@@ -308,14 +308,15 @@ class MulticlassObliqueTrainer:
         X: np.ndarray,
         y: np.ndarray,
         n_classes: int,
-        ridge: float = OBLIQUE_RIDGE,
+        ridge: float | None = None,
         n_newton: int = N_NEWTON,
     ) -> None:
         self._data = Standardised(X)
         self.n_features = self._data.n_features
         self.n_classes = int(n_classes)
         self._onehot = (np.asarray(y)[:, None] == np.arange(self.n_classes)).astype(np.float64)
-        self.ridge, self.n_newton = float(ridge), int(n_newton)
+        self.ridge = default_ridge(len(self._onehot)) if ridge is None else float(ridge)
+        self.n_newton = int(n_newton)
         self._start: list[tuple[np.ndarray, float] | None] = [None] * self.n_classes
 
     def fit_weighted(self, w: np.ndarray) -> tuple[ObliqueLearner, np.ndarray]:

@@ -39,7 +39,7 @@ from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
 
 __all__ = [
-    "OBLIQUE_RIDGE",
+    "default_ridge",
     "Standardised",
     "best_threshold",
     "ObliqueLearner",
@@ -48,9 +48,22 @@ __all__ = [
     "weighted_logistic",
 ]
 
-OBLIQUE_RIDGE = 1e-3
-"""Ridge on the standardised coefficients, with the round's weights summing to 1. Keeps
-the direction finite on separable data (where it would otherwise grow without bound)."""
+
+def default_ridge(n_samples: int) -> float:
+    """``1 / n``: the ridge on the standardised coefficients, the round's weights summing to 1.
+
+    With uniform weights this is scikit-learn's ``LogisticRegression()`` default (``C = 1``:
+    ``sum_i loss_i + |w|^2 / 2``, divided by ``n``) on standardised features, the logistic
+    regression baseline of ``bench/bench_quality.py``. It keeps the direction finite on
+    separable data and shrinks it more on small data. Measured against a fixed ``1e-3``
+    (in-process, oblique-only capacity search, 3 splits 70/30, mean test Brier score summed
+    over classes): wine (3 classes) 0.051 -> 0.037, wine:2-vs-rest 0.025 -> 0.023, wdbc
+    0.078 -> 0.069, vehicle:3-vs-rest 0.060 -> 0.059, vehicle:2-vs-rest 0.260 -> 0.259;
+    worse on wine:0-vs-rest 0.014 -> 0.019 and pima 0.327 -> 0.331.
+    """
+    return 1.0 / max(1, int(n_samples))
+
+
 N_NEWTON = 6
 """Newton steps per round (warm-started: later rounds move the direction a little)."""
 
@@ -93,7 +106,7 @@ def weighted_logistic(
     y01: np.ndarray,
     w: np.ndarray,
     start: tuple[np.ndarray, float] | None = None,
-    lam: float = OBLIQUE_RIDGE,
+    lam: float = 1e-3,
     n_newton: int = N_NEWTON,
     tol: float = 1e-8,
 ) -> tuple[np.ndarray, float]:
@@ -237,8 +250,9 @@ class ObliqueTrainer:
         Training matrix (finite or NaN; not pre-binned codes).
     y : ndarray of shape (n_samples,)
         Labels in {-1, +1}.
-    ridge : float, default=OBLIQUE_RIDGE
-        Ridge on the standardised coefficients (weights normalised to sum 1).
+    ridge : float, optional
+        Ridge on the standardised coefficients (weights normalised to sum 1); default
+        :func:`default_ridge` (``1 / n``).
     n_newton : int, default=N_NEWTON
         Newton steps per round, warm-started from the previous round.
 
@@ -262,13 +276,14 @@ class ObliqueTrainer:
         self,
         X: np.ndarray,
         y: np.ndarray,
-        ridge: float = OBLIQUE_RIDGE,
+        ridge: float | None = None,
         n_newton: int = N_NEWTON,
     ) -> None:
         self._data = Standardised(X)
         self.n_features = self._data.n_features
         self._y01 = (np.asarray(y) > 0).astype(np.float64)
-        self.ridge, self.n_newton = float(ridge), int(n_newton)
+        self.ridge = default_ridge(self._y01.size) if ridge is None else float(ridge)
+        self.n_newton = int(n_newton)
         self._start: tuple[np.ndarray, float] | None = None
 
     def fit_round(self, w: np.ndarray) -> tuple[ObliqueLearner, np.ndarray]:
