@@ -1,4 +1,5 @@
-"""Multiclass weak learners: stumps and histogram trees over binned features.
+"""Multiclass weak learners: stumps and histogram trees over binned features, and the
+oblique (linear argmax) learner of :mod:`models.weak.oblique` (SAMME only).
 
 Each round a learner ``Phi: x -> {0..K-1}`` is fitted in one of two ways:
 
@@ -301,6 +302,11 @@ class MulticlassObliqueTrainer:
         Class indices ``0..K-1``.
     n_classes : int
         ``K``.
+    ridge : float, optional
+        Ridge on the standardised coefficients; default
+        :func:`models.weak.oblique.default_ridge` (``1 / n``).
+    n_newton : int
+        Newton steps per class and round.
     """
 
     def __init__(

@@ -12,9 +12,13 @@ standardised features, fitted to the round's weights:
   on the hyperplane), so the boosting loop, its alphas and weight updates (section 2.2
   of Nikolaou et al. 2016) are unchanged;
 * **K classes** (:class:`models.multiclass.weak.MulticlassObliqueTrainer`, SAMME step
-  2(a)): one such weighted
-  logistic fit per class (class k against the rest), and the learner answers the class
-  of largest linear score ``argmax_k (w_k.x + b_k)``.
+  2(a)): one such weighted logistic fit per class (class k against the rest), and the
+  learner answers the class of largest linear score ``argmax_k (w_k.x + b_k)``.
+
+On data that one hyperplane separates, the first learner has no training error and
+boosting stops after it (the loop's perfect-fit rule): the model is then one linear
+classifier, and its probabilities come from the calibration map (and, for two classes,
+from the mean of the fold boosters, :mod:`models.fold_ensemble`).
 
 Missing values are imputed with the training mean of the feature (the learner's
 ``fill``, stored in the artifact), which is where the standardised feature is 0: a NaN
@@ -56,8 +60,8 @@ def default_ridge(n_samples: int) -> float:
     ``sum_i loss_i + |w|^2 / 2``, divided by ``n``) on standardised features, the logistic
     regression baseline of ``bench/bench_quality.py``. It keeps the direction finite on
     separable data and shrinks it more on small data. Measured against a fixed ``1e-3``
-    (in-process, oblique-only capacity search, 3 splits 70/30, mean test Brier score summed
-    over classes): wine (3 classes) 0.051 -> 0.037, wine:2-vs-rest 0.025 -> 0.023, wdbc
+    (``bench/bench_oblique.py``: oblique-only capacity search, 3 splits 70/30, mean test
+    Brier score summed over classes): wine (3 classes) 0.051 -> 0.037, wine:2-vs-rest 0.025 -> 0.023, wdbc
     0.078 -> 0.069, vehicle:3-vs-rest 0.060 -> 0.059, vehicle:2-vs-rest 0.260 -> 0.259;
     worse on wine:0-vs-rest 0.014 -> 0.019 and pima 0.327 -> 0.331.
     """
