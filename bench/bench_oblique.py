@@ -17,7 +17,14 @@ Variants (``--variant``):
 
 The variants replace module functions for the run (this script only).
 
+``--grid-check``: instead, the default ``auto`` model (:data:`models.auto.DEFAULT_GRID`,
+with the oblique entry) on the two-class tasks, splits ``--first-seed`` ..; where the
+oblique learner was chosen, the same fit without the oblique entry (elsewhere the two
+models are the same); test Brier score of both per seed and their means.
+
     .venv/bin/python -m bench.bench_oblique --data-dir ../shared/datasets --variant lda
+    .venv/bin/python -m bench.bench_oblique --data-dir ../shared/datasets --grid-check \
+        --first-seed 3 --seeds 7
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from sklearn.model_selection import train_test_split
 
 import models.multiclass.weak as multiclass_weak
 import models.weak.oblique as oblique
-from models.auto import AutoCalibrated
+from models.auto import DEFAULT_GRID, AutoCalibrated
 
 TASKS = (
     ("wine", "multi"), ("wine", 0), ("wine", 1), ("wine", 2), ("wdbc", None), ("pima", None),
@@ -53,23 +60,61 @@ def weighted_lda(
     return coef, float(-0.5 * coef @ (m1 + m0) + np.log(s1 / s0))
 
 
+def _task(data_dir: Path, name: str, task: object) -> tuple[np.ndarray, np.ndarray]:
+    data = np.genfromtxt(data_dir / f"{name}.csv", delimiter=",", skip_header=1)
+    X, y = data[:, :-1], data[:, -1].astype(int)
+    if task != "multi" and task is not None:
+        y = (y == task).astype(int)
+    return X, y
+
+
+def grid_check(args: argparse.Namespace) -> None:
+    """The default grid with and without its oblique entry (see the module docstring)."""
+    axis = [e for e in DEFAULT_GRID if e[0] != "oblique"]
+    for name, task in TASKS:
+        if task == "multi":
+            continue
+        X, y = _task(args.data_dir, name, task)
+        rows = []
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
+            Xtr, Xte, ytr, yte = train_test_split(
+                X, y, test_size=0.3, stratify=y, random_state=seed
+            )
+            model = AutoCalibrated(random_state=0, n_jobs=1).fit(Xtr, ytr)
+            chosen = model.capacity_["weak_learner"]
+            with_ob = float(np.mean((model.predict_proba(Xte)[:, 1] - yte) ** 2))
+            without = with_ob
+            if chosen == "oblique":
+                other = AutoCalibrated(grid=axis, random_state=0, n_jobs=1).fit(Xtr, ytr)
+                without = float(np.mean((other.predict_proba(Xte)[:, 1] - yte) ** 2))
+            rows.append((seed, chosen, round(with_ob, 4), round(without, 4)))
+        label = f"{name}:{task}" if task is not None else name
+        print(
+            f"{label:14s} mean Brier with oblique {np.mean([r[2] for r in rows]):.4f} "
+            f"without {np.mean([r[3] for r in rows]):.4f} {rows}",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", type=Path, default=Path("../shared/datasets"))
     ap.add_argument("--variant", choices=["default", "ridge-1e-3", "lda"], default="default")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--grid-check", action="store_true")
     args = ap.parse_args()
+    if args.grid_check:
+        grid_check(args)
+        return
     if args.variant == "ridge-1e-3":
         oblique.default_ridge = multiclass_weak.default_ridge = lambda n: 1e-3  # type: ignore[assignment]
     elif args.variant == "lda":
         oblique.weighted_logistic = multiclass_weak.weighted_logistic = weighted_lda  # type: ignore[assignment]
     for name, task in TASKS:
-        data = np.genfromtxt(args.data_dir / f"{name}.csv", delimiter=",", skip_header=1)
-        X, y = data[:, :-1], data[:, -1].astype(int)
-        if task != "multi" and task is not None:
-            y = (y == task).astype(int)
+        X, y = _task(args.data_dir, name, task)
         out = []
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             Xtr, Xte, ytr, yte = train_test_split(
                 X, y, test_size=0.3, stratify=y, random_state=seed
             )
