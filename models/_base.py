@@ -41,7 +41,14 @@ from models.binning import is_codes
 from models.ensemble import Ensemble
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.progress import report
-from models.weak import STUMP_CRITERIA, WEAK_LEARNERS, LogisticTrainer, StumpTrainer, TreeTrainer
+from models.weak import (
+    STUMP_CRITERIA,
+    WEAK_LEARNERS,
+    LogisticTrainer,
+    ObliqueTrainer,
+    StumpTrainer,
+    TreeTrainer,
+)
 
 __all__ = [
     "BaseBoosting",
@@ -272,6 +279,8 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
             return StumpTrainer(X, y, self.max_bins, self.stump_criterion, sw)
         if self.weak_learner == "logistic":
             return LogisticTrainer(X, y)
+        if self.weak_learner == "oblique":
+            return ObliqueTrainer(X, y)
         criterion = getattr(self, "stump_criterion", "error")  # csboost has no such field
         return TreeTrainer(
             X, y, self.max_depth, max_bins=self.max_bins, criterion=criterion, sample_weight=sw

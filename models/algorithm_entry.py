@@ -130,7 +130,7 @@ class AlgorithmSpec:
     aliases: tuple[str, ...] = field(default=())
     # The ``weak_learner`` values this algorithm fits (its paper allows a general weak
     # learner for all of them unless ``notes`` says otherwise).
-    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic")
+    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic", "oblique")
 
     def describe(self) -> dict[str, Any]:
         """JSON-able description for ``GET /v1/algorithms``."""

@@ -92,6 +92,7 @@ from models.progress import fit_parts, report, time_left
 __all__ = [
     "DEFAULT_GRID",
     "MULTICLASS_GRID",
+    "OBLIQUE_MAX_CELLS",
     "AutoCalibrated",
     "AutoCalibratedBoosting",
     "AutoCalibratedMulticlass",
@@ -103,6 +104,7 @@ DEFAULT_GRID: tuple[tuple[str, int, int], ...] = (
     ("stump", 1, 400),
     ("tree", 3, 200),
     ("tree", 6, 100),
+    ("oblique", 1, 50),
 )
 """(weak_learner, max_depth, maximum rounds), by increasing capacity.
 
@@ -110,12 +112,23 @@ Stumps with many rounds are the additive end (a generalised additive model); dep
 captures pairwise-to-three-way interactions; depth 6 strong interactions. The round caps
 shrink as depth grows so that every entry costs about the same: a histogram tree round
 costs roughly one stump round per level.
+
+The last entry, the oblique learner (:mod:`models.weak.oblique`: ``sign(w.x + b)`` of a
+weighted ridge logistic regression on all features), is the linear end: a strong learner
+that needs few rounds. It is tried only on small data (:data:`OBLIQUE_MAX_CELLS`, raw
+values), after the axis-aligned entries and outside their stopping rule, so it cannot
+change which of them is best; it is chosen only when its out-of-fold loss is lower.
 """
+
+OBLIQUE_MAX_CELLS = 200_000
+"""The oblique entry is offered when the search's rows x features is at most this (its
+Newton steps cost ``O(rows x features^2)`` per round)."""
 
 MULTICLASS_GRID: tuple[tuple[str, int, int], ...] = (
     ("stump", 1, 400),
     ("tree", 3, 200),
     ("tree", 6, 300),
+    ("oblique", 1, 50),
 )
 """The grid for more than two classes: depth-6 trees get up to 300 rounds. With 100
 (:data:`DEFAULT_GRID`) the search chose depth 6 at or next to the cap on every seed of
@@ -194,7 +207,10 @@ def smoothed(losses: np.ndarray) -> np.ndarray:
 
 
 def _unit_cost(weak_learner: str, depth: int) -> float:
-    """Relative cost of one round (stump = 1); a histogram tree costs about one per level."""
+    """Relative cost of one round (stump = 1); a histogram tree costs about one per level,
+    an oblique learner (a few Newton steps on small data) about two."""
+    if weak_learner == "oblique":
+        return 2.0
     return float(depth) if weak_learner == "tree" else 1.0
 
 
@@ -363,7 +379,14 @@ class _AutoCapacity:
         stopped = "grid_done"
         offset = 0
         seconds_per_unit: float | None = None
+        axis_done = False  # the axis-aligned entries stopped (no_improvement)
+        oblique_ok = (not is_codes(X) and len(rows) * X.shape[1] <= OBLIQUE_MAX_CELLS) or all(
+            e[0] == "oblique" for e in grid
+        )  # an oblique-only grid is the caller's explicit choice
         for g, (wl, depth, m_max) in enumerate(grid):
+            if (wl == "oblique" and not oblique_ok) or (axis_done and wl != "oblique"):
+                offset += search_units[g]
+                continue
             est_cost = (
                 None
                 if seconds_per_unit is None
@@ -437,9 +460,10 @@ class _AutoCapacity:
                 best = (float(smooth[c_best]), g, int(cps[c_best]))
             elif depth > 1 and smooth[c_best] > best[0] * (1.0 + STOP_MARGIN):
                 # clearly worse: more capacity overfits (additive depth-1 entries are
-                # alternatives of equal capacity and never stop the search)
+                # alternatives of equal capacity and never stop the search); the oblique
+                # entry is still tried (it is not more capacity of the same kind)
                 stopped = "no_improvement"
-                break
+                axis_done = True
         assert best is not None and candidates
         if offset < sum(search_units):
             report(sum(search_units), total)  # skipped entries count as done

@@ -20,6 +20,16 @@ numpy alone. Two learner kinds exist:
     ``h(x) = slope * x[feature] + intercept``, ``value_missing`` if ``x[feature]`` is NaN:
     the linear weak learner ``a phi(x) + b`` of cost-sensitive LogitBoost (Eqs. 50-53 of
     Masnadi-Shirazi & Vasconcelos 2007).
+``"oblique"`` (learner ``t`` has ``R >= 2`` linear functions of *all* ``d`` features)
+    ``coef`` (float64, ``(M * R * d,)``: learner-major, then function, then feature),
+    ``intercept`` and ``value`` (float64, ``(M * R,)``), ``fill`` (float64, ``(M * d,)``).
+    With ``x'`` = ``x`` whose NaN entries are replaced by the learner's ``fill`` (the
+    training mean of the feature), ``s_r(x) = sum_j coef[t, r, j] x'_j + intercept[t, r]``
+    (summed over ``j`` in index order, the same order for every batch) and
+    ``h_t(x) = value[t, argmax_r s_r(x)]`` (ties: the lower ``r``). Two classes:
+    ``R = 2``, function 0 is zero and ``value = (-1, +1)``, i.e. ``sign(w.x + b)`` with
+    ``-1`` on the hyperplane; SAMME: ``R = K`` and ``value = (0, .., K-1)``, the argmax
+    class of a linear model (:mod:`models.weak.oblique`).
 
 Discrete learners output -1 or +1; the vote fraction counts outputs ``> 0``.
 """
@@ -35,7 +45,7 @@ from scipy.special import expit
 from models.binning import codes_as_float, is_codes
 from models.exceptions import ArtifactError, InvalidInput
 
-__all__ = ["Ensemble", "LINEAR_ARRAYS", "STUMP_ARRAYS", "TREE_ARRAYS"]
+__all__ = ["Ensemble", "LINEAR_ARRAYS", "OBLIQUE_ARRAYS", "STUMP_ARRAYS", "TREE_ARRAYS"]
 
 STUMP_ARRAYS: dict[str, type] = {
     "feature": np.int32,
@@ -59,7 +69,19 @@ LINEAR_ARRAYS: dict[str, type] = {
     "intercept": np.float64,
     "value_missing": np.float64,
 }
-_SCHEMAS = {"stumps": STUMP_ARRAYS, "trees": TREE_ARRAYS, "linear": LINEAR_ARRAYS}
+OBLIQUE_ARRAYS: dict[str, type] = {
+    "coef": np.float64,
+    "intercept": np.float64,
+    "value": np.float64,
+    "fill": np.float64,
+}
+_SCHEMAS = {
+    "stumps": STUMP_ARRAYS,
+    "trees": TREE_ARRAYS,
+    "linear": LINEAR_ARRAYS,
+    "oblique": OBLIQUE_ARRAYS,
+}
+_OBLIQUE_CELLS = 1 << 18  # rows x learners x functions x features per block (2 MiB)
 _CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
 
 
@@ -122,7 +144,21 @@ def _check_arrays(alphas: Any, arrays: Any, kind: str, n_features: Any) -> dict[
         if np.any((feat < 0) | (feat >= n_features)):
             _fail(f"array 'feature' must hold indices in [0, {n_features}), got {feat.tolist()}")
         return {}
+    if kind == "oblique":
+        return _check_oblique(arrays, m, int(n_features))
     return _check_trees(arrays, m, int(n_features))
+
+
+def _check_oblique(arrays: dict[str, np.ndarray], m: int, d: int) -> dict[str, Any]:
+    """Validate oblique learner arrays; return the number of functions per learner R."""
+    n_fun = arrays["intercept"].size
+    if n_fun % m or n_fun // m < 2:
+        _fail(f"array 'intercept' must hold R >= 2 entries per learner ({m} learners)")
+    r = n_fun // m
+    for name, size in (("coef", m * r * d), ("value", m * r), ("fill", m * d)):
+        if arrays[name].size != size:
+            _fail(f"array {name!r} must have shape ({size},), got {arrays[name].shape}")
+    return {"n_functions": r}
 
 
 def _check_trees(arrays: dict[str, np.ndarray], m: int, n_features: int) -> dict[str, Any]:
@@ -214,6 +250,13 @@ class Ensemble:
             derived["feature"] = v["feature"].astype(np.intp)
         elif self.kind == "linear":
             derived["feature"] = self.arrays["feature"].astype(np.intp)
+        elif self.kind == "oblique":
+            m, r, d = self.alphas.size, derived["n_functions"], int(self.n_features)
+            derived["coef"] = self.arrays["coef"].reshape(m, r, d)
+            derived["intercept"] = self.arrays["intercept"].reshape(m, r)
+            derived["value"] = self.arrays["value"].reshape(m, r)
+            derived["fill"] = self.arrays["fill"].reshape(m, d)
+            derived["rows"] = min(_CHUNK, max(1, _OBLIQUE_CELLS // (m * r * d)))
         else:
             derived["leafF"] = self.arrays["node_value"]
             derived["leafV"] = (self.arrays["node_value"] > 0).astype(np.float64)
@@ -289,7 +332,36 @@ class Ensemble:
             h = np.clip(x * a["slope"] + a["intercept"], -_LINEAR_CAP, _LINEAR_CAP)
         return np.where(np.isnan(x), a["value_missing"], h)
 
+    def _oblique_outputs(self, X: np.ndarray) -> np.ndarray:
+        """h_t(x) of every oblique learner, shape (rows, M), in row blocks.
+
+        The products are formed elementwise and summed along the contiguous feature axis
+        (:func:`row_sums`' scheme, not a BLAS product), so a row's outputs do not depend on
+        the batch it came in.
+        """
+        d = self._derived
+        coef, b, value, fill = d["coef"], d["intercept"], d["value"], d["fill"]
+        m = coef.shape[0]
+        out = np.empty((X.shape[0], m))
+        pick = np.arange(m)[None, :]
+        for i in range(0, X.shape[0], d["rows"]):
+            xc = _chunk(X, i)[: d["rows"]]
+            x = np.broadcast_to(xc[:, None, :], (xc.shape[0], m, xc.shape[1]))
+            x = np.where(np.isnan(x), fill, x)  # (rows, M, d): NaN -> the learner's fill
+            with np.errstate(over="ignore", invalid="ignore"):
+                s = np.multiply(x[:, :, None, :], coef).sum(axis=3) + b  # (rows, M, R)
+            s = np.where(np.isnan(s), -np.inf, s)  # inf - inf (absurd x): never chosen
+            out[i : i + xc.shape[0]] = value[pick, np.argmax(s, axis=2)]
+        return out
+
     def _raw(self, X: np.ndarray, tag: str) -> np.ndarray:
+        if self.kind == "oblique":
+            h = self._oblique_outputs(X)
+            h = h if tag == "F" else (h > 0).astype(np.float64)
+            out = np.empty(X.shape[0])
+            for i in range(0, X.shape[0], _CHUNK):
+                out[i : i + _CHUNK] = row_sums(h[i : i + _CHUNK], self.alphas)
+            return out
         if self.kind == "stumps":
             return self._stump_sum(X, tag)
         if self.kind == "linear":
@@ -314,6 +386,8 @@ class Ensemble:
             return self.arrays["node_value"][self._tree_nodes(X)]
         if self.kind == "linear":
             return self._linear_outputs(X)
+        if self.kind == "oblique":
+            return self._oblique_outputs(X)
         a = self.arrays
         x = np.take(X, self._derived["feature"], axis=1)
         h = np.where(x <= a["threshold"], a["value_left"], a["value_right"])

@@ -73,8 +73,9 @@ def truncated(ensemble: Ensemble, rounds: int) -> Ensemble:
         end = int(offsets[-1])
         out = {k: v[:end] for k, v in arrays.items()}
         out["tree_offsets"] = offsets
-    else:
-        out = {k: v[:m] for k, v in arrays.items()}
+    else:  # per-learner blocks of equal size (1 entry, or R, R x d, d for oblique)
+        n = ensemble.n_learners
+        out = {k: v[: m * (v.size // n)] for k, v in arrays.items()}
     return Ensemble.from_arrays({"alphas": alphas, **out}, ensemble.kind, ensemble.n_features)
 
 

@@ -72,12 +72,16 @@ class TrainingParams(_Strict):
         description="Boosting rounds M (upper bound); default 100. Not with `auto`, which "
         "chooses them.",
     )
-    weak_learner: Literal["stump", "tree", "logistic", "histogram", "linear"] | None = Field(
-        None,
-        description="Weak learner; default `stump`. Not with `auto`, which chooses it. "
-        "`histogram` (cs_realboost) and `linear` (cs_logitboost) are the learners of "
-        "Masnadi-Shirazi & Vasconcelos (Eq. 49; Eqs. 50-53); GET /v1/algorithms lists each "
-        "algorithm's `weak_learners`.",
+    weak_learner: Literal["stump", "tree", "logistic", "oblique", "histogram", "linear"] | None = (
+        Field(
+            None,
+            description="Weak learner; default `stump`. Not with `auto`, which chooses it. "
+            "`oblique`: sign(w.x + b) of a weighted ridge logistic regression on all features "
+            "(SAMME: the argmax class of one such fit per class), for nearly linear data. "
+            "`histogram` (cs_realboost) and `linear` (cs_logitboost) are the learners of "
+            "Masnadi-Shirazi & Vasconcelos (Eq. 49; Eqs. 50-53); GET /v1/algorithms lists each "
+            "algorithm's `weak_learners`.",
+        )
     )
     max_depth: int | None = Field(
         None,
@@ -486,7 +490,7 @@ class AlgorithmOut(BaseModel):
     params: list[ParamOut]
     weak_learners: list[str] = Field(
         description="The weak_learner values this algorithm trains with (stump, tree, "
-        "logistic; histogram or linear for cs_realboost / cs_logitboost)."
+        "logistic, oblique; histogram or linear for cs_realboost / cs_logitboost)."
     )
     notes: str
 

@@ -241,7 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--label-column", default="label")
     t.add_argument("--description")
     t.add_argument("--n-estimators", type=int)
-    t.add_argument("--weak-learner", choices=["stump", "tree", "logistic", "histogram", "linear"])
+    t.add_argument(
+        "--weak-learner", choices=["stump", "tree", "logistic", "oblique", "histogram", "linear"]
+    )
     t.add_argument("--max-depth", type=int)
     t.add_argument("--score", choices=["vote", "logistic"])
     t.add_argument("--calibration", choices=["platt", "isotonic", "none"])

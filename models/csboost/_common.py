@@ -205,7 +205,7 @@ def make_spec(
     properties: dict[str, bool] | None,
     notes: str,
     source: str = SOURCE,
-    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic"),
+    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic", "oblique"),
 ) -> AlgorithmSpec:
     """Catalog entry of a cost-sensitive algorithm of this package."""
     return AlgorithmSpec(

@@ -113,6 +113,11 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
                 f"weak_learner must be one of {MULTICLASS_WEAK_LEARNERS} for multiclass "
                 f"boosting, got {self.weak_learner!r} (the logistic learner is binary only)"
             )
+        if self.weak_learner == "oblique" and not getattr(self, "_weighted_rounds", False):
+            raise InvalidInput(
+                f"weak_learner 'oblique' fits SAMME's weighted classification rounds only; "
+                f"{type(self).__name__} needs 'stump' or 'tree'"
+            )
         if self._criterion() not in STUMP_CRITERIA:
             raise InvalidInput(
                 f"stump_criterion must be one of {STUMP_CRITERIA}, got {self._criterion()!r}"

@@ -46,7 +46,7 @@ class SAMME(MulticlassBoosting):
     ----------
     n_estimators : int, default=100
         Maximum number of rounds M.
-    weak_learner : {"stump", "tree"}, default="stump"
+    weak_learner : {"stump", "tree", "oblique"}, default="stump"
         Exact multiclass stump over binned features, or a multiclass histogram tree of
         depth ``max_depth`` over the same bins, minimising the weighted error over the K
         classes, leaves the weighted majority class (``"tree"`` with ``max_depth=1`` and
@@ -93,6 +93,8 @@ class SAMME(MulticlassBoosting):
     >>> SAMME(n_estimators=20).fit(X, y).predict(X[:3]).tolist()
     [0, 0, 0]
     """
+
+    _weighted_rounds = True  # step 2(a) is weighted classification: oblique learners fit
 
     def __init__(
         self,

@@ -38,6 +38,8 @@ _STUMP_VALUES = ("value_left", "value_right", "value_missing")
 
 
 def _class_values(ensemble: Ensemble) -> list[np.ndarray]:
+    if ensemble.kind == "oblique":
+        return [ensemble.arrays["value"]]
     names = _STUMP_VALUES if ensemble.kind == "stumps" else ("node_value",)
     return [ensemble.arrays[n] for n in names]
 
@@ -76,9 +78,9 @@ class VoteEnsemble:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
             raise ArtifactError(f"n_classes must be an integer >= 2, got {k!r}")
         object.__setattr__(self, "n_classes", int(k))
-        if self.ensemble.kind not in ("stumps", "trees"):  # linear learners vote for no class
+        if self.ensemble.kind not in ("stumps", "trees", "oblique"):  # linear: no class
             raise ArtifactError(
-                f"ensemble kind must be stumps or trees, got {self.ensemble.kind!r}"
+                f"ensemble kind must be stumps, trees or oblique, got {self.ensemble.kind!r}"
             )
         for values in _class_values(self.ensemble):
             if np.any((values != np.round(values)) | (values < 0) | (values >= k)):

@@ -6,20 +6,25 @@ learner per boosting round (see :class:`models.weak.base.RoundTrainer`).
 * ``"tree"`` -- :class:`~models.weak.tree.TreeTrainer`, histogram tree of depth 1..8 over
   the same binned features (compiled kernel, :mod:`models.weak._hist_kernel`);
 * ``"logistic"`` -- :class:`~models.weak.logistic.LogisticTrainer`, univariate logistic
-  regression (the base learner of the paper's experiments), exported as a stump.
+  regression (the base learner of the paper's experiments), exported as a stump;
+* ``"oblique"`` -- :class:`~models.weak.oblique.ObliqueTrainer`, ``sign(w.x + b)`` of a
+  ridge-regularised weighted logistic regression on all (standardised) features,
+  exported as an ``"oblique"`` ensemble.
 """
 
 from __future__ import annotations
 
 from models.weak.base import RoundTrainer, Stump
 from models.weak.logistic import LogisticTrainer
+from models.weak.oblique import ObliqueTrainer
 from models.weak.stump import STUMP_CRITERIA, StumpTrainer
 from models.weak.tree import TreeTrainer
 
-WEAK_LEARNERS = ("stump", "tree", "logistic")
+WEAK_LEARNERS = ("stump", "tree", "logistic", "oblique")
 
 __all__ = [
     "LogisticTrainer",
+    "ObliqueTrainer",
     "RoundTrainer",
     "STUMP_CRITERIA",
     "Stump",

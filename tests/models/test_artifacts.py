@@ -141,11 +141,11 @@ def test_not_a_zip_is_refused() -> None:
         load_model(b"definitely not a zip")
 
 
-@pytest.mark.parametrize("version", [1, 2, 4])
-def test_golden_artifact_keeps_loading(version: int) -> None:
+@pytest.mark.parametrize("stem", ["v1", "v2", "v4", "v4_oblique"])
+def test_golden_artifact_keeps_loading(stem: str) -> None:
     """Artifacts committed to the repository must load and predict as recorded."""
-    expected = json.loads((DATA / f"golden_v{version}_expected.json").read_text())
-    blob = (DATA / f"golden_v{version}.zip").read_bytes()
+    expected = json.loads((DATA / f"golden_{stem}_expected.json").read_text())
+    blob = (DATA / f"golden_{stem}.zip").read_bytes()
     model = load_model(blob, expected_sha256=expected["sha256"])
     X = np.array(expected["X"], dtype=np.float64)
     np.testing.assert_allclose(
@@ -159,7 +159,8 @@ def test_loading_an_artifact_imports_no_training_code() -> None:
     # of kinds is written out in models.artifacts, so no estimator module is imported.
     code = (
         "import sys, json, pathlib, models.artifacts as a\n"
-        f"for v in (1, 2, 4): a.load_model(pathlib.Path({str(DATA)!r}, f'golden_v{{v}}.zip')"
+        f"for v in ('1', '2', '4', '4_oblique'): "
+        f"a.load_model(pathlib.Path({str(DATA)!r}, f'golden_v{{v}}.zip')"
         ".read_bytes())\n"
         "print(json.dumps(sorted(sys.modules)))"
     )

@@ -233,7 +233,7 @@ def test_every_algorithm_fits_the_weak_learners_its_catalog_entry_lists() -> Non
     y3 = np.digitize(X[:, 0] + 0.3 * X[:, 1], [-0.5, 0.5])
     for name, spec in algorithms().items():
         y = y3 if spec.family == "multiclass" else y2
-        for wl in ("stump", "tree", "logistic"):
+        for wl in ("stump", "tree", "logistic", "oblique"):
             common = {"n_estimators": 5, "weak_learner": wl, "max_depth": 3,
                       "score_kind": "vote", "random_state": 0}  # fmt: skip
             if wl in spec.weak_learners:

@@ -106,3 +106,31 @@ def test_the_papers_weak_learners_train_and_serve(
         assert r.status_code == 422, r.text
         assert "weak_learner" in r.text, r.text
     assert client.get("/v1/models/paper-bad").status_code == 404  # nothing half-written
+
+
+@pytest.mark.parametrize("name", ["adaboost", "samme"])
+def test_the_oblique_learner_trains_and_serves(client: TestClient, name: str) -> None:
+    """weak_learner "oblique" through the API (two classes and SAMME), listed in the
+    catalog; the angle-based algorithm and cs_realboost answer 422 naming weak_learner."""
+    X, y = _data("binary" if name == "adaboost" else "multiclass")
+    body: dict[str, Any] = {
+        "features": X.tolist(),
+        "labels": y.tolist(),
+        "algorithm": name,
+        "n_estimators": 8,
+        "weak_learner": "oblique",
+    }
+    r = client.post(f"/v1/models/oblique-{name}/versions", json=body)
+    assert r.status_code == 201, r.text
+    assert r.json()["params"]["weak_learner"] == "oblique"
+    out = client.post(f"/v1/models/oblique-{name}/predict", json={"instances": X[:5].tolist()})
+    assert out.status_code == 200, out.text
+    catalog = {a["name"]: a for a in client.get("/v1/algorithms").json()["algorithms"]}
+    assert "oblique" in catalog[name]["weak_learners"]
+    other = "angle_adaboost" if name == "samme" else "cs_realboost"
+    assert "oblique" not in catalog[other]["weak_learners"]
+    params = {} if name == "samme" else {"c_fp": 1.0, "c_fn": 3.0}
+    bad = {**body, "algorithm": other, "params": params}
+    r = client.post("/v1/models/oblique-bad/versions", json=bad)
+    assert r.status_code == 422, r.text
+    assert "weak_learner" in r.text, r.text

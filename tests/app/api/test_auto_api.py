@@ -137,5 +137,6 @@ def test_the_rounds_limit_caps_the_search_instead_of_refusing(settings: Settings
         assert over.status_code == 422 and "COSTWISE_MAX_ROUNDS" in over.json()["detail"]
         job = client.post("/v1/models/capped/versions?mode=job", json=_default_body())
         assert job.status_code == 202, job.text
-        # the job's planned total is that of the capped grid: 5 x (20 + 20 + 20) + 6 x 20
-        assert job.json()["total"] == 420
+        # the job's planned total is that of the capped grid (stumps, depth 3, depth 6,
+        # oblique): 5 x (20 + 20 + 20 + 20) + 6 x 20
+        assert job.json()["total"] == 520

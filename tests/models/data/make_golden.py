@@ -1,5 +1,7 @@
 """Write golden_v<N>.zip (N = current format) and its expected predictions. Run ONCE
-per format version (``--v4``: the fold ensemble of the default model, format version 4).
+per format version (``--v4``: the fold ensemble of the default model, format version 4;
+``--v4 --oblique``: the same with oblique learners, golden_v4_oblique.zip, written once
+when the ``"oblique"`` ensemble layout was added).
 
 The test suite checks that this committed artifact keeps loading and predicting the
 same; regenerating it would defeat that purpose, so only do it for a new format.
@@ -29,8 +31,9 @@ if __name__ == "__main__":
     X[::13, 1] = np.nan
     version = MULTI_FORMAT_VERSION if "--v4" in sys.argv else FORMAT_VERSION
     clf: Any
+    oblique = "--oblique" in sys.argv
     if version == MULTI_FORMAT_VERSION:  # trees in the folds: the richer ensemble layout
-        grid = [("tree", 2, 15)]
+        grid = [("oblique", 1, 15)] if oblique else [("tree", 2, 15)]
         clf = AutoCalibratedBoosting(grid, n_folds=3, random_state=0, n_jobs=1)
     else:
         clf = CalibratedAdaMEC(AdaBoost(n_estimators=20), random_state=0)
@@ -43,10 +46,10 @@ if __name__ == "__main__":
         json.loads(zipfile.ZipFile(io.BytesIO(blob)).read("manifest.json"))["format_version"]
         == version
     )
-    FORMAT_VERSION = version
-    (HERE / f"golden_v{FORMAT_VERSION}.zip").write_bytes(blob)
+    stem = f"golden_v{version}" + ("_oblique" if oblique else "")
+    (HERE / f"{stem}.zip").write_bytes(blob)
     Xq = X[:12]
-    (HERE / f"golden_v{FORMAT_VERSION}_expected.json").write_text(
+    (HERE / f"{stem}_expected.json").write_text(
         json.dumps(
             {
                 "sha256": sha,
