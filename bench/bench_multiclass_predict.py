@@ -24,7 +24,7 @@ trees of the depth and rounds the default chose) and LightGBM (the same rounds, 
 
 Usage::
 
-    git archive main | tar -x -C /tmp/costwise-main    # the baseline source tree
+    git clone -q --branch main /work/main /tmp/costwise-main   # the baseline source tree
     python bench/bench_multiclass_predict.py --src main=/tmp/costwise-main --src branch=.
 
 Results: ``bench/results/multiclass-predict-<date>[-<label>].{json,md}`` (median over
@@ -214,6 +214,7 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="+", default=["satimage", "vehicle"])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=3000)
+    ap.add_argument("--reference-calls", type=int, default=200, help="scikit-learn/LightGBM")
     ap.add_argument("--label", default="")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
@@ -230,7 +231,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         info = train(args.datasets, work)
-        refs = references(args.datasets, info, args.calls)
+        refs = references(args.datasets, info, args.reference_calls)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in srcs}
         for r in range(args.rounds):
             for name, src in srcs:

@@ -1,4 +1,4 @@
-"""Numpy-only inference object: what an artifact loads into and what the service serves.
+"""Array-only inference object: what an artifact loads into and what the service serves.
 
 An :class:`InferenceModel` is a :mod:`scorer <models.scorers>` (features -> class
 probabilities) plus what is needed to turn probabilities into least-expected-cost

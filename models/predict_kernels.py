@@ -133,6 +133,9 @@ def pairwise_sum(a, start, n):  # pragma: no cover - compiled
     return values[0]
 
 
+_ROW_BLOCK = 64  # rows walked through one tree before the next: its nodes stay in cache
+
+
 @njit(nogil=True, cache=True)
 def tree_votes(
     X, roots, feature, threshold, left, right, missing_left, leaf_class, beta, n_classes, total
@@ -142,29 +145,35 @@ def tree_votes(
     ``feature`` is -1 at a leaf; ``left`` / ``right`` are global node indices;
     ``leaf_class`` the class index a leaf votes for. With ``total > 0`` the votes are
     returned as fractions ``min(max(V / total, 0), 1)`` (:meth:`vote_fractions`).
+    Rows go through the trees in blocks of 64, tree by tree, so that a tree's nodes are
+    read from cache for every row of the block (all trees' nodes do not fit in it).
     """
     n = X.shape[0]
     m_count = roots.shape[0]
     out = np.empty((n, n_classes))
-    cls = np.empty(m_count, dtype=np.int64)
+    cls = np.empty((_ROW_BLOCK, m_count), dtype=np.int32)
     buf = np.empty(m_count)
-    for r in range(n):
+    for r0 in range(0, n, _ROW_BLOCK):
+        r1 = min(r0 + _ROW_BLOCK, n)
         for m in range(m_count):
-            node = roots[m]
-            while feature[node] >= 0:
-                x = X[r, feature[node]]
-                if x <= threshold[node] or (x != x and missing_left[node]):  # NaN: learned side
-                    node = left[node]
-                else:
-                    node = right[node]
-            cls[m] = leaf_class[node]
-        for k in range(n_classes):
-            for m in range(m_count):
-                buf[m] = beta[m] if cls[m] == k else 0.0
-            v = pairwise_sum(buf, 0, m_count)
-            if total > 0.0:
-                v = min(max(v / total, 0.0), 1.0)
-            out[r, k] = v
+            root = roots[m]
+            for r in range(r0, r1):
+                node = root
+                while feature[node] >= 0:
+                    x = X[r, feature[node]]
+                    if x <= threshold[node] or (x != x and missing_left[node]):  # NaN: learned
+                        node = left[node]
+                    else:
+                        node = right[node]
+                cls[r - r0, m] = leaf_class[node]
+        for r in range(r0, r1):
+            for k in range(n_classes):
+                for m in range(m_count):
+                    buf[m] = beta[m] if cls[r - r0, m] == k else 0.0
+                v = pairwise_sum(buf, 0, m_count)
+                if total > 0.0:
+                    v = min(max(v / total, 0.0), 1.0)
+                out[r, k] = v
     return out
 
 

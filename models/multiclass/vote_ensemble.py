@@ -1,4 +1,4 @@
-"""Numpy-only vector-valued ensemble: weighted class votes of multiclass weak learners.
+"""Vector-valued ensemble: weighted class votes of multiclass weak learners.
 
 Every multiclass learner of this package outputs a class index ``Phi_m(x)`` in
 ``{0, ..., K-1}``: SAMME's ``T^{(m)}(x)`` (Zhu et al. 2009) and the angle-based
@@ -11,7 +11,14 @@ outputs are functions of the weighted votes
 :func:`models.multiclass.simplex.scores_from_votes`). :class:`VoteEnsemble` stores the
 learners in a core :class:`models.ensemble.Ensemble` (``"stumps"`` or ``"trees"``, the
 same validated flat arrays and the same artifact format) whose leaf values are class
-indices, and computes ``V`` with numpy only. :mod:`models.ensemble` is not changed.
+indices, and computes ``V`` from them. :mod:`models.ensemble` is not changed.
+
+Trees are evaluated by one compiled call (:func:`models.predict_kernels.tree_votes`:
+every row walks every tree, and each class's votes are summed in numpy's pairwise
+order), which gives the bits of ``row_sums(learner_classes(X) == k, betas)`` without
+one numpy call per tree level and class (a one-row request of 300 depth-6 trees spent
+about 70 us in those calls). The kernel module imports numba on the first tree-vote
+call; :mod:`models.warmup` compiles it ahead of serving.
 
 Stumps are evaluated without a per-learner loop: with ``L_m(x) = I(x_{j_m} <= t_m)``,
 ``V(x) = sum_m beta_m e_{right_m} + L(x) @ D + isnan(x) @ Miss`` where
