@@ -379,17 +379,22 @@ def _check_proba(proba: ArrayLike, k: int | None = None) -> np.ndarray:
         raise InvalidInput(f"proba: expected shape (n, K) with K >= 2, got {p.shape}")
     if k is not None and p.shape[1] != k:
         raise InvalidInput(f"proba: expected {k} columns (one per class), got {p.shape[1]}")
-    finite = np.isfinite(p)
-    bad = ~finite | (np.where(finite, p, 0.5) < 0) | (np.where(finite, p, 0.5) > 1)
-    if bad.any():
+    if p.shape[0] == 0:
+        return p
+    # fast path (a few numpy calls: one-row requests): min and max propagate NaN, which
+    # fails both comparisons, so anything but values in [0, 1] takes the slow path that
+    # names the first bad entry
+    if not (p.min() >= 0.0 and p.max() <= 1.0):
+        finite = np.isfinite(p)
+        bad = ~finite | (np.where(finite, p, 0.5) < 0) | (np.where(finite, p, 0.5) > 1)
         r, j = (int(v) for v in np.argwhere(bad)[0])
         raise InvalidInput(
             f"proba: row {r}, column {j}: expected a probability in [0, 1], got {p[r, j]}"
         )
     s = p.sum(axis=1)
-    off = np.abs(s - 1.0) > _PROBA_TOL
-    if off.any():
-        r = int(np.flatnonzero(off)[0])
+    off = np.abs(s - 1.0)
+    if off.max() > _PROBA_TOL:
+        r = int(np.flatnonzero(off > _PROBA_TOL)[0])
         raise InvalidInput(f"proba: row {r} sums to {s[r]}, expected 1 (within {_PROBA_TOL})")
     return p
 
@@ -514,7 +519,6 @@ class Decisions:
     threshold: np.ndarray | None
 
 
-
 def _threshold(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | float:
     """``a / (a + b)`` for ``a, b >= 0`` with ``a + b > 0``, without overflow.
 
@@ -524,6 +528,7 @@ def _threshold(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | flo
     """
     s = np.maximum(a, b)
     return (a / s) / ((a / s) + (b / s))
+
 
 def decide(
     proba: ArrayLike, costs: CostMatrix | ArrayLike, *, validated: bool = False

@@ -1,4 +1,4 @@
-"""Numpy-only inference object: what an artifact loads into and what the service serves.
+"""Array-only inference object: what an artifact loads into and what the service serves.
 
 An :class:`InferenceModel` is a :mod:`scorer <models.scorers>` (features -> class
 probabilities) plus what is needed to turn probabilities into least-expected-cost
@@ -156,15 +156,19 @@ class InferenceModel:
         rule), then shifted to deployment class ``priors`` when given."""
         return self._adjusted(self.predict_proba(X), priors)
 
-    def scored_proba(self, X: Any, priors: Any = None) -> tuple[np.ndarray, np.ndarray | None]:
+    def scored_proba(
+        self, X: Any, priors: Any = None, *, validated: bool = False
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """:meth:`decision_proba` and the raw score its calibration map took.
 
         The raw score is ``(n,)`` for a binary scorer with one calibrator, ``(n, K)`` for
         per-class calibration, None for scorers without a separate calibration map (the
         probabilities are then computed as by :meth:`decision_proba`). Computing both
-        costs no more than the probabilities alone.
+        costs no more than the probabilities alone. ``validated=True``: ``X`` is what
+        :func:`check_features` returned for this model (not checked again).
         """
-        X = check_features(X, self.n_features)
+        if not validated:
+            X = check_features(X, self.n_features)
         raw_score = getattr(self.scorer, "raw_score", None)
         if raw_score is None:
             return self._adjusted(self.scorer.proba(X), priors), None

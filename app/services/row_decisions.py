@@ -59,6 +59,6 @@ def decide_rows(
         with core_errors(field if setting.source != "training" else None):
             return RowDecisions(None, model.decide(X, setting.matrix), setting, None)
     with core_errors(priors_field):
-        proba, raw = model.scored_proba(X, priors)
+        proba, raw = model.scored_proba(X, priors, validated=True)
     with core_errors(cost_field or "costs"):
         return RowDecisions(proba, decide(proba, setting.matrix, validated=True), setting, raw)

@@ -16,9 +16,11 @@ can use the other classes' votes (a row whose votes split between classes 1 and 
 informative about class 0). ``bench/bench_multiclass_calibration.py`` measures both
 on the same out-of-fold scores.
 
-Prediction is numpy only and batch-invariant: the logits are accumulated column by
-column with element-wise operations (no matrix product whose summation order could
-depend on the batch), then a row-wise softmax.
+Prediction is batch-invariant: the logits are accumulated column by column with
+element-wise operations (no matrix product whose summation order could depend on the
+batch), then a row-wise softmax (:func:`softmax_rows` of :func:`_logits`; served by the
+compiled kernels of :mod:`models.predict_kernels`, which give the same bits in one call
+per step instead of one numpy call per class).
 
 References
 ----------
@@ -243,7 +245,13 @@ class MultinomialCalibrator:
         k = self.W_.shape[0]
         if s.ndim != 2 or s.shape[1] != k:
             raise InvalidInput(f"scores: expected shape (n, {k}), got {s.shape}")
-        return softmax_rows(_logits(s, self.W_, self.b_))
+        from models.predict_kernels import as_kernel_input, normalise_exp, shifted_logits
+
+        # softmax_rows(_logits(s, W, b)) bit for bit: the logits and the normalisation
+        # compiled, the exponential numpy's (models.predict_kernels; numba is imported on
+        # the first prediction)
+        z = shifted_logits(as_kernel_input(s), as_kernel_input(self.W_), as_kernel_input(self.b_))
+        return normalise_exp(np.exp(z))  # type: ignore[no-any-return]
 
     def to_state(self) -> dict[str, Any]:
         """JSON-able state ``{"method": "multinomial", "form", "l2", "W": [[...]], "b": [...]}``."""

@@ -1,4 +1,4 @@
-"""Numpy-only vector-valued ensemble: weighted class votes of multiclass weak learners.
+"""Vector-valued ensemble: weighted class votes of multiclass weak learners.
 
 Every multiclass learner of this package outputs a class index ``Phi_m(x)`` in
 ``{0, ..., K-1}``: SAMME's ``T^{(m)}(x)`` (Zhu et al. 2009) and the angle-based
@@ -11,7 +11,14 @@ outputs are functions of the weighted votes
 :func:`models.multiclass.simplex.scores_from_votes`). :class:`VoteEnsemble` stores the
 learners in a core :class:`models.ensemble.Ensemble` (``"stumps"`` or ``"trees"``, the
 same validated flat arrays and the same artifact format) whose leaf values are class
-indices, and computes ``V`` with numpy only. :mod:`models.ensemble` is not changed.
+indices, and computes ``V`` from them. :mod:`models.ensemble` is not changed.
+
+Trees are evaluated by one compiled call (:func:`models.predict_kernels.tree_votes`:
+every row walks every tree, and each class's votes are summed in numpy's pairwise
+order), which gives the bits of ``row_sums(learner_classes(X) == k, betas)`` without
+one numpy call per tree level and class (a one-row request of 300 depth-6 trees spent
+about 70 us in those calls). The kernel module imports numba on the first tree-vote
+call; :mod:`models.warmup` compiles it ahead of serving.
 
 Stumps are evaluated without a per-learner loop: with ``L_m(x) = I(x_{j_m} <= t_m)``,
 ``V(x) = sum_m beta_m e_{right_m} + L(x) @ D + isnan(x) @ Miss`` where
@@ -85,7 +92,7 @@ class VoteEnsemble:
         for values in _class_values(self.ensemble):
             if np.any((values != np.round(values)) | (values < 0) | (values >= k)):
                 raise ArtifactError(f"learner outputs must be class indices in [0, {k})")
-        d: dict[str, Any] = {}
+        d: dict[str, Any] = {"total": float(self.ensemble.alphas.sum())}
         if self.ensemble.kind == "stumps":
             a, beta = self.ensemble.arrays, self.ensemble.alphas
             m = np.arange(beta.size)
@@ -103,6 +110,20 @@ class VoteEnsemble:
                 miss=np.ascontiguousarray(miss.T),
                 feature=feature,
                 threshold=a["threshold"],
+            )
+        else:  # flat node arrays for the compiled walk (models.predict_kernels.tree_votes):
+            # writeable contiguous copies (an artifact's arrays are read-only, which numba
+            # would compile as another type)
+            a, g = self.ensemble.arrays, self.ensemble._derived
+            d.update(
+                roots=np.array(a["tree_offsets"][:-1], dtype=np.int64),
+                feature=np.array(a["node_feature"], dtype=np.int64),
+                threshold=np.array(a["node_threshold"], dtype=np.float64),
+                left=np.array(g["left"], dtype=np.int64),
+                right=np.array(g["right"], dtype=np.int64),
+                missing_left=np.array(a["node_missing_left"] == 1),
+                leaf_class=np.array(a["node_value"], dtype=np.int64),
+                beta=np.array(self.ensemble.alphas, dtype=np.float64),
             )
         object.__setattr__(self, "_derived", d)
 
@@ -125,7 +146,7 @@ class VoteEnsemble:
     @property
     def total(self) -> float:
         """``sum_m beta_m``."""
-        return float(self.ensemble.alphas.sum())
+        return float(self._derived["total"])
 
     # ------------------------------------------------------------ prediction
     def _check_X(self, X: Any) -> np.ndarray:
@@ -138,24 +159,36 @@ class VoteEnsemble:
         """Class index ``Phi_m(x)`` of every learner, shape (n, M), int."""
         return self.ensemble.learner_outputs(self._check_X(X)).astype(np.intp)
 
+    def _tree_votes(self, X: np.ndarray, total: float) -> np.ndarray:
+        """Votes (``total = 0``) or vote fractions of tree learners, compiled."""
+        from models.predict_kernels import as_kernel_input, tree_votes  # numba, on first use
+
+        d = self._derived
+        return tree_votes(  # type: ignore[no-any-return]
+            as_kernel_input(X), d["roots"], d["feature"], d["threshold"], d["left"],
+            d["right"], d["missing_left"], d["leaf_class"], d["beta"], self.n_classes, total,
+        )  # fmt: skip
+
     def votes(self, X: Any) -> np.ndarray:
-        """``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``, shape (n, K)."""
+        """``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``, shape (n, K).
+
+        Trees: one compiled walk over every row and tree
+        (:func:`models.predict_kernels.tree_votes`), the same sums bit for bit as
+        ``row_sums(learner_classes(X) == k, betas)``.
+        """
         X = self._check_X(X)
+        if self.ensemble.kind == "trees":
+            return self._tree_votes(X, 0.0)
         out = np.empty((X.shape[0], self.n_classes))
         d = self._derived
         has_nan = bool(np.isnan(X).any())
         for i in range(0, X.shape[0], _CHUNK):
             xc = X[i : i + _CHUNK]
-            if self.ensemble.kind == "stumps":
-                left = np.take(xc, d["feature"], axis=1) <= d["threshold"]
-                v = np.column_stack([row_sums(left, col) for col in d["diff"]]) + d["const"]
-                if has_nan:
-                    nan = np.isnan(xc)
-                    v += np.column_stack([row_sums(nan, col) for col in d["miss"]])
-            else:
-                h = self.ensemble.learner_outputs(xc)
-                beta = self.ensemble.alphas
-                v = np.stack([row_sums(h == k, beta) for k in range(self.n_classes)], 1)
+            left = np.take(xc, d["feature"], axis=1) <= d["threshold"]
+            v = np.column_stack([row_sums(left, col) for col in d["diff"]]) + d["const"]
+            if has_nan:
+                nan = np.isnan(xc)
+                v += np.column_stack([row_sums(nan, col) for col in d["miss"]])
             out[i : i + _CHUNK] = v
         return out
 
@@ -165,6 +198,8 @@ class VoteEnsemble:
         For two classes, column 1 is the weighted vote fraction s(x) of Eq. 24 of
         Nikolaou et al. (2016).
         """
+        if self.ensemble.kind == "trees":  # divided and clipped in the same compiled call
+            return self._tree_votes(self._check_X(X), self.total)
         return np.clip(self.votes(X) / self.total, 0.0, 1.0)
 
     def staged_votes(self, X: Any) -> np.ndarray:
