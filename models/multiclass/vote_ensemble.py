@@ -111,7 +111,7 @@ class VoteEnsemble:
                 feature=feature,
                 threshold=a["threshold"],
             )
-        else:  # flat node arrays for the compiled walk (models.predict_kernels.tree_votes):
+        elif self.ensemble.kind == "trees":  # flat node arrays for the compiled walk (models.predict_kernels.tree_votes):
             # writeable contiguous copies (an artifact's arrays are read-only, which numba
             # would compile as another type)
             a, g = self.ensemble.arrays, self.ensemble._derived
@@ -184,11 +184,16 @@ class VoteEnsemble:
         has_nan = bool(np.isnan(X).any())
         for i in range(0, X.shape[0], _CHUNK):
             xc = X[i : i + _CHUNK]
-            left = np.take(xc, d["feature"], axis=1) <= d["threshold"]
-            v = np.column_stack([row_sums(left, col) for col in d["diff"]]) + d["const"]
-            if has_nan:
-                nan = np.isnan(xc)
-                v += np.column_stack([row_sums(nan, col) for col in d["miss"]])
+            if self.ensemble.kind == "stumps":
+                left = np.take(xc, d["feature"], axis=1) <= d["threshold"]
+                v = np.column_stack([row_sums(left, col) for col in d["diff"]]) + d["const"]
+                if has_nan:
+                    nan = np.isnan(xc)
+                    v += np.column_stack([row_sums(nan, col) for col in d["miss"]])
+            else:  # oblique: each learner's class, summed per class in a fixed order
+                h = self.ensemble.learner_outputs(xc)
+                beta = self.ensemble.alphas
+                v = np.stack([row_sums(h == k, beta) for k in range(self.n_classes)], 1)
             out[i : i + _CHUNK] = v
         return out
 
