@@ -7,7 +7,11 @@ baseline (a thread reading VmRSS every 5 ms) of one step:
 * ``fit``: one AdaBoost fit (depth-3 trees, 3 rounds) on the first 2N/3 rows (a fold);
 * ``crossfit``: 3-fold ``cross_fit`` of that booster, fold fits on every CPU at once;
 * ``crossfit1``: the same, fold fits one after another;
-* ``auto [max_rounds]``: ``AutoCalibratedBoosting(random_state=0).fit``.
+* ``auto [max_rounds]``: ``AutoCalibratedBoosting(random_state=0).fit``;
+* ``train [max_rounds]``: the service's ``fit_model`` on these codes (what a job runs
+  after reading: the default ``auto`` fit, then out-of-fold metrics and plots), with the
+  peak above the baseline reported per phase (``boosting``, ``calibrating``,
+  ``evaluating``) from the progress callback.
 
 Run::
 
@@ -45,10 +49,16 @@ def main() -> None:
     n, mode = int(sys.argv[1]), sys.argv[2]
     d = 50
     peak = [0.0]
+    phase = ["setup"]
+    by_phase: dict[str, float] = {}
+    low: dict[str, float] = {}
 
     def sampler() -> None:
         while True:
-            peak[0] = max(peak[0], rss())
+            now = rss()
+            peak[0] = max(peak[0], now)
+            by_phase[phase[0]] = max(by_phase.get(phase[0], 0.0), now)
+            low[phase[0]] = min(low.get(phase[0], now), now)
             time.sleep(0.005)
 
     threading.Thread(target=sampler, daemon=True).start()
@@ -70,6 +80,8 @@ def main() -> None:
         AdaBoost(n_estimators=2, weak_learner="tree", max_depth=3).fit(X[:3000], y[:3000])
     base = rss()
     peak[0] = base
+    by_phase.clear()
+    low.clear()
     t = time.perf_counter()
     with prebinned(edges):
         if mode == "fit":
@@ -84,6 +96,18 @@ def main() -> None:
         elif mode == "auto":
             rounds = int(sys.argv[3]) if len(sys.argv) > 3 else None
             AutoCalibratedBoosting(random_state=0, max_rounds=rounds).fit(X, y)
+        elif mode == "train":
+            from app.services.training import TrainingSpec, fit_model
+            from app.services.training.spec import TrainingData
+            from models.progress import progress_callback
+
+            def callback(name: str, done: int, total: int) -> None:
+                phase[0] = name
+
+            rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+            data = TrainingData(X, y, [f"x{j}" for j in range(d)], edges=edges)
+            with progress_callback(callback):
+                fit_model(data, TrainingSpec(), max_rounds=rounds)
         else:
             raise SystemExit(f"unknown mode {mode!r}")
     time.sleep(0.05)
@@ -93,6 +117,15 @@ def main() -> None:
         f"codes {X.nbytes / 2**20:.0f} MiB; {time.perf_counter() - t:.1f} s; "
         f"ru_maxrss {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
     )
+    if mode == "train":
+        print(
+            "above the baseline by phase, bytes a row (lowest-highest): "
+            + ", ".join(
+                f"{k} {(low[k] - base) * 2**20 / n:.0f}-{(v - base) * 2**20 / n:.0f}"
+                for k, v in by_phase.items()
+                if k != "setup"
+            )
+        )
 
 
 if __name__ == "__main__":

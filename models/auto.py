@@ -64,7 +64,6 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.model_selection import StratifiedShuffleSplit
 
 from models.adaboost import AdaBoost
 from models.binning import is_codes
@@ -78,6 +77,7 @@ from models.crossfit import (
     fold_indices,
     labelled_rows,
     run_parallel,
+    stratified_subsample,
 )
 from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted
@@ -269,6 +269,17 @@ class _AutoCapacity:
         """Always: the search cross-fits (``oof_``, :class:`models.crossfit.OutOfFold`)."""
         return True
 
+    def _out_of_fold(
+        self, scores: np.ndarray, y_index: np.ndarray, sw: np.ndarray | None, folds: Any
+    ) -> OutOfFold:
+        """The out-of-fold calibrated probabilities of every training row."""
+        return OutOfFold(
+            cross_calibrated(self._calibrate, self._probabilities, scores, y_index, sw, folds),
+            self._raw(scores),
+            np.arange(len(y_index)),
+            {"scheme": "cross-fitted calibration", "n_folds": len(folds)},
+        )
+
     def _calibration_method(self) -> str:
         raise NotImplementedError
 
@@ -359,12 +370,8 @@ class _AutoCapacity:
 
         # rows of the search: all, or a stratified subsample for large data
         subsample = n > int(self.max_search_rows)
-        if subsample:
-            split = StratifiedShuffleSplit(
-                n_splits=1, train_size=int(self.max_search_rows), random_state=self.random_state
-            )
-            rows, _ = next(split.split(np.zeros(n), y_index))
-            rows = np.sort(rows)
+        if subsample:  # StratifiedShuffleSplit's rows (stratified_subsample)
+            rows = stratified_subsample(y_index, int(self.max_search_rows), self.random_state)
         else:
             rows = np.arange(n)
         Xs, ys, yis = X[rows], y[rows], y_index[rows]
@@ -530,13 +537,7 @@ class _AutoCapacity:
                 if folds_served:
                     info["served"] = "fold_ensemble"
                 oof_scores, oof_folds = cf.scores, cf.folds
-        self.oof_ = OutOfFold(
-            cross_calibrated(self._calibrate, self._probabilities, oof_scores, y_index, sw,
-                             oof_folds),
-            self._raw(oof_scores),
-            np.arange(n),
-            {"scheme": "cross-fitted calibration", "n_folds": len(oof_folds)},
-        )  # fmt: skip
+        self.oof_ = self._out_of_fold(oof_scores, y_index, sw, oof_folds)
         self.capacity_ = {
             "weak_learner": wl,
             "max_depth": depth if wl == "tree" else 1,
@@ -703,6 +704,17 @@ class AutoCalibratedBoosting(_AutoCapacity, CalibratedBoosting):
 
     def _raw(self, scores: np.ndarray) -> np.ndarray:
         return np.column_stack([1.0 - scores, scores])
+
+    def _out_of_fold(
+        self, scores: np.ndarray, y_index: np.ndarray, sw: np.ndarray | None, folds: Any
+    ) -> OutOfFold:
+        # one column each (OutOfFold.binary): P(y = 1), the second column _probabilities
+        # would stack beside 1 - P(y = 1), and the score
+        p1 = cross_calibrated(
+            self._calibrate, lambda cal, s: cal.predict(s), scores, y_index, sw, folds
+        )
+        info = {"scheme": "cross-fitted calibration", "n_folds": len(folds)}
+        return OutOfFold.binary(p1, scores, info)
 
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster

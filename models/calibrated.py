@@ -85,14 +85,13 @@ def out_of_fold_binary(
     """Cross-calibrated out-of-fold probabilities of k-fold scores (None without folds)."""
     if not folds:  # hold-out split: no out-of-fold scores for the boosting rows
         return None
-    proba = cross_calibrated(
+    p1 = cross_calibrated(
         lambda s, y, w: make_calibrator(method).fit(s, y, sample_weight=w),
-        lambda cal, s: _two_columns(cal.predict(s)),
+        lambda cal, s: cal.predict(s),
         scores, y_index, sample_weight, folds,
     )  # fmt: skip
-    raw = _two_columns(scores)
     info = {"scheme": "cross-fitted calibration", "n_folds": len(folds)}
-    return OutOfFold(proba, raw, np.arange(len(y_index)), info)
+    return OutOfFold.binary(p1, np.asarray(scores, dtype=np.float64), info)
 
 
 class CalibratedBoosting(ClassifierMixin, BaseEstimator):

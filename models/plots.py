@@ -261,15 +261,22 @@ def roc_curve(y01: ArrayLike, p1: ArrayLike, max_points: int = ROC_MAX_POINTS) -
     """
     y, p = _check_binary(y01, p1)
     _require_both(y, "roc_curve")
-    order = np.argsort(-p, kind="stable")
-    ps, ys = p[order], y[order]
+    auc = roc_auc(y, p)  # first, and each row-sized array freed once used: on large data
+    order = np.argsort(-p, kind="stable")  # the work arrays, not the curve, take the memory
+    ps = p[order]
     last = np.concatenate((np.flatnonzero(np.diff(ps)), [len(ps) - 1]))  # end of each tie run
+    del ps
+    ys = y[order]
+    del order
     tps = np.cumsum(ys)[last]
+    del ys
     fps = (last + 1) - tps
+    del last
     tpr = np.concatenate(([0.0], tps / tps[-1]))
     fpr = np.concatenate(([0.0], fps / fps[-1]))
+    del tps, fps
     keep = _thin(fpr, tpr, max(int(max_points), 3))
-    return {"fpr": _listed(fpr[keep]), "tpr": _listed(tpr[keep]), "auc": roc_auc(y, p)}
+    return {"fpr": _listed(fpr[keep]), "tpr": _listed(tpr[keep]), "auc": auc}
 
 
 def roc_one_vs_rest(

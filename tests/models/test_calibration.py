@@ -270,3 +270,18 @@ def test_from_state_rejects_malformed(state, match: str) -> None:  # noqa: ANN00
 def test_repr_is_informative() -> None:
     assert "A_=" in repr(calibrator_from_state({"method": "platt", "A": -1.0, "B": 0.5}))
     assert repr(IdentityCalibrator()) == "IdentityCalibrator()"
+
+
+def test_platt_in_place_work_arrays_give_the_expressions_bits() -> None:
+    from models.calibration import _affine, _platt_objective, _sigmoid_neg
+
+    rng = np.random.default_rng(5)
+    s = rng.normal(size=1001) * 30.0  # large |f| too (logaddexp's overflow-free range)
+    t = np.where(rng.random(1001) < 0.4, 0.97, 0.01)
+    w = rng.random(1001)
+    f = np.empty_like(s)
+    work = (np.empty_like(s), np.empty_like(s))
+    for a, b in ((0.0, 0.3), (-1.7, 2.5), (3.1, -0.2)):
+        assert _affine(a, s, b, f).tobytes() == (a * s + b).tobytes()
+        assert _platt_objective(f, t, w, work) == _platt_objective(a * s + b, t, w)
+        assert _sigmoid_neg(f, out=work[0]).tobytes() == _sigmoid_neg(a * s + b).tobytes()

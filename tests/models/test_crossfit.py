@@ -97,3 +97,21 @@ def test_run_parallel_raises_the_first_failure_and_cancellation() -> None:
         clf.fit(X, y)
     with pytest.raises(InvalidInput, match="n_jobs"):
         run_parallel([lambda: 1], n_jobs=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+@pytest.mark.parametrize("k", [2, 3])
+def test_stratified_subsample_draws_the_rows_of_stratified_shuffle_split(seed: int, k: int) -> None:
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    from models.crossfit import stratified_subsample
+
+    rng = np.random.default_rng(seed)
+    y = rng.choice(k, size=5000, p=np.linspace(1.0, 2.0, k) / np.linspace(1.0, 2.0, k).sum())
+    for rows in (k, 333, 2000, 4990):
+        split = StratifiedShuffleSplit(n_splits=1, train_size=rows, random_state=seed)
+        want = np.sort(next(split.split(np.zeros(len(y)), y))[0])
+        got = stratified_subsample(y, rows, seed)
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError):  # a class of one row: scikit-learn's refusal, as before
+        stratified_subsample(np.r_[np.zeros(50, dtype=int), 1], 10, 0)

@@ -90,3 +90,24 @@ def test_which_calibrated_wrappers_provide_out_of_fold() -> None:
     assert provides_out_of_fold(multi) and multi.oof_.proba.shape == (300, 3)
     held = CalibratedMulticlass(SAMME(n_estimators=10)).fit(X3, y3)
     assert not provides_out_of_fold(held) and held.oof_ is None
+
+
+def test_binary_out_of_fold_keeps_one_column_each_and_gives_the_same_values() -> None:
+    from models.crossfit import OutOfFold
+
+    X, y = make_classification(500, 5, random_state=3)
+    model = CalibratedBoosting(
+        AdaBoost(n_estimators=10, weak_learner="tree", max_depth=2), split="kfold", n_folds=3
+    ).fit(X, y)
+    oof = model.oof_
+    assert oof is not None and oof.all_rows and len(oof) == 500
+    p1, s = oof.positive, oof.raw_positive
+    assert p1.shape == s.shape == (500,)
+    np.testing.assert_array_equal(oof.proba, np.column_stack([1.0 - p1, p1]))
+    np.testing.assert_array_equal(oof.raw, np.column_stack([1.0 - s, s]))
+    np.testing.assert_array_equal(oof.rows, np.arange(500))
+    # the columns are the second columns of the general (n, K) form
+    general = OutOfFold(oof.proba, oof.raw, oof.rows, oof.info)
+    assert not general.all_rows
+    np.testing.assert_array_equal(general.positive, p1)
+    np.testing.assert_array_equal(general.raw_positive, s)

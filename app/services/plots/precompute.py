@@ -61,7 +61,9 @@ class PlotRow(NamedTuple):
 def _binary(y01: np.ndarray, p1: np.ndarray, raw: np.ndarray | None) -> dict[str, dict[str, Any]]:
     return {
         "brier_curve": brier_curve_plot(y01, p1),
-        "reliability": reliability_plot(y01, p1, None if raw is None else raw[:, 1]),
+        "reliability": reliability_plot(
+            y01, p1, None if raw is None else (raw if raw.ndim == 1 else raw[:, 1])
+        ),
         "roc": roc_curve(y01, p1),
         "cost_curve": cost_curve(y01, p1),
     }
@@ -110,13 +112,16 @@ def plot_rows_from(
     *,
     capacity: dict[str, Any] | None = None,
     evaluation: str = "holdout",
+    y_index: np.ndarray | None = None,
 ) -> list[PlotRow]:
     """The plot rows from the probabilities predict decides on (``proba``) of rows labelled
     ``y`` and their raw scores before calibration (``raw``, None if none).
 
+    Two classes: ``proba`` and ``raw`` may be their second columns alone, (n,).
     ``evaluation``: ``"holdout"`` (held-out rows scored by the served model) or
     ``"out_of_fold"`` (every training row, scored by fold models and calibration maps
     that never saw it: :class:`models.crossfit.OutOfFold`), recorded in the data.
+    ``y_index``: ``class_indices(model, y)`` if already computed.
     """
     extra = []
     if capacity is not None:
@@ -124,12 +129,12 @@ def plot_rows_from(
         extra.append(PlotRow("capacity", data, render_svg("capacity", data)))
     if not len(y) or model.rule == "fixed" or proba is None:
         return extra
-    y_index = class_indices(model, y)
+    if y_index is None:
+        y_index = class_indices(model, y)
     classes = list(model.classes)
     binary = model.n_classes == 2
-    plots = (
-        _binary(y_index, proba[:, 1], raw) if binary else _multiclass(y_index, proba, raw, classes)
-    )
+    p1 = (proba if proba.ndim == 1 else proba[:, 1]) if binary else None
+    plots = _binary(y_index, p1, raw) if binary else _multiclass(y_index, proba, raw, classes)
     rows = [
         PlotRow(
             kind,
@@ -145,7 +150,7 @@ def plot_rows_from(
             "n_evaluation": len(y),
             "evaluation": evaluation,
             "y": y_index[sample].tolist(),
-            "p": proba[sample, 1].tolist(),
+            "p": p1[sample].tolist(),
         }
         rows.append(PlotRow(HELDOUT, held, None))
     rows.extend(extra)

@@ -9,7 +9,12 @@ from typing import Any
 import numpy as np
 
 from app.services.core_errors import core_errors
-from app.services.evaluation import OUT_OF_FOLD, evaluation_metrics, out_of_fold_metrics
+from app.services.evaluation import (
+    OUT_OF_FOLD,
+    class_indices,
+    evaluation_metrics,
+    out_of_fold_metrics,
+)
 from app.services.plots.precompute import PlotRow, plot_rows, plot_rows_from
 from app.services.training.spec import (
     TrainingData,
@@ -69,6 +74,7 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
         X, y = data.X, data.y  # every row trains: no copy of the codes
     else:
         X, y = data.X[train_idx], data.y[train_idx]
+    del train_idx  # (all rows: arange(n), 76 MiB on 10,000,000 rows, not kept through the fit)
     report(0, 0, "binning")  # until the first boosting round: binning and set-up
     with core_errors("labels"):
         if edges is None:
@@ -87,11 +93,18 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
         capacity = getattr(estimator, "capacity_", None)
         oof = getattr(estimator, "oof_", None) if evaluation.out_of_fold else None
         if oof is not None and inference.rule == "threshold":
-            y_oof = y[oof.rows]
-            metrics = out_of_fold_metrics(inference, y_oof, oof.proba)
+            y_oof = y if oof.all_rows else y[oof.rows]
+            y_index = class_indices(inference, y_oof)  # once, for the metrics and the plots
+            if inference.n_classes == 2:  # the columns of P(y = 1) and the score, no copies
+                proba, raw = oof.positive, oof.raw_positive
+            else:
+                proba, raw = oof.proba, oof.raw
+            metrics = out_of_fold_metrics(inference, y_oof, proba, y_index=y_index)
             plots = plot_rows_from(
-                inference, y_oof, oof.proba, oof.raw, capacity=capacity, evaluation=OUT_OF_FOLD
-            )
+                inference, y_oof, proba, raw, capacity=capacity, evaluation=OUT_OF_FOLD,
+                y_index=y_index,
+            )  # fmt: skip
+            del proba, raw, y_index
         else:
             X_eval = data.X[eval_idx]
             if edges is not None:

@@ -44,3 +44,44 @@ def test_an_explicit_fraction_is_a_true_hold_out_and_the_default_trains_on_every
     heldout = next(p for p in oof.plots if p.kind == "heldout").data
     assert heldout["evaluation"] == "out_of_fold" and len(heldout["y"]) == 300
     assert np.isclose(oof.metrics["accuracy"], np.mean((np.asarray(heldout["p"]) >= 0.5) == y))
+
+
+def test_out_of_fold_metrics_from_the_binary_columns_and_in_blocks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.services import evaluation
+
+    X, y = make_classification(600, 5, random_state=2)
+    spec = TrainingSpec(n_estimators=10, random_state=0)
+    fitted = fit_model(TrainingData(X, y), spec)
+    estimator = estimator_of(spec).fit(X, y)
+    oof = estimator.oof_
+    whole = evaluation.out_of_fold_metrics(fitted.inference, y, oof.proba)
+    assert whole == fitted.metrics  # what training recorded: from the columns, the same
+    assert evaluation.out_of_fold_metrics(fitted.inference, y, oof.positive) == whole
+    monkeypatch.setattr(evaluation, "METRIC_BLOCK_ROWS", 7)  # 86 blocks
+    blocks = evaluation.out_of_fold_metrics(fitted.inference, y, oof.positive)
+    assert blocks["accuracy"] == whole["accuracy"]
+    assert blocks["mean_cost_at_training_costs"] == pytest.approx(
+        whole["mean_cost_at_training_costs"], rel=1e-12
+    )
+    assert {k: v for k, v in blocks.items() if k != "mean_cost_at_training_costs"} == {
+        k: v for k, v in whole.items() if k != "mean_cost_at_training_costs"
+    }
+
+
+def test_class_indices_of_integer_labels_by_search_and_of_others_by_lookup() -> None:
+    from types import SimpleNamespace
+
+    from app.services.evaluation import class_indices
+
+    model: Any = SimpleNamespace(classes=(-3, 2, 10))
+    assert class_indices(model, np.array([10, -3, 2, 2, 10])).tolist() == [2, 0, 1, 1, 2]
+    assert class_indices(model, np.array([2, 10], dtype=np.int8)).tolist() == [1, 2]
+    unsorted: Any = SimpleNamespace(classes=(10, -3))
+    assert class_indices(unsorted, np.array([-3, 10, -3])).tolist() == [1, 0, 1]
+    named: Any = SimpleNamespace(classes=("no", "yes"))
+    assert class_indices(named, np.array(["yes", "no"])).tolist() == [1, 0]
+    for bad in (np.array([2, 5]), np.array([11]), np.array([-4])):
+        with pytest.raises(KeyError):
+            class_indices(model, bad)
