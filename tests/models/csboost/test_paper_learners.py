@@ -191,5 +191,5 @@ def test_linear_ensemble_layout_is_validated() -> None:
     ):
         with pytest.raises(ArtifactError):
             Ensemble("linear", np.ones(2), bad, 2)
-    with pytest.raises(ArtifactError, match="stumps or trees"):
+    with pytest.raises(ArtifactError, match="stumps, trees or oblique"):
         VoteEnsemble(ens, 2)  # a multiclass vote has no linear learners
