@@ -73,6 +73,9 @@ def _served_map_on_oof(model: AutoCalibrated) -> np.ndarray:
     if hasattr(inner, "calibrator_"):
         p1 = inner.calibrator_.predict(raw[:, 1])
         return np.column_stack([1.0 - p1, p1])
+    joint = getattr(inner, "joint_calibrator_", None)
+    if joint is not None:  # one multinomial map of the K scores (the multiclass default)
+        return np.asarray(joint.predict_proba(raw))
     p = np.column_stack([c.predict(raw[:, j]) for j, c in enumerate(inner.calibrators_)])
     return p / p.sum(axis=1, keepdims=True)
 

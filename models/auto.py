@@ -31,16 +31,18 @@ How (one search, a bounded number of fits):
    loss is the validation curve smoothed over neighbouring checkpoints (:func:`smoothed`).
    Small data (at most ``max_search_rows`` rows): the calibration map is the one
    fitted on the winning checkpoint's out-of-fold scores -- the search *is* the
-   cross-fitting -- and (two classes, ``serve="folds"``, the default) the k fold
-   boosters of the winning entry, truncated to the chosen rounds, are served as a fold
-   ensemble: the map applied to the mean of their scores (:mod:`models.fold_ensemble`;
-   no further fit). With ``serve="refit"`` (and for more than two classes) one final
-   booster is fitted on all rows instead. Large data: the search
-   ran on a stratified subsample of ``max_search_rows`` rows with ``min(n_folds, 3)``
-   folds, and the winner is
-   cross-fitted on all rows with ``min(n_folds, 3)`` folds (ample for a two-parameter
-   Platt map at that size); two classes, ``serve="folds"``: those fold boosters are
-   served as a fold ensemble, without the refit on all rows.
+   cross-fitting -- and (``serve="folds"``, the default) the k fold boosters of the
+   winning entry, truncated to the chosen rounds, are served as a fold ensemble: the
+   map applied to the mean of their scores (:mod:`models.fold_ensemble`; no further
+   fit). More than two classes: the mean of the k SAMME boosters' vote fractions, one
+   merged vote ensemble (:class:`~models.fold_ensemble.FoldVoteBoosters`), under the
+   multinomial map. With ``serve="refit"`` (and for SAMME's ``"logistic"`` score, which
+   has no merged form) one final booster is fitted on all rows instead. Large data: the
+   search ran on a stratified subsample of ``max_search_rows`` rows with
+   ``min(n_folds, 3)`` folds, and the winner is cross-fitted on all rows with
+   ``min(n_folds, 3)`` folds (ample for a two-parameter Platt map at that size);
+   ``serve="folds"``: those fold boosters are served as a fold ensemble, without the
+   refit on all rows.
 
 The fitted model is a :class:`~models.calibrated.CalibratedBoosting` (or
 :class:`~models.multiclass.calibrated.CalibratedMulticlass`) in every respect that
@@ -81,7 +83,7 @@ from models.crossfit import (
 )
 from models.decisions import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted
-from models.fold_ensemble import FoldBoosters
+from models.fold_ensemble import FoldBoosters, FoldVoteBoosters
 from models.inference import InferenceModel
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.multinomial import MultinomialCalibrator
@@ -775,6 +777,7 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         score_kind: str = "vote",
         random_state: int | None = None,
         n_jobs: int | None = None,
+        serve: str = "folds",
     ) -> None:
         self.grid = grid
         self.calibration = calibration
@@ -786,9 +789,19 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         self.score_kind = score_kind
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.serve = serve
 
     estimator = None
     calibration_split = "kfold"
+
+    def _serves_folds(self) -> bool:
+        # the mean of the folds' vote fractions is one merged vote ensemble; the softmax
+        # of the votes ("logistic") has no such form: those are refitted
+        return self.serve == "folds" and self.score_kind == "vote"
+
+    def _fold_booster(self, models: list[Any], rounds: int) -> FoldVoteBoosters:
+        return FoldVoteBoosters.from_boosters(models, rounds)
+
     calibration_fraction = 1.0 / 3.0
 
     def _calibration_method(self) -> str:
@@ -856,6 +869,8 @@ class AutoCalibratedMulticlass(_AutoCapacity, CalibratedMulticlass):
         self._check_auto_params()
         if self.score_kind not in ("vote", "logistic"):
             raise InvalidInput(f"score_kind must be 'vote' or 'logistic', got {self.score_kind!r}")
+        if self.serve not in SERVE:
+            raise InvalidInput(f"serve must be one of {list(SERVE)}, got {self.serve!r}")
         X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=False)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
@@ -902,6 +917,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         random_state: int | None = None,
         n_jobs: int | None = None,
         multiclass_calibration: str = "multinomial",
+        serve: str = "folds",
     ) -> None:
         self.grid = grid
         self.calibration = calibration
@@ -914,6 +930,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.multiclass_calibration = multiclass_calibration
+        self.serve = serve
 
     def _for(self, n_classes: int) -> AutoCalibratedBoosting | AutoCalibratedMulticlass:
         default = DEFAULT_GRID if n_classes == 2 else MULTICLASS_GRID
@@ -926,6 +943,7 @@ class AutoCalibrated(ClassifierMixin, BaseEstimator):
             "time_budget": self.time_budget,
             "random_state": self.random_state,
             "n_jobs": self.n_jobs,
+            "serve": self.serve,
         }
         if n_classes == 2:
             return AutoCalibratedBoosting(
@@ -1032,9 +1050,9 @@ def _spec() -> Any:
         "SAMME calibrated by one multinomial softmax map of its K vote fractions). "
         "Trained without "
         "costs, so one version serves every cost setting. n_estimators, weak_learner and "
-        "max_depth are chosen, not given. Two classes: serves the cross-fitting "
-        "boosters together (5, or 3 above 20,000 rows; fold ensemble: the map on the mean "
-        "of their scores), no refit.",
+        "max_depth are chosen, not given. Serves the cross-fitting boosters together "
+        "(5, or 3 above 20,000 rows; fold ensemble: the map on the mean of their scores, "
+        "for more than two classes the mean of their vote fractions), no refit.",
     )
 
 

@@ -44,12 +44,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from models._base import check_predict_X
 from models.calibration import Calibrator, calibrator_from_state
 from models.ensemble import Ensemble
 from models.exceptions import ArtifactError
+from models.multiclass.scorers import raw_vote_scores
+from models.multiclass.vote_ensemble import VoteEnsemble
 from models.scorers import binary_proba, join_arrays, split_arrays
 
-__all__ = ["FoldBoosters", "FoldEnsembleScorer", "MAX_FOLDS", "merged_votes", "truncated"]
+__all__ = [
+    "FoldBoosters",
+    "FoldEnsembleScorer",
+    "FoldVoteBoosters",
+    "MAX_FOLDS",
+    "merged_votes",
+    "truncated",
+]
 
 MAX_FOLDS = 20
 """Most fold boosters an artifact may hold."""
@@ -240,3 +250,64 @@ class FoldBoosters:
 
     def scorer(self, calibrator: Calibrator) -> FoldEnsembleScorer:
         return FoldEnsembleScorer(self.ensembles, self.score_kind, calibrator)
+
+
+@dataclass(frozen=True)
+class FoldVoteBoosters:
+    """The k SAMME fold boosters of a multiclass fold ensemble, merged into one.
+
+    More than two classes, vote fractions (``score_kind="vote"``): the mean of the k fold
+    boosters' vote fractions ``(1/k) sum_i V_i(x) / B_i`` (``B_i`` the sum of fold i's
+    weights) is the vote fraction of all their learners together weighted
+    ``beta_m / (k B_i)`` (:func:`merged_votes`), so the fold ensemble is served as one
+    :class:`~models.multiclass.vote_ensemble.VoteEnsemble` by the usual SAMME scorer:
+    the artifact format does not change. The multinomial map, fitted on the pooled
+    out-of-fold vote fractions, is applied to that mean, as for two classes.
+
+    Has the attributes a served booster is read for: ``ensemble_``, ``score_kind``,
+    ``n_estimators_`` (the largest fold's round count), ``termination_reason_`` and
+    :meth:`score_samples`.
+    """
+
+    ensemble_: Any
+    score_kind: str
+    n_folds: int
+    fold_rounds: tuple[int, ...]
+    reasons: tuple[str, ...]
+    n_features_in_: int
+
+    @classmethod
+    def from_boosters(cls, boosters: list[Any], rounds: int) -> FoldVoteBoosters:
+        if str(boosters[0].score_kind) != "vote":
+            raise ValueError("a multiclass fold ensemble merges vote fractions only")
+        cores = tuple(truncated(b.ensemble_.ensemble, rounds) for b in boosters)
+        k_classes = int(boosters[0].ensemble_.n_classes)
+        merged = VoteEnsemble(merged_votes(cores), k_classes)
+        reasons = tuple(
+            "max_rounds" if e.n_learners < b.ensemble_.n_learners else str(b.termination_reason_)
+            for b, e in zip(boosters, cores, strict=True)
+        )
+        out = cls(
+            merged,
+            "vote",
+            len(boosters),
+            tuple(e.n_learners for e in cores),
+            reasons,
+            int(boosters[0].n_features_in_),
+        )
+        names = getattr(boosters[0], "feature_names_in_", None)
+        if names is not None:  # validated like the fold boosters' input
+            object.__setattr__(out, "feature_names_in_", names)
+        return out
+
+    @property
+    def n_estimators_(self) -> int:
+        return max(self.fold_rounds)
+
+    @property
+    def termination_reason_(self) -> str:
+        return ",".join(sorted(set(self.reasons)))
+
+    def score_samples(self, X: Any) -> np.ndarray:
+        """The mean of the fold boosters' vote fractions, shape (n, K)."""
+        return raw_vote_scores(self.ensemble_, check_predict_X(self, X), "vote")

@@ -13,8 +13,10 @@ from models.adaboost import AdaBoost
 from models.artifacts import MULTI_FORMAT_VERSION, dump_model, load_model
 from models.auto import AutoCalibrated, AutoCalibratedBoosting
 from models.calibration import make_calibrator
+from models.crossfit import fold_indices
 from models.exceptions import ArtifactError
-from models.fold_ensemble import FoldEnsembleScorer, merged_votes, truncated
+from models.fold_ensemble import FoldEnsembleScorer, FoldVoteBoosters, merged_votes, truncated
+from models.multiclass.samme import SAMME
 from models.recalibration import recalibrate
 
 GRID = (("stump", 1, 40), ("tree", 3, 20))
@@ -186,3 +188,61 @@ def test_the_merged_ensemble_votes_the_mean_of_the_folds(weak_learner: str) -> N
         logistic.raw_score(X), np.mean([e.score(X, "logistic") for e in folds], axis=0),
         rtol=0, atol=1e-15,
     )  # fmt: skip
+
+
+def _three_classes(n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = np.where(X[:, 0] * X[:, 1] > 0, "a", np.where(X[:, 2] > 0.3, "b", "c"))
+    X[::13, 2] = np.nan
+    return X, y
+
+
+@pytest.mark.parametrize("grid", [GRID, (("oblique", 1, 10),)])
+def test_multiclass_default_serves_the_mean_fold_vote_fractions_through_one_map(grid) -> None:  # type: ignore[no-untyped-def]
+    X, y = _three_classes()
+    model = AutoCalibrated(grid, random_state=0).fit(X, y)
+    inner = model.model_
+    assert isinstance(inner.estimator_, FoldVoteBoosters)
+    assert inner.estimator_.n_folds == 5
+    assert model.calibration_info_["served"] == "fold_ensemble"
+    assert model.n_estimators_ <= model.capacity_["n_estimators"]
+    # the fold boosters, refitted on the search's folds and truncated to the chosen rounds
+    cap = model.capacity_
+    folds = fold_indices(np.searchsorted(model.classes_, y), 5, 0, model.classes_)
+    Xt, _ = _three_classes(200, seed=1)
+    mean = np.mean(
+        [
+            SAMME(cap["n_estimators"], weak_learner=cap["weak_learner"], max_depth=cap["max_depth"])
+            .fit(X[train], y[train])
+            .score_samples(Xt)
+            for train, _ in folds
+        ],
+        axis=0,
+    )
+    raw = inner.estimator_.score_samples(Xt)
+    np.testing.assert_allclose(raw, mean, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(
+        model.predict_proba(Xt), inner.joint_calibrator_.predict_proba(raw)
+    )
+    inf = model.to_inference()
+    np.testing.assert_array_equal(inf.predict_proba(Xt), model.predict_proba(Xt))
+    single = np.vstack([inf.predict_proba(Xt[i : i + 1]) for i in range(40)])
+    assert single.tobytes() == inf.predict_proba(Xt[:40]).tobytes()  # batch-invariant
+    blob, sha = dump_model(inf, metadata={"algorithm": "auto"})
+    loaded = load_model(blob, expected_sha256=sha)
+    assert loaded.predict_proba(Xt).tobytes() == inf.predict_proba(Xt).tobytes()
+
+
+def test_multiclass_refit_and_the_logistic_score_fit_one_booster_on_all_rows() -> None:
+    X, y = _three_classes(400)
+    refit = AutoCalibrated(GRID[:1], random_state=0, serve="refit").fit(X, y)
+    assert isinstance(refit.model_.estimator_, SAMME)
+    assert "served" not in refit.calibration_info_
+    logistic = AutoCalibrated(GRID[:1], random_state=0, score_kind="logistic").fit(X, y)
+    assert isinstance(logistic.model_.estimator_, SAMME)  # no merged form: refitted
+    folds = AutoCalibrated(GRID[:1], random_state=0).fit(X, y)
+    # the same search either way
+    np.testing.assert_array_equal(folds.oof_.raw, refit.oof_.raw)
+    with pytest.raises(Exception, match="serve must be one of"):
+        AutoCalibrated(GRID[:1], serve="mean").fit(X, y)
