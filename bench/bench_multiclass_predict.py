@@ -127,7 +127,7 @@ def worker(args: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------------- parent
-def train(datasets: list[str], work: Path) -> dict[str, Any]:
+def train(datasets: list[str], work: Path, serve: str = "folds") -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     from models.algorithms import build_estimator
     from models.artifacts import dump_model, load_model
@@ -137,6 +137,7 @@ def train(datasets: list[str], work: Path) -> dict[str, Any]:
         X, y = load(name)
         Xtr, Xte, ytr, yte = split(X, y)
         est = build_estimator("auto", {"random_state": 0})
+        est.set_params(serve=serve)  # the default serves the fold ensemble
         t0 = time.perf_counter()
         est.fit(Xtr, ytr)
         fit_s = time.perf_counter() - t0
@@ -216,6 +217,10 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--reference-calls", type=int, default=200, help="scikit-learn/LightGBM")
     ap.add_argument("--label", default="")
+    ap.add_argument(
+        "--serve", choices=["folds", "refit"], default="folds",
+        help="what the trained default serves: its fold boosters (the default) or one refit",
+    )  # fmt: skip
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--work", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -230,7 +235,7 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        info = train(args.datasets, work)
+        info = train(args.datasets, work, args.serve)
         refs = references(args.datasets, info, args.reference_calls)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in srcs}
         for r in range(args.rounds):

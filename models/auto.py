@@ -1015,6 +1015,7 @@ def _build(common: dict[str, Any], params: dict[str, Any]) -> AutoCalibrated:
         score_kind=common.get("score_kind", "vote"),
         random_state=common.get("random_state"),
         metric=params.get("metric", "log_loss"),
+        serve=params.get("serve", "folds"),
     )
 
 
@@ -1042,6 +1043,17 @@ def _spec() -> Any:
                 "Out-of-fold loss of the calibrated probabilities that chooses the weak "
                 "learner and the rounds.",
                 choices=METRICS,
+            ),
+            ParamSpec(
+                "serve",
+                "str",
+                "folds",
+                "What serves the model: 'folds', the cross-fitting boosters together (the "
+                "calibration map on the mean of their scores; better decisions, measured), or "
+                "'refit', one booster refitted on all rows (the same map; fewer learners per "
+                "prediction: a one-row decision of a large multiclass model costs about a "
+                "third, see docs/training.md).",
+                choices=SERVE,
             ),
         ),
         notes="Chooses the weak learner (stumps with up to 400 rounds, depth-3 trees with up "

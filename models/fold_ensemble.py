@@ -44,7 +44,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from models._base import check_predict_X
 from models.calibration import Calibrator, calibrator_from_state
 from models.ensemble import Ensemble
 from models.exceptions import ArtifactError
@@ -310,4 +309,6 @@ class FoldVoteBoosters:
 
     def score_samples(self, X: Any) -> np.ndarray:
         """The mean of the fold boosters' vote fractions, shape (n, K)."""
+        from models._base import check_predict_X  # training code: not on the artifact path
+
         return raw_vote_scores(self.ensemble_, check_predict_X(self, X), "vote")

@@ -263,7 +263,7 @@ SPEC = make_spec(
             "class weights",
             minimum=0.0,
             exclusive_minimum=True,
-        )
+        ),
     ),
     properties=None,
     weak_learners=("stump", "histogram"),  # real-valued leaves: not the discrete tree kernel

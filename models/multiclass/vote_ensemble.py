@@ -38,10 +38,51 @@ import numpy as np
 from models.ensemble import Ensemble, row_sums
 from models.exceptions import ArtifactError, InvalidInput
 
-__all__ = ["VoteEnsemble"]
+__all__ = ["NODE_DTYPE", "VoteEnsemble", "pack_nodes"]
 
 _CHUNK = 4096
 _STUMP_VALUES = ("value_left", "value_right", "value_missing")
+
+NODE_DTYPE = np.dtype(
+    [
+        ("threshold", np.float64),
+        ("feature", np.int32),
+        ("missing_left", np.int32),
+        ("left", np.int32),
+        ("right", np.int32),
+        ("leaf_class", np.int32),
+        ("pad", np.int32),
+    ],
+    align=True,
+)
+"""One tree node of :func:`tree_votes`, 32 bytes: everything a step reads sits in one
+cache line. A leaf points to itself (``left == right ==`` its own index) and reads
+feature 0, so a walk may take more steps than the leaf's depth and stay on it."""
+
+
+def pack_nodes(
+    feature: np.ndarray,
+    threshold: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    missing_left: np.ndarray,
+    leaf_class: np.ndarray,
+) -> np.ndarray:
+    """The flat node arrays of a tree ensemble as :data:`NODE_DTYPE` records.
+
+    ``feature`` is -1 at a leaf, ``left`` / ``right`` are global node indices and a
+    leaf's own index, ``leaf_class`` the class a leaf votes for.
+    """
+    leaf = np.asarray(feature) < 0
+    n = len(leaf)
+    nodes = np.zeros(n, dtype=NODE_DTYPE)
+    nodes["threshold"] = threshold
+    nodes["feature"] = np.where(leaf, 0, feature)
+    nodes["missing_left"] = np.asarray(missing_left, dtype=np.int32)
+    nodes["left"] = np.where(leaf, np.arange(n), left)
+    nodes["right"] = np.where(leaf, np.arange(n), right)
+    nodes["leaf_class"] = np.where(leaf, leaf_class, -1)
+    return nodes
 
 
 def _class_values(ensemble: Ensemble) -> list[np.ndarray]:
@@ -111,9 +152,9 @@ class VoteEnsemble:
                 feature=feature,
                 threshold=a["threshold"],
             )
-        elif self.ensemble.kind == "trees":  # flat node arrays for the compiled walk (models.predict_kernels.tree_votes):
-            # writeable contiguous copies (an artifact's arrays are read-only, which numba
-            # would compile as another type)
+        elif self.ensemble.kind == "trees":  # node records for the compiled walk
+            # (models.predict_kernels.tree_votes): writeable contiguous copies (an
+            # artifact's arrays are read-only, which numba would compile as another type)
             a, g = self.ensemble.arrays, self.ensemble._derived
             d.update(
                 roots=np.array(a["tree_offsets"][:-1], dtype=np.int64),
@@ -123,6 +164,15 @@ class VoteEnsemble:
                 right=np.array(g["right"], dtype=np.int64),
                 missing_left=np.array(a["node_missing_left"] == 1),
                 leaf_class=np.array(a["node_value"], dtype=np.int64),
+                nodes=pack_nodes(
+                    a["node_feature"],
+                    a["node_threshold"],
+                    g["left"],
+                    g["right"],
+                    a["node_missing_left"] == 1,
+                    a["node_value"],
+                ),  # fmt: skip
+                depth=int(g["depth"]),
                 beta=np.array(self.ensemble.alphas, dtype=np.float64),
             )
         object.__setattr__(self, "_derived", d)
@@ -166,7 +216,8 @@ class VoteEnsemble:
         d = self._derived
         return tree_votes(  # type: ignore[no-any-return]
             as_kernel_input(X), d["roots"], d["feature"], d["threshold"], d["left"],
-            d["right"], d["missing_left"], d["leaf_class"], d["beta"], self.n_classes, total,
+            d["right"], d["missing_left"], d["leaf_class"], d["nodes"], d["depth"], d["beta"],
+            self.n_classes, total,
         )  # fmt: skip
 
     def votes(self, X: Any) -> np.ndarray:

@@ -73,14 +73,17 @@ def grow_binned_tree(
     from models.weak._hist_kernel import PARALLEL_OK, grow_tree
 
     feat, kbin, left, right, mleft, value, leaf_of = grow_tree(
-        binned.codes, np.ascontiguousarray(H, dtype=np.float64), binned.n_thresholds,
-        binned.max_bins, int(max_depth), int(mode), PARALLEL_OK,
+        binned.codes,
+        np.ascontiguousarray(H, dtype=np.float64),
+        binned.n_thresholds,
+        binned.max_bins,
+        int(max_depth),
+        int(mode),
+        PARALLEL_OK,
     )
     leaf = feat == -1
     thr = np.where(leaf, 0.0, binned.thresholds[np.where(leaf, 0, feat), kbin])
-    tree = TreeArrays(
-        feat, thr.astype(np.float64), left, right, mleft, value.astype(np.float64)
-    )
+    tree = TreeArrays(feat, thr.astype(np.float64), left, right, mleft, value.astype(np.float64))
     return tree, value, leaf_of
 
 

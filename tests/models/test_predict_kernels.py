@@ -12,6 +12,7 @@ from models.artifacts import dump_model, load_model
 from models.auto import AutoCalibratedMulticlass
 from models.ensemble import row_sums
 from models.multiclass.multinomial import MultinomialCalibrator, _logits, softmax_rows
+from models.multiclass.vote_ensemble import pack_nodes
 from models.multiclass.weak import make_trainer
 from models.predict_kernels import (
     as_kernel_input,
@@ -55,6 +56,8 @@ def test_tree_votes_equal_the_numpy_walk_bit_for_bit(k: int, depth: int, rounds:
     ref = _votes_numpy(vote, X)
     assert np.array_equal(vote.votes(X), ref)
     assert np.array_equal(vote.vote_fractions(X), np.clip(ref / vote.total, 0.0, 1.0))
+    # 70 rows: a block of 64 walked tree by tree, then 6 walked side by side (lockstep)
+    assert np.array_equal(vote.votes(X[:70]), ref[:70])
     alone = np.vstack([vote.vote_fractions(X[i : i + 1]) for i in range(0, 400, 13)])
     assert np.array_equal(alone, vote.vote_fractions(X)[::13])
     # an artifact's arrays are read-only, a request's rows may be too: same results
@@ -92,7 +95,10 @@ def test_kernels_refuse_nothing_and_keep_the_input() -> None:
     assert as_kernel_input(c) is c  # no copy when it already is one
     empty = np.empty((0, 3))
     ids = np.zeros(1, dtype=np.int64)
-    got = tree_votes(empty, ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, np.ones(1), 3, 0.0)
+    nodes = pack_nodes(-ids - 1, np.zeros(1), ids, ids, ids == 0, ids)  # one leaf
+    got = tree_votes(
+        empty, ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, nodes, 0, np.ones(1), 3, 0.0
+    )
     assert got.shape == (0, 3)
 
 

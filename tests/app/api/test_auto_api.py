@@ -116,6 +116,28 @@ def test_more_than_two_classes_train_a_multiclass_default(client: TestClient) ->
     assert v["metrics"]["log_loss"] > 0 and 0 <= v["metrics"]["brier"] <= 2
     rel = client.get("/v1/models/three/versions/1/plots/reliability").json()
     assert sum(rel["after"]["count"]) == 300 and rel["evaluation"] == "out_of_fold"
+    # served: the 5 fold boosters' mean vote fractions (no refit on all rows)
+    assert v["calibration"]["served"] == "fold_ensemble"
+
+
+def test_serve_refit_trains_one_booster_on_all_rows_and_bad_values_are_named(
+    client: TestClient,
+) -> None:
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(240, 3)), 4)
+    y = np.where(X[:, 0] > 0.4, "a", np.where(X[:, 1] > 0, "b", "c")).tolist()
+    body = {"features": X.tolist(), "labels": y}
+    r = client.post("/v1/models/refit/versions", json={**body, "params": {"serve": "refit"}})
+    assert r.status_code == 201, r.text
+    v = r.json()
+    assert v["algorithm"] == "auto" and "served" not in v["calibration"]
+    assert v["params"]["params"] == {"serve": "refit"}
+    folds = client.post("/v1/models/refit/versions", json=body).json()
+    assert folds["calibration"]["served"] == "fold_ensemble"
+    bad = client.post("/v1/models/refit/versions", json={**body, "params": {"serve": "mean"}})
+    assert bad.status_code == 422 and "params.serve" in bad.json()["detail"], bad.text
+    versions = client.get("/v1/models/refit/versions").json()
+    assert sorted(x["version"] for x in versions["versions"]) == [1, 2]  # nothing half-written
 
 
 def test_the_catalog_lists_auto(client: TestClient) -> None:
