@@ -16,8 +16,9 @@ batch that fails because the database is unavailable stays queued and is retried
 other reason (e.g. its version was deleted meanwhile) is counted as ``failed``. Ids
 already logged for the model are skipped (``duplicate``): the first record of an id
 stands. :meth:`close` writes what is queued before the process exits. The writer
-thread runs at the lowest CPU priority (nice 19), so that under CPU contention the
-requests go first.
+thread runs at the lowest CPU priority (nice 19) on PostgreSQL, so that under CPU
+contention the requests go first; on SQLite it keeps the process's priority, because its
+insert holds the database's one write lock (:func:`_lowest_priority`).
 """
 
 from __future__ import annotations
@@ -332,7 +333,8 @@ class PredictionLogWriter:
         return taken
 
     def _run(self) -> None:
-        _lowest_priority()
+        if not self._gap:  # not SQLite: see _lowest_priority
+            _lowest_priority()
         while True:
             with self._cond:
                 if not self._queue and not self._closing:
@@ -441,7 +443,14 @@ def _lowest_priority() -> None:
     Under CPU contention the request threads then go first: the writer works in the
     time they leave idle, and its rows wait in the bounded queue meanwhile. Without the
     GIL (SQLite and PostgreSQL calls release it) the writer uses another core if there
-    is one. No-op where per-thread priorities are not available."""
+    is one. No-op where per-thread priorities are not available.
+
+    Not on SQLite: there the writer's insert holds the database's one write lock, and a
+    nice-19 thread on a busy CPU gets about 1.5% of it (CFS weight 15 against 1,024), so
+    a 10,000-row insert that takes 65 ms of CPU could hold the lock for seconds while
+    every other writer (an alias move, a registration, an outcome batch) waits out its
+    5 s busy timeout and answers 503: a priority inversion, seen under load in
+    tests/reliability/test_concurrency.py (alias moves racing predictions)."""
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     except (AttributeError, OSError) as error:  # pragma: no cover - not Linux
