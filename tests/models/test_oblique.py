@@ -253,3 +253,22 @@ def test_auto_does_not_offer_oblique_on_large_data(monkeypatch: pytest.MonkeyPat
         [("stump", 1, 20), ("oblique", 1, 10)], n_folds=3, random_state=0, n_jobs=1
     ).fit(X, y)
     assert [c["weak_learner"] for c in model.capacity_["curves"]] == ["stump"]
+
+
+def test_auto_counts_one_oblique_fit_per_class_against_the_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With K > 2 classes every round fits K logistic directions: the cap counts them."""
+    import models.auto as auto
+    from models.auto import AutoCalibratedMulticlass
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 4))
+    y = np.argmax(X[:, :3] + rng.normal(scale=0.3, size=(300, 3)), axis=1)
+    grid = [("stump", 1, 10), ("oblique", 1, 5)]
+    monkeypatch.setattr(auto, "OBLIQUE_MAX_CELLS", 300 * 4 * 3)  # rows x features x 3 fits
+    tried = AutoCalibratedMulticlass(grid, n_folds=3, random_state=0).fit(X, y)
+    assert [c["weak_learner"] for c in tried.capacity_["curves"]] == ["stump", "oblique"]
+    monkeypatch.setattr(auto, "OBLIQUE_MAX_CELLS", 300 * 4 * 3 - 1)
+    skipped = AutoCalibratedMulticlass(grid, n_folds=3, random_state=0).fit(X, y)
+    assert [c["weak_learner"] for c in skipped.capacity_["curves"]] == ["stump"]
