@@ -246,3 +246,16 @@ def test_multiclass_refit_and_the_logistic_score_fit_one_booster_on_all_rows() -
     np.testing.assert_array_equal(folds.oof_.raw, refit.oof_.raw)
     with pytest.raises(Exception, match="serve must be one of"):
         AutoCalibrated(GRID[:1], serve="mean").fit(X, y)
+
+
+def test_multiclass_large_data_serves_the_final_cross_fitting_folds() -> None:
+    X, y = _three_classes(700)
+    model = AutoCalibrated(GRID[:1], max_search_rows=300, random_state=0).fit(X, y)
+    booster = model.model_.estimator_
+    assert isinstance(booster, FoldVoteBoosters) and booster.n_folds == 3
+    assert model.calibration_info_["served"] == "fold_ensemble"
+    assert model.calibration_info_["n_folds"] == 3
+    refit = AutoCalibrated(GRID[:1], max_search_rows=300, random_state=0, serve="refit")
+    assert isinstance(refit.fit(X, y).model_.estimator_, SAMME)
+    np.testing.assert_array_equal(refit.oof_.raw, model.oof_.raw)  # the same cross-fitting
+    np.testing.assert_allclose(model.predict_proba(X[:50]).sum(axis=1), 1.0)
