@@ -217,6 +217,14 @@ class FoldEnsembleScorer:
         return cls(ensembles, spec["score_kind"], calibrator_from_state(state))
 
 
+def _reasons(boosters: list[Any], truncated_to: tuple[Ensemble, ...]) -> tuple[str, ...]:
+    """Each fold booster's termination reason, ``"max_rounds"`` where it was truncated."""
+    return tuple(
+        "max_rounds" if e.n_learners < b.ensemble_.n_learners else str(b.termination_reason_)
+        for b, e in zip(boosters, truncated_to, strict=True)
+    )
+
+
 @dataclass(frozen=True)
 class FoldBoosters:
     """The fitted fold boosters a fold ensemble serves, with the facts of one booster.
@@ -233,11 +241,7 @@ class FoldBoosters:
     @classmethod
     def from_boosters(cls, boosters: list[Any], rounds: int) -> FoldBoosters:
         ensembles = tuple(truncated(b.ensemble_, rounds) for b in boosters)
-        reasons = tuple(
-            "max_rounds" if e.n_learners < b.ensemble_.n_learners else str(b.termination_reason_)
-            for b, e in zip(boosters, ensembles, strict=True)
-        )
-        return cls(ensembles, str(boosters[0].score_kind), reasons)
+        return cls(ensembles, str(boosters[0].score_kind), _reasons(boosters, ensembles))
 
     @property
     def n_estimators_(self) -> int:
@@ -282,16 +286,12 @@ class FoldVoteBoosters:
         cores = tuple(truncated(b.ensemble_.ensemble, rounds) for b in boosters)
         k_classes = int(boosters[0].ensemble_.n_classes)
         merged = VoteEnsemble(merged_votes(cores), k_classes)
-        reasons = tuple(
-            "max_rounds" if e.n_learners < b.ensemble_.n_learners else str(b.termination_reason_)
-            for b, e in zip(boosters, cores, strict=True)
-        )
         out = cls(
             merged,
             "vote",
             len(boosters),
             tuple(e.n_learners for e in cores),
-            reasons,
+            _reasons(boosters, cores),
             int(boosters[0].n_features_in_),
         )
         names = getattr(boosters[0], "feature_names_in_", None)

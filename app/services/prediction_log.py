@@ -294,7 +294,8 @@ class PredictionLogWriter:
         # SQLite has one writer at a time and a waiting writer polls (busy_timeout) with
         # sleeps of up to 100 ms: a pause after each batch lets a training registration
         # or an outcome batch in instead of losing the race to the next log batch
-        self._gap = SQLITE_WRITE_GAP_SECONDS if engine.dialect.name == "sqlite" else 0.0
+        self._sqlite = engine.dialect.name == "sqlite"
+        self._gap = SQLITE_WRITE_GAP_SECONDS if self._sqlite else 0.0
 
     # ------------------------------------------------------------ request path
     def submit(self, entry: LogEntry) -> bool:
@@ -333,7 +334,7 @@ class PredictionLogWriter:
         return taken
 
     def _run(self) -> None:
-        if not self._gap:  # not SQLite: see _lowest_priority
+        if not self._sqlite:  # SQLite's one write lock: see _lowest_priority
             _lowest_priority()
         while True:
             with self._cond:

@@ -152,9 +152,9 @@ class VoteEnsemble:
                 feature=feature,
                 threshold=a["threshold"],
             )
-        elif self.ensemble.kind == "trees":  # node records for the compiled walk
-            # (models.predict_kernels.tree_votes): writeable contiguous copies (an
-            # artifact's arrays are read-only, which numba would compile as another type)
+        elif self.ensemble.kind == "trees":  # flat arrays and node records for the
+            # compiled walk (models.predict_kernels.tree_votes): writeable contiguous copies
+            # (an artifact's arrays are read-only, which numba would compile as another type)
             a, g = self.ensemble.arrays, self.ensemble._derived
             d.update(
                 roots=np.array(a["tree_offsets"][:-1], dtype=np.int64),
@@ -171,7 +171,7 @@ class VoteEnsemble:
                     g["right"],
                     a["node_missing_left"] == 1,
                     a["node_value"],
-                ),  # fmt: skip
+                ),
                 depth=int(g["depth"]),
                 beta=np.array(self.ensemble.alphas, dtype=np.float64),
             )
