@@ -40,7 +40,8 @@ def compile_kernels() -> float:
         samme = SAMME(
             n_estimators=2, weak_learner="tree", max_depth=2, stump_criterion=criterion
         ).fit(X, y3)
-    # prediction kernels: tree votes and fractions, the multinomial map
+    # prediction kernels: oblique outputs, tree votes and fractions, the multinomial map
+    AdaBoost(n_estimators=2, weak_learner="oblique").fit(X, y).predict_proba(X[:1])
     samme.ensemble_.votes(X)
     fractions = samme.ensemble_.vote_fractions(X)
     MultinomialCalibrator().fit(fractions, y3).predict_proba(fractions)

@@ -16,6 +16,7 @@ from models.multiclass.vote_ensemble import pack_nodes
 from models.multiclass.weak import make_trainer
 from models.predict_kernels import (
     as_kernel_input,
+    class_sums,
     normalise_exp,
     pairwise_sum,
     shifted_logits,
@@ -56,10 +57,17 @@ def test_tree_votes_equal_the_numpy_walk_bit_for_bit(k: int, depth: int, rounds:
     ref = _votes_numpy(vote, X)
     assert np.array_equal(vote.votes(X), ref)
     assert np.array_equal(vote.vote_fractions(X), np.clip(ref / vote.total, 0.0, 1.0))
-    # 70 rows: a block of 64 walked tree by tree, then 6 walked side by side (lockstep)
+    # 70 rows: a block of 64, then a block of 6
     assert np.array_equal(vote.votes(X[:70]), ref[:70])
     alone = np.vstack([vote.vote_fractions(X[i : i + 1]) for i in range(0, 400, 13)])
     assert np.array_equal(alone, vote.vote_fractions(X)[::13])
+    # rows on the thresholds themselves (x <= t exactly when the codes compare so),
+    # infinities and signed zeros: a row alone (coded walk) as in a batch (flat walk)
+    a = vote.ensemble.arrays
+    edges = rng.choice(np.concatenate([a["node_threshold"][a["node_feature"] >= 0],
+                                       [np.inf, -np.inf, 0.0, -0.0, np.nan]]), size=(64, 7))  # fmt: skip
+    on_edges = _votes_numpy(vote, edges)
+    assert np.array_equal(np.vstack([vote.votes(edges[i : i + 1]) for i in range(64)]), on_edges)
     # an artifact's arrays are read-only, a request's rows may be too: same results
     again = type(vote).from_arrays(vote.to_arrays(), "trees", 7, k)
     ro = X.copy()
@@ -95,11 +103,49 @@ def test_kernels_refuse_nothing_and_keep_the_input() -> None:
     assert as_kernel_input(c) is c  # no copy when it already is one
     empty = np.empty((0, 3))
     ids = np.zeros(1, dtype=np.int64)
-    nodes = pack_nodes(-ids - 1, np.zeros(1), ids, ids, ids == 0, ids)  # one leaf
+    packed = pack_nodes(ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, 3)  # one leaf
     got = tree_votes(
-        empty, ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, nodes, 0, np.ones(1), 3, 0.0
+        empty, ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, *packed, 0, np.ones(1), 3, 0.0
     )
     assert got.shape == (0, 3)
+
+
+def test_class_sums_are_the_pairwise_sums_of_each_class_to_the_last_bit() -> None:
+    rng = np.random.default_rng(3)
+    for m in [*range(1, 140), 255, 256, 257, 1000, 1470, 4100]:
+        for k in (2, 3, 6):
+            beta = rng.exponential(size=m) * 10.0 ** rng.uniform(-3, 3, size=m)
+            cls = rng.integers(0, k, size=m).astype(np.int32)
+            out = np.empty(k)
+            class_sums(cls, beta, out, np.empty((k, 8)), np.empty((65, k)))
+            ref = [pairwise_sum(np.where(cls == j, beta, 0.0), 0, m) for j in range(k)]
+            assert out.tolist() == ref, (m, k)
+            assert ref == [np.add.reduce(np.where(cls == j, beta, 0.0)) for j in range(k)]
+
+
+def test_node_records_put_the_children_side_by_side_whatever_the_flat_layout() -> None:
+    """A tree whose right child comes before its left one (a layout the artifact format
+    allows): the records are renumbered breadth first; the walk reaches the right leaves."""
+    # root 0 splits x0 <= 0.5: left is node 2 (a leaf, class 1), right is node 1 (x1 <= 0:
+    # node 3 class 0, node 4 class 2); NaN at the root goes right
+    feature = np.array([0, 1, -1, -1, -1])
+    threshold = np.array([0.5, 0.0, 0.0, 0.0, 0.0])
+    left = np.array([2, 3, 2, 3, 4])
+    right = np.array([1, 4, 2, 3, 4])
+    missing = np.array([False, True, False, False, False])
+    leaf_class = np.array([-1, -1, 1, 0, 2])
+    roots = np.zeros(1, dtype=np.int64)
+    packed = pack_nodes(roots, feature, threshold, left, right, missing, leaf_class, 2)
+    nodes = packed[0]
+    assert np.all(nodes["left"][[0, 2]] == [1, 3])  # children side by side
+    X = np.array([[0.1, 9.0], [0.9, -1.0], [0.9, 1.0], [np.nan, np.nan], [0.9, np.nan]])
+    expected = np.array([1, 0, 2, 0, 0])  # NaN x1 goes left
+    args = (roots, feature, threshold, left, right, missing, leaf_class, *packed, 2,
+            np.ones(1), 3, 0.0)  # fmt: skip
+    for r in range(len(X)):  # one row: the record walk
+        assert tree_votes(X[r : r + 1], *args).argmax(1)[0] == expected[r], r
+    many = np.repeat(X, 4, axis=0)  # 20 rows in one block
+    assert np.array_equal(tree_votes(many, *args).argmax(1), np.repeat(expected, 4))
 
 
 def test_a_served_multiclass_model_uses_the_kernels_the_warm_up_compiles() -> None:
@@ -145,3 +191,63 @@ def test_a_loaded_multiclass_artifact_predicts_the_bits_of_the_fitted_model() ->
     )
     assert np.array_equal(served.predict_proba(X), ref)
     assert np.array_equal(inference.predict_proba(X), ref)
+
+
+@pytest.mark.parametrize(("d", "r", "m"), [(3, 2, 5), (8, 2, 95), (9, 3, 40), (36, 6, 30)])
+def test_oblique_outputs_equal_the_numpy_form_bit_for_bit(d: int, r: int, m: int) -> None:
+    """The compiled oblique outputs (few rows) and the numpy form (many rows) give the
+    same bits, so a row's score does not depend on the batch it came in."""
+    from models.ensemble import Ensemble
+
+    rng = np.random.default_rng(d * 100 + r)
+    arrays = {
+        "alphas": rng.exponential(size=m),
+        # weights over six orders of magnitude: another order of additions rounds elsewhere
+        "coef": rng.normal(size=m * r * d) * 10.0 ** rng.uniform(-3, 3, size=m * r * d),
+        "intercept": rng.normal(size=m * r),
+        "value": np.tile([-1.0, 1.0] if r == 2 else np.arange(r, dtype=np.float64), m),
+        "fill": rng.normal(size=m * d),
+    }
+    ens = Ensemble.from_arrays(arrays, kind="oblique", n_features=d)
+    X = rng.normal(size=(300, d)) * 10.0 ** rng.uniform(-2, 2, size=(300, d))
+    X[rng.random(size=X.shape) < 0.1] = np.nan
+    X[5, 0] = 1e308  # absurd: inf - inf somewhere, never chosen
+    numpy_form = ens._oblique_outputs(X)  # 300 rows: the numpy path
+    assert X.shape[0] > 64
+    alone = np.vstack([ens._oblique_outputs(X[i : i + 1]) for i in range(300)])
+    assert np.array_equal(alone, numpy_form)
+    assert np.array_equal(ens._oblique_outputs(X[:64]), numpy_form[:64])
+    loaded = Ensemble.from_arrays(  # an artifact's arrays are read-only
+        {k: _read_only(v) for k, v in ens.to_arrays().items()}, kind="oblique", n_features=d
+    )
+    assert np.array_equal(loaded.decision_function(X[:1]), ens.decision_function(X)[:1])
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+def test_a_model_the_records_cannot_code_takes_the_flat_walk() -> None:
+    """More distinct thresholds on one feature than a 16-bit code holds: no records,
+    one row walks the flat arrays, the same votes as in a batch."""
+    n_trees = 70_000  # one stump per tree, each on its own threshold of feature 0
+    ids = np.arange(n_trees, dtype=np.int64)
+    feature = np.stack([np.zeros(n_trees), -np.ones(n_trees), -np.ones(n_trees)], 1).ravel()
+    feature = feature.astype(np.int64)
+    threshold = np.repeat(np.linspace(-1.0, 1.0, n_trees), 3)
+    base = 3 * ids
+    left = np.stack([base + 1, base + 1, base + 2], 1).ravel()
+    right = np.stack([base + 2, base + 1, base + 2], 1).ravel()
+    missing = np.zeros(3 * n_trees, dtype=bool)
+    leaf_class = np.tile([-1, 0, 1], n_trees)
+    packed = pack_nodes(base, feature, threshold, left, right, missing, leaf_class, 1)
+    assert packed[0].shape == (0,)  # no records
+    X = np.array([[-0.5], [0.25], [2.0]])
+    args = (base, feature, threshold, left, right, missing, leaf_class, *packed, 1,
+            np.ones(n_trees), 2, 0.0)  # fmt: skip
+    batch = tree_votes(np.repeat(X, 4, axis=0), *args)[::4]
+    alone = np.vstack([tree_votes(X[i : i + 1], *args) for i in range(3)])
+    assert np.array_equal(alone, batch)
+    assert batch[:, 0].tolist() == [float((threshold[::3] >= x).sum()) for x in X[:, 0]]
