@@ -83,6 +83,7 @@ _SCHEMAS = {
 }
 _OBLIQUE_CELLS = 1 << 18  # rows x learners x functions x features per block (2 MiB)
 _CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
+_OBLIQUE_KERNEL_ROWS = 64  # up to this many rows, oblique outputs by the compiled kernel
 
 
 def _chunk(X: np.ndarray, i: int) -> np.ndarray:
@@ -252,10 +253,13 @@ class Ensemble:
             derived["feature"] = self.arrays["feature"].astype(np.intp)
         elif self.kind == "oblique":
             m, r, d = self.alphas.size, derived["n_functions"], int(self.n_features)
-            derived["coef"] = self.arrays["coef"].reshape(m, r, d)
-            derived["intercept"] = self.arrays["intercept"].reshape(m, r)
-            derived["value"] = self.arrays["value"].reshape(m, r)
-            derived["fill"] = self.arrays["fill"].reshape(m, d)
+            # writeable contiguous copies: an artifact's arrays are read-only, which the
+            # compiled kernel (models.predict_kernels.oblique_outputs) would take as
+            # another type and compile again on a request
+            derived["coef"] = np.array(self.arrays["coef"].reshape(m, r, d))
+            derived["intercept"] = np.array(self.arrays["intercept"].reshape(m, r))
+            derived["value"] = np.array(self.arrays["value"].reshape(m, r))
+            derived["fill"] = np.array(self.arrays["fill"].reshape(m, d))
             derived["rows"] = min(_CHUNK, max(1, _OBLIQUE_CELLS // (m * r * d)))
         else:
             derived["leafF"] = self.arrays["node_value"]
@@ -341,6 +345,11 @@ class Ensemble:
         """
         d = self._derived
         coef, b, value, fill = d["coef"], d["intercept"], d["value"], d["fill"]
+        if X.shape[0] <= _OBLIQUE_KERNEL_ROWS:  # a few rows: one compiled call, same bits
+            from models.predict_kernels import as_kernel_input, oblique_outputs  # numba
+
+            x = as_kernel_input(codes_as_float(X) if X.dtype == np.uint8 else X)
+            return oblique_outputs(x, coef, b, value, fill)  # type: ignore[no-any-return]
         m = coef.shape[0]
         out = np.empty((X.shape[0], m))
         pick = np.arange(m)[None, :]
