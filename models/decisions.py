@@ -381,6 +381,10 @@ def _check_proba(proba: ArrayLike, k: int | None = None) -> np.ndarray:
         raise InvalidInput(f"proba: expected {k} columns (one per class), got {p.shape[1]}")
     if p.shape[0] == 0:
         return p
+    if p.shape[0] == 1:  # one row (a one-row request): Python floats, no numpy calls
+        row = p[0].tolist()
+        if all(0.0 <= v <= 1.0 for v in row) and abs(sum(row) - 1.0) <= _PROBA_TOL:
+            return p  # otherwise the checks below name the bad entry
     # fast path (a few numpy calls: one-row requests): min and max propagate NaN, which
     # fails both comparisons, so anything but values in [0, 1] takes the slow path that
     # names the first bad entry
@@ -530,6 +534,27 @@ def _threshold(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | flo
     return (a / s) / ((a / s) + (b / s))
 
 
+def _decide_one(p: np.ndarray, c: np.ndarray) -> Decisions:
+    """:func:`decide` of one row under one matrix, in Python floats: the same operations
+    in the same order as the vectorised path (IEEE double either way), so the same bits,
+    at a few microseconds instead of a dozen numpy calls."""
+    k = p.shape[1]
+    if k == 2:
+        (p0, p1), ((c00, c01), (c10, c11)) = p[0].tolist(), c.tolist()
+        a, b = c01 - c00, c10 - c11
+        m = max(a, b)  # _threshold: a, b >= 0 (validated), not both 0
+        t = (a / m) / ((a / m) + (b / m))
+        pos = p1 >= t
+        cost = p0 * c01 + p1 * c11 if pos else p0 * c00 + p1 * c10
+        return Decisions(np.array([int(pos)]), np.array([cost]), np.array([t]))
+    e = np.einsum("ni,ij->nj", p, c)[0].tolist()  # the batch path's sums (see below)
+    best = k - 1
+    for j in range(k - 2, -1, -1):  # argmin, ties -> higher index
+        if e[j] < e[best]:
+            best = j
+    return Decisions(np.array([best]), np.array([e[best]]), None)
+
+
 def decide(
     proba: ArrayLike, costs: CostMatrix | ArrayLike, *, validated: bool = False
 ) -> Decisions:
@@ -599,6 +624,8 @@ def decide(
             raise InvalidCostMatrix(
                 f"costs: expected shape ({k}, {k}) or ({n}, {k}, {k}), got {c.shape}"
             )
+    if n == 1 and c.ndim == 2:
+        return _decide_one(p, c)
     if k == 2:
         if c.ndim == 2:
             t = np.full(n, _threshold(c[0, 1] - c[0, 0], c[1, 0] - c[1, 1]))
