@@ -375,3 +375,35 @@ def test_validate_row_cost_matrices_names_the_row_and_checks_the_shape() -> None
         validate_row_cost_matrices(bad, 2, 3)
     with pytest.raises(InvalidCostMatrix, match=r"expected shape \(3, 3, 3\).*got \(2, 3, 3\)"):
         validate_row_cost_matrices(ok, 3, 3)
+
+
+@pytest.mark.parametrize("k", [2, 3, 6])
+def test_a_row_decided_alone_gives_the_bits_of_the_batch_ties_included(k: int) -> None:
+    """One row under one matrix takes a path of its own (Python floats, no numpy calls):
+    the same threshold, decision and expected cost to the last bit as in a batch, also
+    at ties (p1 exactly at the threshold; equal expected costs -> the higher index)."""
+    rng = np.random.default_rng(10 + k)
+    n = 2000
+    proba = rng.dirichlet(np.ones(k), size=n)
+    if k == 2:
+        matrices = [np.array([[0.0, 1.0], [3.0, 0.0]]), np.array([[0.5, 7.0], [2.5, 0.25]]),
+                    np.array([[0.0, 1e308], [1e308, 0.0]])]  # fmt: skip
+        proba[:50] = [[0.75, 0.25]] * 50  # exactly at t = 1 / (1 + 3)
+    else:
+        matrices = [rng.uniform(0.0, 100.0, size=(k, k)) * (1 - np.eye(k)), 1 - np.eye(k)]
+        proba[:50] = np.full(k, 1.0 / k)  # every class equally costly: ties
+    for c in matrices:
+        batch = decide(proba, c)
+        for r in [*range(50), *range(50, n, 11)]:
+            alone = decide(proba[r : r + 1], c)
+            assert alone.labels_index.tolist() == [batch.labels_index[r]]
+            assert alone.expected_cost.tolist() == [batch.expected_cost[r]]  # exact
+            assert alone.labels_index.dtype == batch.labels_index.dtype == np.int64
+            if k == 2:
+                assert alone.threshold.tolist() == [batch.threshold[r]]  # type: ignore[union-attr]
+            else:
+                assert alone.threshold is None and batch.threshold is None
+    if k == 2:
+        assert decide(proba[:1], matrices[0]).labels_index[0] == 1  # p1 >= t: positive
+    else:
+        assert decide(proba[:1], matrices[1]).labels_index[0] == k - 1
