@@ -64,6 +64,14 @@ def _threadsafe_layer() -> bool:
 PARALLEL_OK = _threadsafe_layer()
 if PARALLEL_OK and "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "threadsafe"  # type: ignore[attr-defined]
+if PARALLEL_OK:
+    # Start the threading layer now. A cached function that *calls* the parallel kernel
+    # (histogram_all -> _histogram -> _hist_parallel) carries the parallel region in its
+    # own machine code; loaded from the cache as a process's first numba call, it runs
+    # that region before anything started the layer's threads, and the process dies
+    # with a segmentation fault (seen with a cache written by another process, e.g. the
+    # warm-up or a test run, then a fresh `costwise serve` training).
+    numba.get_num_threads()
 
 MODE_COST = 0
 MODE_GINI = 1

@@ -259,3 +259,21 @@ def test_kernel_modes_match_and_serving_does_not_import_numba() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"  # kernels load on the first fit or tree-vote prediction
+
+
+def test_importing_the_kernels_starts_the_threading_layer() -> None:
+    """A cached function that calls the parallel histogram carries the parallel region
+    in its own machine code: loaded from the cache as a process's first numba call, it
+    ran before any thread of the layer was started and the process died (SIGSEGV; seen
+    with a cache a test run had written, then a fresh process training). Importing the
+    kernel module starts the layer first."""
+    import subprocess
+    import sys
+
+    code = (
+        "import models.weak._hist_kernel as h; from numba.np.ufunc import parallel; "
+        "print(h.PARALLEL_OK, parallel._is_initialized)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    ok, started = out.stdout.split()
+    assert started == ok  # started whenever the kernel may run in parallel
