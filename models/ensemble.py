@@ -44,6 +44,7 @@ from scipy.special import expit
 
 from models.binning import codes_as_float, is_codes
 from models.exceptions import ArtifactError, InvalidInput
+from models.tree_records import pack_nodes
 
 __all__ = ["Ensemble", "LINEAR_ARRAYS", "OBLIQUE_ARRAYS", "STUMP_ARRAYS", "TREE_ARRAYS"]
 
@@ -81,9 +82,7 @@ _SCHEMAS = {
     "linear": LINEAR_ARRAYS,
     "oblique": OBLIQUE_ARRAYS,
 }
-_OBLIQUE_CELLS = 1 << 18  # rows x learners x functions x features per block (2 MiB)
 _CHUNK = 4096  # rows per block: keeps the (rows, M) temporaries in cache
-_OBLIQUE_KERNEL_ROWS = 64  # up to this many rows, oblique outputs by the compiled kernel
 
 
 def _chunk(X: np.ndarray, i: int) -> np.ndarray:
@@ -260,17 +259,9 @@ class Ensemble:
             derived["intercept"] = np.array(self.arrays["intercept"].reshape(m, r))
             derived["value"] = np.array(self.arrays["value"].reshape(m, r))
             derived["fill"] = np.array(self.arrays["fill"].reshape(m, d))
-            derived["rows"] = min(_CHUNK, max(1, _OBLIQUE_CELLS // (m * r * d)))
         else:
             derived["leafF"] = self.arrays["node_value"]
             derived["leafV"] = (self.arrays["node_value"] > 0).astype(np.float64)
-            derived["roots"] = self.arrays["tree_offsets"][:-1].astype(np.intp)
-            thr = self.arrays["node_threshold"]
-            leaf = self.arrays["node_feature"] == -1
-            derived["thr"] = np.where(leaf, np.inf, thr)  # leaves loop onto themselves
-            derived["feat"] = np.where(leaf, 0, self.arrays["node_feature"]).astype(np.intp)
-            derived["mleft"] = leaf | (self.arrays["node_missing_left"] == 1)
-            derived["children"] = np.stack([derived["right"], derived["left"]], axis=1)
         object.__setattr__(self, "_derived", derived)
 
     @property
@@ -309,24 +300,45 @@ class Ensemble:
     def _tree_nodes(self, xc: np.ndarray) -> np.ndarray:
         """Leaf index reached by every row of ``xc`` in every tree, shape (rows, M).
 
-        One step per level for all rows and trees at once: the row's value is gathered
-        from the flattened rows (cheaper than 2-D fancy indexing), and the child from a
-        (nodes, 2) table indexed by the comparison; NaN is looked at only if present.
+        One compiled call (:func:`models.predict_kernels.tree_leaves`): the rows are
+        coded once, and the trees walked eight at a time on 8-byte node records
+        (:mod:`models.tree_records`) without a branch; the leaves are those of the
+        one-tree walk, so the sums over them keep their bits.
         """
-        d = self._derived
-        xc = np.ascontiguousarray(xc)
-        flat = xc.reshape(-1)
-        node = np.broadcast_to(d["roots"], (xc.shape[0], d["roots"].size))
-        offset = (np.arange(xc.shape[0]) * xc.shape[1])[:, None]
-        has_nan = bool(np.isnan(xc).any())
-        children, feat, thr = d["children"], d["feat"], d["thr"]
-        for _ in range(d["depth"]):
-            x = flat[offset + feat[node]]
-            go_left = x <= thr[node]
-            if has_nan:
-                go_left |= np.isnan(x) & d["mleft"][node]
-            node = children[node, go_left.view(np.uint8)]
-        return node
+        from models.predict_kernels import as_kernel_input, tree_leaves  # numba, on first use
+
+        k = self._walk_arrays()
+        return tree_leaves(  # type: ignore[no-any-return]
+            as_kernel_input(xc), k["roots"], k["feature"], k["threshold"], k["left"],
+            k["right"], k["missing_left"], k["node_ids"], k["nodes"], k["node_roots"],
+            k["record_node"], k["cuts"], k["cut_offsets"], self._derived["depth"],
+        )  # fmt: skip
+
+    def _walk_arrays(self) -> dict[str, Any]:
+        """The arrays of the compiled walk, made on the first prediction (training makes
+        many ensembles it never walks). Writeable contiguous copies: an artifact's arrays
+        are read-only, which numba would compile as another type."""
+        k: dict[str, Any] | None = self._derived.get("walk")
+        if k is not None:
+            return k
+        a, g = self.arrays, self._derived
+        roots = np.array(a["tree_offsets"][:-1], dtype=np.int64)
+        feature = np.array(a["node_feature"], dtype=np.int64)
+        threshold = np.array(a["node_threshold"], dtype=np.float64)
+        left = np.array(g["left"], dtype=np.int64)
+        right = np.array(g["right"], dtype=np.int64)
+        missing_left = np.array(a["node_missing_left"] == 1)
+        nodes, node_roots, order, cuts, cut_offsets = pack_nodes(
+            roots, feature, threshold, left, right, missing_left, int(self.n_features)
+        )
+        k = dict(
+            roots=roots, feature=feature, threshold=threshold, left=left, right=right,
+            missing_left=missing_left, node_ids=np.arange(feature.size, dtype=np.int64),
+            nodes=nodes, node_roots=node_roots, record_node=order, cuts=cuts,
+            cut_offsets=cut_offsets,
+        )  # fmt: skip
+        self._derived["walk"] = k  # the same arrays whichever thread gets here first
+        return k
 
     def _linear_outputs(self, X: np.ndarray) -> np.ndarray:
         """h_t(x) of every linear learner, shape (rows, M)."""
@@ -339,28 +351,23 @@ class Ensemble:
     def _oblique_outputs(self, X: np.ndarray) -> np.ndarray:
         """h_t(x) of every oblique learner, shape (rows, M), in row blocks.
 
-        The products are formed elementwise and summed along the contiguous feature axis
-        (:func:`row_sums`' scheme, not a BLAS product), so a row's outputs do not depend on
-        the batch it came in.
+        One compiled call per block (:func:`models.predict_kernels.oblique_outputs`): a
+        row's products are summed along the features in numpy's pairwise order, not by a
+        BLAS product, so its outputs do not depend on the batch it came in. The numpy
+        form (about ten calls on (rows, M, R, d) temporaries) took about 30 us for one
+        row and 3 times as long for 10,000 (tests/models/test_predict_kernels.py checks
+        the kernel against it bit for bit).
         """
+        from models.predict_kernels import as_kernel_input, oblique_outputs  # numba
+
         d = self._derived
         coef, b, value, fill = d["coef"], d["intercept"], d["value"], d["fill"]
-        if X.shape[0] <= _OBLIQUE_KERNEL_ROWS:  # a few rows: one compiled call, same bits
-            from models.predict_kernels import as_kernel_input, oblique_outputs  # numba
-
-            x = as_kernel_input(codes_as_float(X) if X.dtype == np.uint8 else X)
-            return oblique_outputs(x, coef, b, value, fill)  # type: ignore[no-any-return]
-        m = coef.shape[0]
-        out = np.empty((X.shape[0], m))
-        pick = np.arange(m)[None, :]
-        for i in range(0, X.shape[0], d["rows"]):
-            xc = _chunk(X, i)[: d["rows"]]
-            x = np.broadcast_to(xc[:, None, :], (xc.shape[0], m, xc.shape[1]))
-            x = np.where(np.isnan(x), fill, x)  # (rows, M, d): NaN -> the learner's fill
-            with np.errstate(over="ignore", invalid="ignore"):
-                s = np.multiply(x[:, :, None, :], coef).sum(axis=3) + b  # (rows, M, R)
-            s = np.where(np.isnan(s), -np.inf, s)  # inf - inf (absurd x): never chosen
-            out[i : i + xc.shape[0]] = value[pick, np.argmax(s, axis=2)]
+        if X.shape[0] <= _CHUNK and X.dtype != np.uint8:
+            return oblique_outputs(as_kernel_input(X), coef, b, value, fill)  # type: ignore[no-any-return]
+        out = np.empty((X.shape[0], coef.shape[0]))
+        for i in range(0, X.shape[0], _CHUNK):  # pre-binned codes: float one block at a time
+            xc = as_kernel_input(_chunk(X, i))
+            out[i : i + xc.shape[0]] = oblique_outputs(xc, coef, b, value, fill)
         return out
 
     def _raw(self, X: np.ndarray, tag: str) -> np.ndarray:

@@ -40,6 +40,7 @@ __all__ = [
     "normalise_exp",
     "pairwise_sum",
     "shifted_logits",
+    "tree_leaves",
     "tree_votes",
 ]
 
@@ -223,7 +224,7 @@ def class_sums(cls, beta, out, acc, values):  # pragma: no cover - compiled
         out[k] = values[0, k]
 
 
-_NAN_CODE = 0xFFFF  # models.multiclass.vote_ensemble.NAN_CODE
+_NAN_CODE = 0xFFFF  # models.tree_records.NAN_CODE
 
 
 @njit(nogil=True, cache=True)
@@ -306,6 +307,99 @@ def _walk_group(nodes, roots, node_class, codes, m0, g_n, depth, cls, nan):  # p
 
 
 @njit(nogil=True, cache=True)
+def _block_leaves(
+    X,
+    r0,
+    r1,
+    roots,
+    feature,
+    threshold,
+    left,
+    right,
+    missing_left,
+    flat_value,
+    nodes,
+    node_roots,
+    node_value,
+    cuts,
+    cut_offsets,
+    depth,
+    codes,
+    nan_rows,
+    out,
+):  # pragma: no cover - compiled
+    """``out[r - r0, m]`` = the value of the leaf row ``r`` reaches in tree ``m``, for the
+    rows ``r0 .. r1`` (at most :data:`_ROW_BLOCK`): ``node_value`` of the leaf's record
+    on the coded walk, ``flat_value`` of its node on the flat walk (a model without
+    records). Trees in groups of :data:`_TREE_GROUP`, each group through every row of
+    the block while its records are in cache."""
+    m_count = roots.shape[0]
+    coded = nodes.shape[0] > 0
+    if coded:
+        for r in range(r0, r1):
+            nan_rows[r - r0] = _row_codes(X[r], cuts, cut_offsets, codes[r - r0])
+    for m0 in range(0, m_count, _TREE_GROUP):
+        g_n = min(_TREE_GROUP, m_count - m0)
+        if not coded:  # tree by tree, each row to its leaf on the flat arrays
+            for g in range(g_n):
+                root = roots[m0 + g]
+                for r in range(r0, r1):
+                    node = root
+                    while feature[node] >= 0:
+                        x = X[r, feature[node]]
+                        if x <= threshold[node] or (x != x and missing_left[node]):
+                            node = left[node]
+                        else:
+                            node = right[node]
+                    out[r - r0, m0 + g] = flat_value[node]
+            continue
+        for r in range(r0, r1):  # coded, the group's trees side by side
+            if nan_rows[r - r0]:
+                _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
+                            out[r - r0], True)  # fmt: skip
+            else:
+                _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
+                            out[r - r0], False)  # fmt: skip
+
+
+@njit(nogil=True, cache=True)
+def tree_leaves(
+    X,
+    roots,
+    feature,
+    threshold,
+    left,
+    right,
+    missing_left,
+    node_ids,
+    nodes,
+    node_roots,
+    record_node,
+    cuts,
+    cut_offsets,
+    depth,
+):  # pragma: no cover - compiled
+    """The node index of the leaf every row of ``X`` reaches in every tree, (n, M) int64.
+
+    The walk of :func:`tree_votes` (coded rows, 8-byte records, eight trees side by
+    side; the flat walk for a model without records), for the two-class ensembles whose
+    leaves hold real values (:meth:`models.ensemble.Ensemble._tree_nodes`): the leaf
+    reached is that of the one-tree walk, the caller sums its values as before.
+    ``node_ids`` is ``arange(n_nodes)``, ``record_node`` each record's node index.
+    """
+    n = X.shape[0]
+    out = np.empty((n, roots.shape[0]), dtype=np.int64)
+    codes = np.empty((_ROW_BLOCK, X.shape[1]), dtype=np.int64)
+    nan_rows = np.zeros(_ROW_BLOCK, dtype=np.bool_)
+    for r0 in range(0, n, _ROW_BLOCK):
+        r1 = min(r0 + _ROW_BLOCK, n)
+        _block_leaves(X, r0, r1, roots, feature, threshold, left, right, missing_left,
+                      node_ids, nodes, node_roots, record_node, cuts, cut_offsets, depth,
+                      codes, nan_rows, out[r0:r1])  # fmt: skip
+    return out
+
+
+@njit(nogil=True, cache=True)
 def tree_votes(
     X,
     roots,
@@ -330,7 +424,7 @@ def tree_votes(
     The nodes come twice: as flat arrays (``roots`` each tree's root, ``feature`` -1 at
     a leaf, ``left`` / ``right`` global node indices, ``leaf_class`` the class a leaf
     votes for) and as 8-byte records, ``nodes`` with ``node_roots``, ``node_class``,
-    ``cuts`` and ``cut_offsets`` (:func:`models.multiclass.vote_ensemble.pack_nodes`;
+    ``cuts`` and ``cut_offsets`` (:func:`models.tree_records.pack_nodes`;
     no records: every row takes the flat walk); ``depth`` is the deepest tree's depth.
     With ``total > 0`` the votes are returned as fractions ``min(max(V / total, 0), 1)``
     (:meth:`vote_fractions`).
@@ -360,30 +454,9 @@ def tree_votes(
     values = np.empty((65, n_classes))
     for r0 in range(0, n, _ROW_BLOCK):
         r1 = min(r0 + _ROW_BLOCK, n)
-        for m0 in range(0, m_count, _TREE_GROUP):
-            g_n = min(_TREE_GROUP, m_count - m0)
-            if nodes.shape[0] == 0:  # no records for the model: tree by tree, flat
-                for g in range(g_n):
-                    root = roots[m0 + g]
-                    for r in range(r0, r1):
-                        node = root
-                        while feature[node] >= 0:
-                            x = X[r, feature[node]]
-                            if x <= threshold[node] or (x != x and missing_left[node]):
-                                node = left[node]
-                            else:
-                                node = right[node]
-                        cls[r - r0, m0 + g] = leaf_class[node]
-                continue
-            for r in range(r0, r1):  # coded, the group's trees side by side
-                if m0 == 0:
-                    nan_rows[r - r0] = _row_codes(X[r], cuts, cut_offsets, codes[r - r0])
-                if nan_rows[r - r0]:
-                    _walk_group(nodes, node_roots, node_class, codes[r - r0], m0, g_n, depth,
-                                cls[r - r0], True)  # fmt: skip
-                else:
-                    _walk_group(nodes, node_roots, node_class, codes[r - r0], m0, g_n, depth,
-                                cls[r - r0], False)  # fmt: skip
+        _block_leaves(X, r0, r1, roots, feature, threshold, left, right, missing_left,
+                      leaf_class, nodes, node_roots, node_class, cuts, cut_offsets, depth,
+                      codes, nan_rows, cls)  # fmt: skip
         for r in range(r0, r1):
             class_sums(cls[r - r0], beta, out[r], acc, values)
             if total > 0.0:

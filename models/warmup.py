@@ -34,13 +34,15 @@ def compile_kernels() -> float:
     y3 = np.digitize(X[:, 0], [-0.5, 0.5])
     AdaBoost(n_estimators=2).fit(X, y)
     for criterion in ("error", "gini"):
-        AdaBoost(n_estimators=2, weak_learner="tree", max_depth=2, stump_criterion=criterion).fit(
-            X, y
-        )
+        tree = AdaBoost(
+            n_estimators=2, weak_learner="tree", max_depth=2, stump_criterion=criterion
+        ).fit(X, y)
         samme = SAMME(
             n_estimators=2, weak_learner="tree", max_depth=2, stump_criterion=criterion
         ).fit(X, y3)
-    # prediction kernels: oblique outputs, tree votes and fractions, the multinomial map
+    # prediction kernels: two-class tree leaves, oblique outputs, tree votes and
+    # fractions, the multinomial map
+    tree.predict_proba(X)
     AdaBoost(n_estimators=2, weak_learner="oblique").fit(X, y).predict_proba(X[:1])
     samme.ensemble_.votes(X)
     fractions = samme.ensemble_.vote_fractions(X)

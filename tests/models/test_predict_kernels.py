@@ -12,7 +12,6 @@ from models.artifacts import dump_model, load_model
 from models.auto import AutoCalibratedMulticlass
 from models.ensemble import row_sums
 from models.multiclass.multinomial import MultinomialCalibrator, _logits, softmax_rows
-from models.multiclass.vote_ensemble import pack_nodes
 from models.multiclass.weak import make_trainer
 from models.predict_kernels import (
     as_kernel_input,
@@ -22,6 +21,7 @@ from models.predict_kernels import (
     shifted_logits,
     tree_votes,
 )
+from models.tree_records import pack_nodes
 
 
 def test_pairwise_sum_is_numpys_sum_to_the_last_bit() -> None:
@@ -39,10 +39,39 @@ def test_pairwise_sum_is_numpys_sum_to_the_last_bit() -> None:
         assert pairwise_sum(a[::-1].copy(), 0, m) == row_sums(block, np.ones(m))[1], m
 
 
+def _leaves_reference(ensemble, X: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The leaf (global node index) each row reaches in each tree: the plain one-tree
+    walk on the artifact's arrays (local child indices), one row and node at a time."""
+    a = ensemble.arrays
+    starts = a["tree_offsets"][:-1].tolist()
+    feat, thr = a["node_feature"].tolist(), a["node_threshold"].tolist()
+    lft, rgt, ml = a["node_left"].tolist(), a["node_right"].tolist(), a["node_missing_left"]
+    out = np.empty((X.shape[0], len(starts)), dtype=np.int64)
+    for r, row in enumerate(X.tolist()):
+        for m, s in enumerate(starts):
+            node = s
+            while feat[node] >= 0:
+                x = row[feat[node]]
+                go_left = x <= thr[node] if x == x else bool(ml[node])
+                node = s + (lft[node] if go_left else rgt[node])
+            out[r, m] = node
+    return out
+
+
 def _votes_numpy(vote, X: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """The numpy form the kernel replaced: row_sums(Phi(X) == k, beta) per class."""
-    h = vote.learner_classes(X)
+    """The votes by definition: row_sums(Phi(X) == k, beta) per class, Phi from the
+    reference walk."""
+    h = vote.ensemble.arrays["node_value"][_leaves_reference(vote.ensemble, X)]
     return np.stack([row_sums(h == k, vote.betas) for k in range(vote.n_classes)], axis=1)
+
+
+def _records(roots, feature, threshold, left, right, missing, leaf_class, n_features):  # type: ignore[no-untyped-def]
+    """:func:`pack_nodes` with each record's leaf class (what tree_votes takes)."""
+    nodes, node_roots, order, cuts, offsets = pack_nodes(
+        roots, feature, threshold, left, right, missing, n_features
+    )
+    node_class = np.where(feature[order] < 0, leaf_class[order], -1).astype(np.int32)
+    return nodes, node_roots, node_class, cuts, offsets
 
 
 @pytest.mark.parametrize(("k", "depth", "rounds"), [(3, 1, 5), (4, 3, 150), (6, 6, 300)])
@@ -103,7 +132,7 @@ def test_kernels_refuse_nothing_and_keep_the_input() -> None:
     assert as_kernel_input(c) is c  # no copy when it already is one
     empty = np.empty((0, 3))
     ids = np.zeros(1, dtype=np.int64)
-    packed = pack_nodes(ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, 3)  # one leaf
+    packed = _records(ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, 3)  # one leaf
     got = tree_votes(
         empty, ids, -ids - 1, np.zeros(1), ids, ids, ids == 0, ids, *packed, 0, np.ones(1), 3, 0.0
     )
@@ -135,7 +164,7 @@ def test_node_records_put_the_children_side_by_side_whatever_the_flat_layout() -
     missing = np.array([False, True, False, False, False])
     leaf_class = np.array([-1, -1, 1, 0, 2])
     roots = np.zeros(1, dtype=np.int64)
-    packed = pack_nodes(roots, feature, threshold, left, right, missing, leaf_class, 2)
+    packed = _records(roots, feature, threshold, left, right, missing, leaf_class, 2)
     nodes = packed[0]
     assert np.all(nodes["left"][[0, 2]] == [1, 3])  # children side by side
     X = np.array([[0.1, 9.0], [0.9, -1.0], [0.9, 1.0], [np.nan, np.nan], [0.9, np.nan]])
@@ -158,13 +187,19 @@ from models.warmup import compile_kernels
 from models.artifacts import dump_model, load_model
 from models.auto import AutoCalibratedMulticlass
 compile_kernels()
-before = {n: len(getattr(k, n).signatures) for n in ("tree_votes", "shifted_logits", "normalise_exp")}
+from models.auto import AutoCalibratedBoosting
+names = ("tree_votes", "tree_leaves", "oblique_outputs", "shifted_logits", "normalise_exp")
+before = {n: len(getattr(k, n).signatures) for n in names}
 rng = np.random.default_rng(0)
 X = rng.normal(size=(300, 4)); y = rng.integers(0, 3, size=300)
+rows = X[:5].copy(); rows.flags.writeable = False
 model = AutoCalibratedMulticlass(grid=(("tree", 3, 20),), n_folds=3, random_state=0).fit(X, y)
 served = load_model(dump_model(model.to_inference())[0])
-rows = X[:5].copy(); rows.flags.writeable = False
 served.predict_proba(rows); served.decide(rows[:1], 1 - np.eye(3))
+for grid in ((("tree", 3, 20),), (("oblique", 1, 5),)):  # two classes: trees, oblique
+    model = AutoCalibratedBoosting(grid=grid, n_folds=3, random_state=0).fit(X, y % 2)
+    served = load_model(dump_model(model.to_inference())[0])
+    served.predict_proba(rows); served.decide(rows[:1], 1 - np.eye(2))
 after = {n: len(getattr(k, n).signatures) for n in before}
 print(before == after, before)
 """
@@ -193,10 +228,26 @@ def test_a_loaded_multiclass_artifact_predicts_the_bits_of_the_fitted_model() ->
     assert np.array_equal(inference.predict_proba(X), ref)
 
 
+def _oblique_numpy(ens, X: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The numpy form the kernel replaced: h_m(x) from (rows, M, R, d) products summed
+    along the contiguous feature axis (numpy's pairwise sum), NaN -> the learner's fill,
+    a NaN score never chosen, the first best function's value."""
+    d = ens._derived
+    coef, b, value, fill = d["coef"], d["intercept"], d["value"], d["fill"]
+    m = coef.shape[0]
+    x = np.broadcast_to(X[:, None, :], (X.shape[0], m, X.shape[1]))
+    x = np.where(np.isnan(x), fill, x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = np.multiply(x[:, :, None, :], coef).sum(axis=3) + b
+    s = np.where(np.isnan(s), -np.inf, s)
+    return value[np.arange(m)[None, :], np.argmax(s, axis=2)]  # type: ignore[no-any-return]
+
+
 @pytest.mark.parametrize(("d", "r", "m"), [(3, 2, 5), (8, 2, 95), (9, 3, 40), (36, 6, 30)])
 def test_oblique_outputs_equal_the_numpy_form_bit_for_bit(d: int, r: int, m: int) -> None:
-    """The compiled oblique outputs (few rows) and the numpy form (many rows) give the
-    same bits, so a row's score does not depend on the batch it came in."""
+    """The compiled oblique outputs give the bits of the numpy form, a row alone as in a
+    batch, on floats and on pre-binned codes."""
+    from models.binning import codes_as_float
     from models.ensemble import Ensemble
 
     rng = np.random.default_rng(d * 100 + r)
@@ -212,11 +263,12 @@ def test_oblique_outputs_equal_the_numpy_form_bit_for_bit(d: int, r: int, m: int
     X = rng.normal(size=(300, d)) * 10.0 ** rng.uniform(-2, 2, size=(300, d))
     X[rng.random(size=X.shape) < 0.1] = np.nan
     X[5, 0] = 1e308  # absurd: inf - inf somewhere, never chosen
-    numpy_form = ens._oblique_outputs(X)  # 300 rows: the numpy path
-    assert X.shape[0] > 64
+    ref = _oblique_numpy(ens, X)
+    assert np.array_equal(ens._oblique_outputs(X), ref)
     alone = np.vstack([ens._oblique_outputs(X[i : i + 1]) for i in range(300)])
-    assert np.array_equal(alone, numpy_form)
-    assert np.array_equal(ens._oblique_outputs(X[:64]), numpy_form[:64])
+    assert np.array_equal(alone, ref)
+    codes = rng.integers(0, 256, size=(5000, d)).astype(np.uint8)  # more than one block
+    assert np.array_equal(ens._oblique_outputs(codes), _oblique_numpy(ens, codes_as_float(codes)))
     loaded = Ensemble.from_arrays(  # an artifact's arrays are read-only
         {k: _read_only(v) for k, v in ens.to_arrays().items()}, kind="oblique", n_features=d
     )
@@ -242,7 +294,7 @@ def test_a_model_the_records_cannot_code_takes_the_flat_walk() -> None:
     right = np.stack([base + 2, base + 1, base + 2], 1).ravel()
     missing = np.zeros(3 * n_trees, dtype=bool)
     leaf_class = np.tile([-1, 0, 1], n_trees)
-    packed = pack_nodes(base, feature, threshold, left, right, missing, leaf_class, 1)
+    packed = _records(base, feature, threshold, left, right, missing, leaf_class, 1)
     assert packed[0].shape == (0,)  # no records
     X = np.array([[-0.5], [0.25], [2.0]])
     args = (base, feature, threshold, left, right, missing, leaf_class, *packed, 1,
@@ -251,3 +303,34 @@ def test_a_model_the_records_cannot_code_takes_the_flat_walk() -> None:
     alone = np.vstack([tree_votes(X[i : i + 1], *args) for i in range(3)])
     assert np.array_equal(alone, batch)
     assert batch[:, 0].tolist() == [float((threshold[::3] >= x).sum()) for x in X[:, 0]]
+
+
+@pytest.mark.parametrize("depth", [1, 3, 6])
+def test_two_class_trees_reach_the_leaves_of_the_one_tree_walk(depth: int) -> None:
+    """Two classes: the compiled walk (tree_leaves) reaches the reference walk's leaves,
+    a row alone as in a batch, NaN, thresholds and infinities included; the scores are
+    then the same sums (bit for bit) whatever the batch."""
+    from models.adaboost import AdaBoost
+    from models.ensemble import Ensemble
+
+    rng = np.random.default_rng(depth)
+    X = rng.normal(size=(500, 6))
+    X[rng.random(size=X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) * np.nan_to_num(X[:, 1]) > 0).astype(int)
+    ens = AdaBoost(60, weak_learner="tree", max_depth=depth).fit(X, y).ensemble_
+    a = ens.arrays
+    edges = rng.choice(np.concatenate([a["node_threshold"][a["node_feature"] >= 0],
+                                       [np.inf, -np.inf, 0.0, -0.0, np.nan]]), size=(64, 6))  # fmt: skip
+    rows = np.vstack([X, edges])
+    ref = _leaves_reference(ens, rows)
+    assert np.array_equal(ens._tree_nodes(rows), ref)
+    assert np.array_equal(np.vstack([ens._tree_nodes(rows[i : i + 1]) for i in range(564)]), ref)
+    loaded = Ensemble.from_arrays(
+        {k: _read_only(v) for k, v in ens.to_arrays().items()}, kind="trees", n_features=6
+    )
+    ro = _read_only(rows)
+    batch = loaded.decision_function(ro)
+    assert np.array_equal(batch, ens.decision_function(rows))
+    alone = np.concatenate([loaded.vote_fraction(rows[i : i + 1]) for i in range(0, 564, 7)])
+    assert np.array_equal(alone, loaded.vote_fraction(rows)[::7])
+    assert ens._tree_nodes(np.empty((0, 6))).shape == (0, ens.n_learners)
