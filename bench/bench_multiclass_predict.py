@@ -14,8 +14,9 @@ alternating between the trees so that machine noise hits them alike, it times:
   held-out rows (median of ``--calls`` calls);
 * one-row ``predict_proba`` of the inference object;
 * a 10,000-row decision (held-out rows repeated), median of 5;
-* the two-class path: the default two-class model (trained on pima) one-row decision,
-  and bench_core's figure, ``AdaBoost(n_estimators=100)`` on magic, one-row
+* the two-class path: the default two-class models (``--binary``: pima, whose default
+  is oblique, and spambase, whose default is depth-3 trees) one-row and 10,000-row
+  decisions, and bench_core's figure, ``AdaBoost(n_estimators=100)`` on magic, one-row
   ``predict_proba``.
 
 For reference, in the first process only: scikit-learn's ``AdaBoostClassifier`` (SAMME,
@@ -94,7 +95,7 @@ def worker(args: argparse.Namespace) -> None:
 
     work = Path(args.work)
     out: dict[str, Any] = {}
-    for name in [*args.datasets, "pima"]:
+    for name in [*args.datasets, *args.binary]:
         model = load_model((work / f"{name}.zip").read_bytes())
         rows = np.load(work / f"{name}-test.npy")
         n = model.n_features
@@ -108,15 +109,15 @@ def worker(args: argparse.Namespace) -> None:
             return decide_rows(model, check_features(x, n), setting, None)
 
         r = {"decide_1row_us": median_us(one, args.calls)}
-        if name != "pima":
+        if name not in args.binary:
             x1 = singles[0]
             r["proba_1row_us"] = median_us(lambda m=model, x=x1: m.predict_proba(x), args.calls)
-            big = np.ascontiguousarray(np.resize(rows, (BATCH, n)))
-            r["decide_10k_ms"] = statistics.median(
-                median_us(lambda m=model, b=big, s=setting: decide_rows(
-                    m, check_features(b, m.n_features), s, None), 1, warm=1) / 1e3
-                for _ in range(5)
-            )  # fmt: skip
+        big = np.ascontiguousarray(np.resize(rows, (BATCH, n)))
+        r["decide_10k_ms"] = statistics.median(
+            median_us(lambda m=model, b=big, s=setting: decide_rows(
+                m, check_features(b, m.n_features), s, None), 1, warm=1) / 1e3
+            for _ in range(5)
+        )  # fmt: skip
         out[name] = r
     X, y = load("magic")
     Xtr, Xte, ytr, _ = split(X, y)
@@ -127,13 +128,15 @@ def worker(args: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------------- parent
-def train(datasets: list[str], work: Path, serve: str = "folds") -> dict[str, Any]:
+def train(
+    datasets: list[str], work: Path, serve: str = "folds", binary: tuple[str, ...] = ("pima",)
+) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     from models.algorithms import build_estimator
     from models.artifacts import dump_model, load_model
 
     info: dict[str, Any] = {}
-    for name in [*datasets, "pima"]:
+    for name in [*datasets, *binary]:
         X, y = load(name)
         Xtr, Xte, ytr, yte = split(X, y)
         est = build_estimator("auto", {"random_state": 0})
@@ -194,7 +197,8 @@ def references(datasets: list[str], info: dict[str, Any], calls: int) -> dict[st
 def run_tree(src: Path, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(src))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--work", str(work),
-           "--calls", str(args.calls), "--datasets", *args.datasets]  # fmt: skip
+           "--calls", str(args.calls), "--datasets", *args.datasets,
+           "--binary", *args.binary]  # fmt: skip
     res = subprocess.run(cmd, env=env, cwd=src, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise SystemExit(f"worker for {src} failed:\n{res.stderr[-3000:]}")
@@ -213,6 +217,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--src", action="append", default=[], help="NAME=DIR (first = baseline)")
     ap.add_argument("--datasets", nargs="+", default=["satimage", "vehicle"])
+    ap.add_argument("--binary", nargs="+", default=["pima", "spambase"], help="two-class sets")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--reference-calls", type=int, default=200, help="scikit-learn/LightGBM")
@@ -235,7 +240,7 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        info = train(args.datasets, work, args.serve)
+        info = train(args.datasets, work, args.serve, tuple(args.binary))
         refs = references(args.datasets, info, args.reference_calls)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in srcs}
         for r in range(args.rounds):
