@@ -78,16 +78,20 @@ def pack_nodes(
     lf = leaf[order]
     f = np.where(lf, 0, feature[order]).astype(np.int64)
     t = threshold[order]
-    cut = np.full(n, NAN_CODE, dtype=np.int64)
-    per_feature = [np.zeros(0)] * n_features
-    for j in np.unique(f[~lf]).tolist():  # a threshold's index among its feature's
-        at = ~lf & (f == j)
-        per_feature[j] = np.unique(t[at])
-        cut[at] = np.searchsorted(per_feature[j], t[at])
-    cut_offsets[1:] = np.cumsum([u.size for u in per_feature])
+    # each internal node's threshold index among its feature's distinct thresholds: one
+    # sort by (feature, threshold), a new group at every change (-0.0 == 0.0: one group)
+    inner_at = np.flatnonzero(~lf)
+    o = np.lexsort((t[inner_at], f[inner_at]))
+    sf, st = f[inner_at][o], t[inner_at][o]
+    new = np.ones(o.size, dtype=bool)
+    new[1:] = (sf[1:] != sf[:-1]) | (st[1:] != st[:-1])
+    group = np.cumsum(new) - 1  # index of the (feature, threshold) pair among all pairs
+    cut_offsets[1:] = np.cumsum(np.bincount(sf[new], minlength=n_features))
     if np.diff(cut_offsets).max(initial=0) >= NAN_CODE:
         return (*none, np.zeros(0), cut_offsets)
-    cuts = np.concatenate([np.zeros(0), *per_feature])
+    cut = np.full(n, NAN_CODE, dtype=np.int64)
+    cut[inner_at[o]] = group - cut_offsets[sf]
+    cuts = np.ascontiguousarray(st[new], dtype=np.float64)
     nodes = np.zeros(n, dtype=NODE_DTYPE)
     nodes["cut"] = cut
     nodes["feature_missing"] = 2 * f + np.where(lf, 1, np.asarray(missing_left, np.int64)[order])
