@@ -10,6 +10,8 @@ flushes, never commits, and turns database errors into domain errors.
 
 from __future__ import annotations
 
+import functools
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
@@ -95,11 +97,20 @@ _PG_INSERT = (
     + ", ".join(_pg_unpack(c) for c in LOG_COLUMNS)
     + f") AS r({_COLUMN_LIST}) ON CONFLICT (model_id, prediction_id) DO NOTHING"
 )
-_SQLITE_INSERT = (
-    f"INSERT INTO logged_predictions ({_COLUMN_LIST}) VALUES ("
-    + ", ".join("?" for _ in LOG_COLUMNS)
-    + ") ON CONFLICT (model_id, prediction_id) DO NOTHING"
-)
+_SQLITE_ROW = "(" + ", ".join("?" for _ in LOG_COLUMNS) + ")"
+#: Rows per SQLite statement: 256 x 16 = 4,096 parameters, under SQLite's limit (32,766
+#: since 3.32; 999 before, hence 62 rows there).
+SQLITE_ROWS_PER_INSERT = 256 if sqlite3.sqlite_version_info >= (3, 32) else 999 // len(LOG_COLUMNS)
+
+
+@functools.lru_cache(maxsize=8)
+def _sqlite_insert(rows: int) -> str:
+    """One INSERT of ``rows`` rows (the statements are few: full chunks and remainders)."""
+    return (
+        f"INSERT INTO logged_predictions ({_COLUMN_LIST}) VALUES "
+        + ", ".join([_SQLITE_ROW] * rows)
+        + " ON CONFLICT (model_id, prediction_id) DO NOTHING"
+    )
 
 
 def sqlite_time(t: datetime) -> str:
@@ -134,8 +145,8 @@ def insert_rows(conn: Connection, columns: Mapping[str, Sequence[Any]]) -> int:
     statement per batch. PostgreSQL: each column goes as one JSON array that the server
     unpacks (``ROWS FROM (json_array_elements(...), ...)``), so the client never adapts
     a value per row (psycopg's array adaptation cost ~12 us per row of client CPU, in
-    the serving process); SQLite: one ``executemany`` (the per-row binding is in C, the
-    database's work releases the GIL). A row whose ``(model_id, prediction_id)`` is
+    the serving process); SQLite: statements of :data:`SQLITE_ROWS_PER_INSERT` rows
+    (:func:`_sqlite_rows`). A row whose ``(model_id, prediction_id)`` is
     already logged is skipped (``ON CONFLICT DO NOTHING``): the first record of an id
     stands. The caller commits.
     """
@@ -147,9 +158,29 @@ def insert_rows(conn: Connection, columns: Mapping[str, Sequence[Any]]) -> int:
             params = {c: _json_array(c, columns[c]) for c in LOG_COLUMNS}
             result = conn.exec_driver_sql(_PG_INSERT, params)
         else:
-            rows = zip(*(columns[c] for c in LOG_COLUMNS), strict=True)
-            result = conn.exec_driver_sql(_SQLITE_INSERT, list(rows))
+            return _sqlite_rows(conn, [columns[c] for c in LOG_COLUMNS], n)
         return int(result.rowcount)
+
+
+def _sqlite_rows(conn: Connection, cols: list[Sequence[Any]], n: int) -> int:
+    """SQLite: :data:`SQLITE_ROWS_PER_INSERT` rows per statement, their values laid out
+    row by row with one slice assignment per column (no Python work per value).
+
+    One statement per chunk, not ``executemany`` (one step per row): the sqlite3 module
+    releases the GIL around each step, and with one step per row a batch handed the GIL
+    back and forth with the request threads once a row (under 16 concurrent single-row
+    requests, the server spent about 16% more CPU per request with the log on).
+    """
+    width = len(cols)
+    new = 0
+    for start in range(0, n, SQLITE_ROWS_PER_INSERT):
+        stop = min(start + SQLITE_ROWS_PER_INSERT, n)
+        values: list[Any] = [None] * ((stop - start) * width)
+        for j, col in enumerate(cols):
+            values[j::width] = col[start:stop]
+        result = conn.exec_driver_sql(_sqlite_insert(stop - start), tuple(values))
+        new += int(result.rowcount)
+    return new
 
 
 @dataclass(frozen=True)

@@ -320,3 +320,39 @@ def test_rows_round_trip_exactly(engine: Engine) -> None:
     assert [r.raw_score for r in second] == other.raw.tolist()  # type: ignore[union-attr]
     assert all(r.costs == [[0.0, 1.0], [1.0, 0.0]] and r.priors is None for r in second)
     assert all(r.features is None and r.alias is None for r in second)
+
+
+def test_a_batch_over_several_statements_keeps_every_row_and_skips_logged_ids(
+    engine: Engine,
+) -> None:
+    """More rows than one SQLite statement holds (SQLITE_ROWS_PER_INSERT): every row is
+    stored with its own values, in order; ids already logged, and an id repeated within
+    the batch across a statement boundary, are skipped and not counted as written."""
+    from app.registry.prediction_log import SQLITE_ROWS_PER_INSERT
+
+    model_id, version_id = _registry_with_a_version(engine)
+    first = _entry(5, model_id, version_id)
+    writer = PredictionLogWriter(engine)
+    writer.submit(first)
+    writer.write_pending()
+    n = 2 * SQLITE_ROWS_PER_INSERT + 37
+    big = _entry(n, model_id, version_id)
+    ids = list(big.ids)
+    ids[3] = first.ids[0]  # logged before
+    ids[SQLITE_ROWS_PER_INSERT + 1] = ids[2]  # a repeat in the next statement
+    big = LogEntry(**{**big.__dict__, "ids": ids})
+    writer.submit(big)
+    writer.write_pending()
+    assert (writer.stats.written, writer.stats.duplicate) == (5 + n - 2, 2)
+    with Session(engine) as s:
+        got = {
+            r.prediction_id: r
+            for r in s.scalars(select(LoggedPrediction).order_by(LoggedPrediction.id))
+        }
+    assert len(got) == 5 + n - 2
+    p1 = big.proba[:, 1]  # type: ignore[index]
+    for i in (0, 2, SQLITE_ROWS_PER_INSERT - 1, SQLITE_ROWS_PER_INSERT, n - 1):
+        r = got[ids[i]]
+        assert r.probabilities == [1 - p1[i], p1[i]] and r.raw_score == p1[i]
+        assert r.decision == int(p1[i] >= 0.5) and r.expected_cost == min(p1[i], 1 - p1[i])
+    assert got[first.ids[0]].raw_score == first.raw[0]  # type: ignore[index]  # first stands
