@@ -307,17 +307,20 @@ class Ensemble:
         """
         from models.predict_kernels import as_kernel_input, tree_leaves  # numba, on first use
 
-        k = self._walk_arrays()
+        k = self.walk_arrays()
         return tree_leaves(  # type: ignore[no-any-return]
             as_kernel_input(xc), k["roots"], k["feature"], k["threshold"], k["left"],
             k["right"], k["missing_left"], k["node_ids"], k["nodes"], k["node_roots"],
             k["record_node"], k["cuts"], k["cut_offsets"], self._derived["depth"],
         )  # fmt: skip
 
-    def _walk_arrays(self) -> dict[str, Any]:
-        """The arrays of the compiled walk, made on the first prediction (training makes
-        many ensembles it never walks). Writeable contiguous copies: an artifact's arrays
-        are read-only, which numba would compile as another type."""
+    def walk_arrays(self) -> dict[str, Any]:
+        """Trees: the arrays of the compiled walk (:mod:`models.predict_kernels`), made on
+        the first prediction (training makes many ensembles it never walks) and shared
+        with a :class:`~models.multiclass.vote_ensemble.VoteEnsemble` over this ensemble:
+        the flat node arrays with global child indices and the node records of
+        :func:`models.tree_records.pack_nodes`. Writeable contiguous copies: an
+        artifact's arrays are read-only, which numba would compile as another type."""
         k: dict[str, Any] | None = self._derived.get("walk")
         if k is not None:
             return k

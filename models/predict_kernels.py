@@ -102,44 +102,15 @@ def pairwise_sum(a, start, n):  # pragma: no cover - compiled
     """``a[start:start + n].sum()`` in numpy's pairwise order (module docstring).
 
     numpy recurses: ``sum(a[:n2]) + sum(a[n2:])`` with ``n2 = n // 2`` rounded down to a
-    multiple of 8, down to blocks of at most 128. The same tree of additions is walked
-    here with an explicit stack (numba cannot cache a self-recursive function).
+    multiple of 8, down to blocks of at most 128; a block is :func:`_block_sum`. Longer
+    ranges are :func:`class_sums` with one class, which walks that tree of additions.
     """
     if n <= _PW_BLOCK:
         return _block_sum(a, start, n)
-    depth = 64  # n halves at every level: 64 levels hold any array
-    seg_start = np.empty(depth, dtype=np.int64)
-    seg_n = np.empty(depth, dtype=np.int64)
-    seg_split = np.zeros(depth, dtype=np.bool_)
-    values = np.empty(depth + 1)
-    seg_start[0] = start
-    seg_n[0] = n
-    top = 0  # index of the segment on top of the stack
-    nv = 0  # number of finished partial sums on the value stack
-    while top >= 0:
-        s0 = seg_start[top]
-        n0 = seg_n[top]
-        if n0 <= _PW_BLOCK:
-            values[nv] = _block_sum(a, s0, n0)
-            nv += 1
-            top -= 1
-        elif seg_split[top]:  # both halves done: left + right
-            values[nv - 2] = values[nv - 2] + values[nv - 1]
-            nv -= 1
-            seg_split[top] = False
-            top -= 1
-        else:
-            seg_split[top] = True
-            n2 = n0 // 2
-            n2 -= n2 % 8
-            seg_start[top + 1] = s0 + n2  # the right half, finished second
-            seg_n[top + 1] = n0 - n2
-            seg_split[top + 1] = False
-            seg_start[top + 2] = s0  # the left half, on top: finished first
-            seg_n[top + 2] = n2
-            seg_split[top + 2] = False
-            top += 2
-    return values[0]
+    out = np.empty(1)
+    class_sums(np.zeros(n, dtype=np.int32), a[start : start + n], out, np.empty((1, 8)),
+               np.empty((65, 1)))  # fmt: skip
+    return out[0]
 
 
 _ROW_BLOCK = 64  # rows walked through a group of trees before the next: its nodes stay in cache
@@ -179,9 +150,10 @@ def _class_block(cls, beta, start, n, res, acc):  # pragma: no cover - compiled
 def class_sums(cls, beta, out, acc, values):  # pragma: no cover - compiled
     """``out[k] = pairwise_sum(where(cls == k, beta, 0))`` for every class, in one pass.
 
-    The additions of :func:`pairwise_sum` (the same split into blocks, the same stack),
-    on vectors of K partial sums (:func:`_class_block`). ``acc`` (K, 8) and ``values``
-    (65, K) are scratch space.
+    numpy's tree of additions (halves of ``n // 2`` rounded down to a multiple of 8,
+    down to blocks of at most 128), walked with an explicit stack (numba cannot cache a
+    self-recursive function), on vectors of K partial sums (:func:`_class_block`).
+    ``acc`` (K, 8) and ``values`` (65, K) are scratch space.
     """
     n = cls.shape[0]
     k_count = out.shape[0]
@@ -354,12 +326,8 @@ def _block_leaves(
                     out[r - r0, m0 + g] = flat_value[node]
             continue
         for r in range(r0, r1):  # coded, the group's trees side by side
-            if nan_rows[r - r0]:
-                _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
-                            out[r - r0], True)  # fmt: skip
-            else:
-                _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
-                            out[r - r0], False)  # fmt: skip
+            _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
+                        out[r - r0], nan_rows[r - r0])  # fmt: skip
 
 
 @njit(nogil=True, cache=True)

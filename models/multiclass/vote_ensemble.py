@@ -37,7 +37,6 @@ import numpy as np
 
 from models.ensemble import Ensemble, row_sums
 from models.exceptions import ArtifactError, InvalidInput
-from models.tree_records import pack_nodes
 
 __all__ = ["VoteEnsemble"]
 
@@ -112,28 +111,20 @@ class VoteEnsemble:
                 feature=feature,
                 threshold=a["threshold"],
             )
-        elif self.ensemble.kind == "trees":  # flat arrays and node records for the
-            # compiled walk (models.predict_kernels.tree_votes): writeable contiguous copies
-            # (an artifact's arrays are read-only, which numba would compile as another type)
-            a, g = self.ensemble.arrays, self.ensemble._derived
+        elif self.ensemble.kind == "trees":  # the core ensemble's arrays of the compiled
+            # walk (Ensemble.walk_arrays), with each leaf's class and the learner weights
+            w = self.ensemble.walk_arrays()
+            leaf_class = np.array(self.ensemble.arrays["node_value"], dtype=np.int64)
+            order = w["record_node"]
             d.update(
-                roots=np.array(a["tree_offsets"][:-1], dtype=np.int64),
-                feature=np.array(a["node_feature"], dtype=np.int64),
-                threshold=np.array(a["node_threshold"], dtype=np.float64),
-                left=np.array(g["left"], dtype=np.int64),
-                right=np.array(g["right"], dtype=np.int64),
-                missing_left=np.array(a["node_missing_left"] == 1),
-                leaf_class=np.array(a["node_value"], dtype=np.int64),
-                depth=int(g["depth"]),
+                walk=w,
+                leaf_class=leaf_class,
+                # each record's leaf class (-1 at an internal node)
+                node_class=np.where(w["feature"][order] < 0, leaf_class[order], -1).astype(
+                    np.int32
+                ),
+                depth=int(self.ensemble._derived["depth"]),
                 beta=np.array(self.ensemble.alphas, dtype=np.float64),
-            )
-            d["nodes"], d["node_roots"], order, d["cuts"], d["cut_offsets"] = pack_nodes(
-                d["roots"], d["feature"], d["threshold"], d["left"], d["right"],
-                d["missing_left"], int(self.ensemble.n_features),
-            )  # fmt: skip
-            # each record's leaf class (-1 at an internal node)
-            d["node_class"] = np.where(d["feature"][order] < 0, d["leaf_class"][order], -1).astype(
-                np.int32
             )
         object.__setattr__(self, "_derived", d)
 
@@ -174,10 +165,11 @@ class VoteEnsemble:
         from models.predict_kernels import as_kernel_input, tree_votes  # numba, on first use
 
         d = self._derived
+        w = d["walk"]
         return tree_votes(  # type: ignore[no-any-return]
-            as_kernel_input(X), d["roots"], d["feature"], d["threshold"], d["left"],
-            d["right"], d["missing_left"], d["leaf_class"], d["nodes"], d["node_roots"],
-            d["node_class"], d["cuts"], d["cut_offsets"], d["depth"], d["beta"],
+            as_kernel_input(X), w["roots"], w["feature"], w["threshold"], w["left"],
+            w["right"], w["missing_left"], d["leaf_class"], w["nodes"], w["node_roots"],
+            d["node_class"], w["cuts"], w["cut_offsets"], d["depth"], d["beta"],
             self.n_classes, total,
         )  # fmt: skip
 
