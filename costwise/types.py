@@ -98,7 +98,7 @@ class PriorEstimate:
     """Deployment class priors estimated from a version's logged probabilities (EM)."""
 
     model: str
-    id: int
+    id: int | None  # None: computed by GET, not recorded
     version: int
     estimated_at: str
     since: str | None
@@ -113,6 +113,7 @@ class PriorEstimate:
     p_value: float
     first_prediction_at: str | None = None
     last_prediction_at: str | None = None
+    recorded: bool = False  # True: what predict's priors="estimated" now applies
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
