@@ -206,7 +206,7 @@ class Evaluation(Provenance):
     classes: list[Label]
     n_rows: int
     confusion_matrix: list[list[int]]
-    total_cost: float
+    total_cost: float | None  # None: over the largest float (costs near 1e308)
     mean_cost: float
     q: float | None
     skew: float | None
@@ -332,7 +332,7 @@ class WhatIf:
     version: int
     threshold: float
     confusion_matrix: list[list[int]]
-    total_cost: float
+    total_cost: float | None  # None: over the largest float (costs near 1e308)
     mean_cost: float
     accuracy: float
     n: int

@@ -446,8 +446,14 @@ class WhatIfResponse(BaseModel):
     confusion_matrix: list[list[int]] = Field(
         description="[[tn, fp], [fn, tp]]: rows = truth, columns = decision."
     )
-    total_cost: float
-    mean_cost: float = Field(description="Total cost divided by n.")
+    total_cost: float | None = Field(
+        description="Sum of the held-out rows' costs; null when it exceeds the largest "
+        "float64 (about 1.8e308, e.g. costs near 1e308): scale the costs down (decisions "
+        "do not change when all costs are multiplied by one factor)."
+    )
+    mean_cost: float = Field(
+        description="Total cost divided by n; always a number (also when the total is null)."
+    )
     accuracy: float
     n: int = Field(description="Held-out rows the numbers are computed on.")
     labels: list[Label] = Field(description="[negative, positive] class labels.")
