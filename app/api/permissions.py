@@ -62,6 +62,7 @@ _READ_PRIORS = (
 _READ_JOBS = "job status; writes nothing"
 _READ_V2 = "Open Inference Protocol metadata and readiness; writes nothing"
 _DECIDE = "decides the request's own rows (and logs them); changes nothing for others"
+_EVALUATE = "decides and scores the request's labelled rows; writes nothing"
 _OUTCOMES = (
     "reports the true labels of logged predictions; changes no decision (only an "
     "admin's recalibration from outcomes uses them)"
@@ -130,13 +131,13 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
             ("POST",),
             (
                 "/v1/models/{name}/predict",
-                "/v1/models/{name}/evaluate",
                 "/v2/models/{name}/infer",
                 "/v2/models/{name}/versions/{version}/infer",
             ),
             "predictor",
             _DECIDE,
         ),
+        Permission("POST", "/v1/models/{name}/evaluate", "predictor", _EVALUATE),
         Permission("POST", "/v1/models/{name}/outcomes", "predictor", _OUTCOMES),
         Permission("POST", "/v1/models/{name}/versions", "admin", _TRAIN),
         Permission("PATCH", "/v1/models/{name}", "admin", _PATCH),
