@@ -40,6 +40,7 @@ from app.db import make_engine, make_session_factory
 from app.services.keys import create_key
 from app.settings import Settings
 from tests.app.api.conftest import dataset, train_body
+from tests.reliability.conftest import write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "authentication.md"
@@ -269,5 +270,15 @@ def test_a_readers_requests_write_nothing_and_change_no_decision(
     assert answered.get(200, 0) >= 60 and answered.get(403, 0) >= 15, answered
     assert log.flush(10.0)
     rows_after = _snapshot(seeded["url"])
+    kind = "postgres" if seeded["url"].startswith("postgresql") else "sqlite"
+    write_result(
+        f"role_matrix_reader_{kind}",
+        {
+            "requests": len(requests),
+            "statuses": {str(k): v for k, v in sorted(answered.items())},
+            "tables": len(rows_before),
+            "rows": sum(len(v) for v in rows_before.values()),
+        },
+    )
     assert _decisions(c, keys["predictor"]) == before
     assert rows_after == rows_before
