@@ -62,6 +62,7 @@ def priors(
     "/models/{name}/priors",
     status_code=201,
     response_model=PriorEstimateResponse,
+    responses={400: {"model": ErrorResponse}, 413: {"model": ErrorResponse}},
     summary="Estimate the class priors of recent traffic and record the estimate",
     description=_METHOD
     + " The body (`version`, `since`, `until`, all optional; no body: all defaults) "
