@@ -305,3 +305,20 @@ def test_a_tiny_applied_prior_does_not_poison_later_estimates(
     est = r.json()
     assert est["n_rows"] == 460 and np.all(np.isfinite(est["priors"]))
     assert abs(sum(est["priors"]) - 1) < 1e-9
+
+
+def test_the_earliest_and_latest_times_in_utc_are_answered_in_iso_8601(
+    client: TestClient, balanced: dict[str, Any]
+) -> None:
+    """The edges of the range are valid: answered, and echoed as ISO 8601 with a
+    four-digit year (strftime's %Y wrote year 1 as "1-01-01"), also by monitoring."""
+    X, y = _population()
+    _predict(client, X[2000:2100])
+    _flush(client)
+    window = {"since": "0001-01-01T00:00:00-14:00", "until": "9999-12-31T23:59:59.999999Z"}
+    r = client.get("/v1/models/traffic/priors", params=window)
+    assert r.status_code == 200, r.text
+    assert r.json()["since"] == "0001-01-01T14:00:00.000000Z"
+    assert r.json()["until"] == "9999-12-31T23:59:59.999999Z" and r.json()["n_rows"] == 100
+    r = client.get("/v1/models/traffic/monitoring", params=window)
+    assert r.status_code == 200 and r.json()["since"] == "0001-01-01T14:00:00Z", r.text
