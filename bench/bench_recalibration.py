@@ -10,8 +10,8 @@ service (the app factory in-process, a temporary SQLite registry, the prediction
    (stratified) into ``--labelled`` labelled rows (outcomes known; at most half of the
    traffic) and the test rows;
 3. on the test rows (predicted by version 1, so they are logged) the service estimates
-   the deployment priors (``GET /v1/models/{name}/priors``, EM, no labels), and version 1
-   predicts again with ``"priors": "estimated"``;
+   the deployment priors and records them (``POST /v1/models/{name}/priors``: EM, no
+   labels), and version 1 predicts again with ``"priors": "estimated"``;
 4. the labelled rows recalibrate version 1 (``POST .../versions/1/recalibrate``) with
    ``platt`` and with ``isotonic``; and once more ``from_outcomes``, after the labelled
    rows were predicted with ids and their outcomes reported (it must give the same
@@ -162,7 +162,7 @@ def run_unit(
         p_parent = _proba(client, rows(test), version=1)
         assert client.app.state.services.prediction_log.flush(30.0)
         t0 = time.perf_counter()
-        est = _ok(client.get("/v1/models/shift/priors", params={"version": 1}))
+        est = _ok(client.post("/v1/models/shift/priors", json={"version": 1}), 201)
         out["em_seconds"] = time.perf_counter() - t0
         out["em_prior"] = est["priors"][1]
         out["em_iterations"] = est["n_iter"]

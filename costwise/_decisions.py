@@ -55,8 +55,8 @@ def predict(
     (``{"c_fp": 1, "c_fn": 5}``), ``cost_matrix`` (``C[i][j]`` = cost of predicting j
     when the truth is i) or ``row_costs`` (one ``costs`` per row); none = 0-1 costs.
     ``priors``: deployment class priors, or ``"estimated"`` for the server's latest
-    estimate (:meth:`estimate_priors`). ``version`` or ``alias`` pins the version
-    (default: alias ``production``, else the latest). ``ids``: your id of each row (e.g.
+    recorded estimate (:meth:`estimate_priors` with ``record=True``). ``version`` or
+    ``alias`` pins the version (default: alias ``production``, else the latest). ``ids``: your id of each row (e.g.
     the transaction id) for :meth:`send_outcomes`; else each ``predictions[i].id`` is the
     service's. Retried on 503 (a retried row keeps its first logged record).
     """

@@ -263,11 +263,23 @@ def recalibrate(
 
 
 def estimate_priors(
-    name: str, version: int | None = None, since: str | None = None, until: str | None = None
+    name: str,
+    version: int | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    *,
+    record: bool = False,
 ) -> Operation[PriorEstimate]:
-    """``GET /v1/models/{name}/priors``: the class priors of recent traffic, estimated
-    by EM from the logged probabilities (and recorded: ``priors="estimated"`` in
-    :meth:`predict` applies the latest)."""
+    """The class priors of recent traffic, estimated by EM from the logged probabilities.
+
+    ``GET /v1/models/{name}/priors`` (role reader): computed, recorded nothing
+    (``id`` None, ``recorded`` False). With ``record=True``, ``POST`` (role admin): the
+    estimate is recorded and ``priors="estimated"`` in :meth:`predict` applies it from
+    then on (the latest recorded one of the version)."""
+    if record:
+        body = _page(version=version, since=since, until=until)
+        call = Call("POST", _model(name, "priors"), json=body, retry="connect")
+        return one(call, _as(PriorEstimate))
     query = _page(version=version, since=since, until=until)
     return one(Call("GET", _model(name, "priors"), params=query), _as(PriorEstimate))
 

@@ -98,7 +98,7 @@ class PriorEstimate:
     """Deployment class priors estimated from a version's logged probabilities (EM)."""
 
     model: str
-    id: int
+    id: int | None  # None: computed by GET, not recorded
     version: int
     estimated_at: str
     since: str | None
@@ -113,6 +113,7 @@ class PriorEstimate:
     p_value: float
     first_prediction_at: str | None = None
     last_prediction_at: str | None = None
+    recorded: bool = False  # True: what predict's priors="estimated" now applies
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
@@ -205,7 +206,7 @@ class Evaluation(Provenance):
     classes: list[Label]
     n_rows: int
     confusion_matrix: list[list[int]]
-    total_cost: float
+    total_cost: float | None  # None: over the largest float (costs near 1e308)
     mean_cost: float
     q: float | None
     skew: float | None
@@ -331,7 +332,7 @@ class WhatIf:
     version: int
     threshold: float
     confusion_matrix: list[list[int]]
-    total_cost: float
+    total_cost: float | None  # None: over the largest float (costs near 1e308)
     mean_cost: float
     accuracy: float
     n: int

@@ -376,7 +376,10 @@ def whatif(
     -------
     dict
         ``threshold``, ``confusion_matrix`` ``[[tn, fp], [fn, tp]]`` (rows = truth),
-        ``total_cost``, ``mean_cost``, ``accuracy`` and ``n``.
+        ``total_cost``, ``mean_cost``, ``accuracy`` and ``n``. ``total_cost`` is None
+        when the total exceeds the largest float64 (costs near 1e308 on many rows);
+        ``mean_cost`` is always finite (then computed as ``sum_ij (n_ij / n) C[i][j]``,
+        which is at most the largest cost).
 
     Raises
     ------
@@ -388,12 +391,19 @@ def whatif(
     y_index = y.astype(np.int64)
     decided = decide(np.column_stack([1.0 - p, p]), costs).labels_index
     confusion = cost_confusion_matrix(y_index, decided, 2)
-    total = total_cost(y_index, decided, costs)
+    with np.errstate(over="ignore"):
+        total: float | None = total_cost(y_index, decided, costs)
+    if total is not None and math.isfinite(total):
+        mean = total / y.size
+    else:  # overflow: the mean from the shares of each cell (each term <= its cost)
+        total = None
+        shares = confusion.astype(np.float64) / y.size
+        mean = min(float(np.sum(shares * costs.matrix)), float(np.max(costs.matrix)))
     return {
         "threshold": costs.threshold,
         "confusion_matrix": confusion.tolist(),
         "total_cost": total,
-        "mean_cost": total / y.size,
+        "mean_cost": mean,
         "accuracy": float(np.trace(confusion) / y.size),
         "n": int(y.size),
     }

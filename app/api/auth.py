@@ -1,24 +1,8 @@
 """Authentication and roles for HTTP: one dependency and one policy table.
 
 Keys are sent as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``. Who may do
-what (with ``COSTWISE_AUTH=on``):
-
-=====================================================  ===========================
-route                                                  minimum role
-=====================================================  ===========================
-``/health/live``, ``/health/ready``, ``/v2/health/*``  none (always open)
-``/metrics``                                           none; ``reader`` when
-                                                       ``COSTWISE_METRICS_PUBLIC=false``
-``/docs``, ``/redoc``, ``/openapi.json``               none (the API's shape is public)
-``/console``, ``/console/static/{asset}``              none (the page holds no data; it
-                                                       calls ``/v1`` with the user's key)
-``GET`` under ``/v1`` (incl. jobs) and ``/v2``         ``reader``
-``POST /v1/models/{name}/predict``, ``.../evaluate``   ``predictor``
-``POST /v1/models/{name}/outcomes``                    ``predictor``
-``POST /v2/models/{name}[/versions/{v}]/infer``        ``predictor``
-``POST /v1/jobs/{id}/cancel``                          ``admin``
-everything else (train, aliases, ``/v1/keys``)          ``admin``
-=====================================================  ===========================
+what (with ``COSTWISE_AUTH=on``) is declared once, route by route, in
+:data:`app.api.permissions.PERMISSIONS`; :func:`required_role` answers from it.
 
 A missing, unknown or revoked key is 401 ``UNAUTHORIZED`` (with
 ``WWW-Authenticate: Bearer``); a valid key whose role is too low is 403 ``FORBIDDEN``.
@@ -35,6 +19,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.errors import error_response
+from app.api.permissions import minimum_role
 from app.api.responses import FastJSONResponse
 from app.api.schemas import ErrorResponse
 from app.db import DatabaseHealth
@@ -43,9 +28,6 @@ from app.services.auth import ANONYMOUS_ADMIN, Authenticator, Principal
 from app.settings import Settings
 
 ANONYMOUS = Principal(None, "anonymous", "reader")  # caller of an open route (never checked)
-PREDICTOR_SUFFIXES = ("/predict", "/evaluate", "/infer", "/outcomes")
-OPEN_PREFIXES = ("/health/", "/v2/health/", "/console/")
-READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 bearer_scheme = HTTPBearer(
     auto_error=False,
@@ -62,18 +44,9 @@ api_key_scheme = APIKeyHeader(
 
 
 def required_role(method: str, path: str, *, metrics_public: bool = True) -> str | None:
-    """Minimum role for ``method`` on the route template ``path`` (None: open)."""
-    if path.startswith(OPEN_PREFIXES) or path == "/console":
-        return None
-    if path == "/metrics":
-        return None if metrics_public else "reader"
-    if path.startswith("/v1/keys"):
-        return "admin"
-    if method in READ_METHODS:
-        return "reader"
-    if method == "POST" and path.endswith(PREDICTOR_SUFFIXES):
-        return "predictor"
-    return "admin"
+    """Minimum role for ``method`` on the route template ``path`` (None: open), from the
+    declared table :data:`app.api.permissions.PERMISSIONS` (undeclared: ``admin``)."""
+    return minimum_role(method, path, metrics_public=metrics_public)
 
 
 async def _check(request: Request, key: str | None) -> Principal:

@@ -446,8 +446,14 @@ class WhatIfResponse(BaseModel):
     confusion_matrix: list[list[int]] = Field(
         description="[[tn, fp], [fn, tp]]: rows = truth, columns = decision."
     )
-    total_cost: float
-    mean_cost: float = Field(description="Total cost divided by n.")
+    total_cost: float | None = Field(
+        description="Sum of the held-out rows' costs; null when it exceeds the largest "
+        "float64 (about 1.8e308, e.g. costs near 1e308): scale the costs down (decisions "
+        "do not change when all costs are multiplied by one factor)."
+    )
+    mean_cost: float = Field(
+        description="Total cost divided by n; always a number (also when the total is null)."
+    )
     accuracy: float
     n: int = Field(description="Held-out rows the numbers are computed on.")
     labels: list[Label] = Field(description="[negative, positive] class labels.")
@@ -760,8 +766,33 @@ class RecalibrationRequest(_Strict):
 
 
 # ----------------------------------------------------------------------- priors
-class PriorEstimateResponse(PriorEstimateRef):
+class PriorEstimateRequest(_Strict):
+    """Which logged predictions to estimate the priors from (and record the estimate)."""
+
+    version: int | None = Field(
+        None, ge=1, le=MAX_INT, description="Default: the version served now."
+    )
+    since: datetime | None = Field(
+        None, description="Predictions made at or after this time (ISO 8601; no zone: UTC)."
+    )
+    until: datetime | None = Field(
+        None, description="Predictions made before this time (ISO 8601; no zone: UTC)."
+    )
+
+
+class PriorEstimateResponse(BaseModel):
     model: str
+    id: int | None = Field(
+        description="The recorded estimate's id (POST); null: computed, not recorded (GET)."
+    )
+    recorded: bool = Field(
+        description='Whether it was recorded, i.e. is now what `"priors": "estimated"` applies.'
+    )
+    version: int = Field(description="The version whose logged predictions it used.")
+    estimated_at: str = Field(description="When it was computed (UTC, ISO 8601).")
+    since: str | None = Field(description="Window start of the predictions used, if any.")
+    until: str | None = Field(description="Window end of the predictions used, if any.")
+    n_rows: int = Field(description="Logged predictions used.")
     classes: list[Label]
     priors: list[float] = Field(description="Estimated deployment priors, in `classes` order.")
     train_priors: list[float] = Field(description="The version's training priors.")

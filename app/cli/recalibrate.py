@@ -18,18 +18,28 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from app.errors import InvalidArgument
 from app.settings import Settings
 
 
-def _when(text: str | None) -> datetime | None:
+def _when(text: str | None, field: str) -> datetime | None:
+    """An ISO 8601 time given on the command line, in UTC (no zone: UTC), checked as the
+    API checks it (:func:`app.api.time_window.utc_instant`)."""
+    from app.api.time_window import utc_instant
+
     if text is None:
         return None
-    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidArgument(
+            f"{field}: expected an ISO 8601 time, got {text!r}", field=field
+        ) from None
+    return utc_instant(t, field)
 
 
 def _labelled_csv(path: str, label_column: str) -> tuple[list[dict[str, float | None]], list[Any]]:
@@ -102,7 +112,9 @@ def cmd_recalibrate(args: argparse.Namespace, settings: Settings, sessions: Any)
             method=args.method,
             rows=None if records is None else LabelledInput(labels or [], records=records),
             outcomes=(
-                OutcomeWindow(_when(args.since), _when(args.until)) if args.from_outcomes else None
+                OutcomeWindow(_when(args.since, "since"), _when(args.until, "until"))
+                if args.from_outcomes
+                else None
             ),
             holdout_fraction=args.holdout_fraction,
         )
@@ -140,7 +152,9 @@ def add_recalibrate_parser(
 
 
 def cmd_priors(args: argparse.Namespace, settings: Settings, sessions: Any) -> int:
-    """Estimate (and record) the priors on the server at ``--url`` if given, else locally."""
+    """Estimate the priors on the server at ``--url`` if given, else locally; recorded
+    (what ``"priors": "estimated"`` applies) only with ``--record``."""
+    since, until = _when(args.since, "since"), _when(args.until, "until")
     if args.url:
         import dataclasses
 
@@ -148,17 +162,17 @@ def cmd_priors(args: argparse.Namespace, settings: Settings, sessions: Any) -> i
 
         with connect(args) as client:
             est = client.estimate_priors(
-                args.model, version=args.version, since=args.since, until=args.until
-            )
+                args.model, version=args.version, since=args.since, until=args.until,
+                record=args.record,
+            )  # fmt: skip
         out = {k: v for k, v in dataclasses.asdict(est).items() if k != "extra"}
     else:
         from app.services.priors import PriorEstimates
 
         factory = sessions(settings)
         estimates = PriorEstimates(factory, factory, max_rows=settings.monitoring_max_rows)
-        out = estimates.estimate(
-            args.model, version=args.version, since=_when(args.since), until=_when(args.until)
-        )
+        run = estimates.record if args.record else estimates.estimate
+        out = run(args.model, version=args.version, since=since, until=until)
     print(json.dumps(out, indent=2, default=str))
     return 0
 
@@ -172,5 +186,11 @@ def add_priors_parser(sub: Any, sessions: Any, add_remote_options: Callable[...,
     q.add_argument("--version", type=int, help="default: the version served now")
     q.add_argument("--since", help="predictions made at or after (ISO 8601)")
     q.add_argument("--until", help="predictions made before (ISO 8601)")
+    q.add_argument(
+        "--record",
+        action="store_true",
+        help='record the estimate: predict\'s "priors": "estimated" applies it from then on '
+        "(over HTTP: POST, role admin); without it nothing is recorded",
+    )
     add_remote_options(q, progress=False)
     q.set_defaults(func=lambda args, settings: cmd_priors(args, settings, sessions))

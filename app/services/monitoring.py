@@ -33,7 +33,8 @@ ALARM_P_VALUE = 0.01
 
 
 def _iso(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: glibc's %Y does not pad years before 1000 ("1-01-01")
+    return t.astimezone(UTC).isoformat(timespec="seconds")[:-6] + "Z"
 
 
 def _mean(a: np.ndarray) -> list[float] | None:

@@ -1,11 +1,14 @@
 """Use case: estimate a version's deployment class priors from its prediction log.
 
-``GET /v1/models/{name}/priors`` runs the EM of Saerens, Latinne & Decaestecker (2002)
-(:func:`models.priors.estimate_priors`) over the probabilities logged for a version's
-recent predictions -- no labels needed -- and records the estimate (table
-``prior_estimates``). Logged probabilities are those the decisions used: where a request
-applied its own deployment ``priors``, that shift is undone first, so that every row
-enters EM as the calibrated posterior under the version's training priors.
+:meth:`PriorEstimates.estimate` (``GET /v1/models/{name}/priors``, role reader) runs the
+EM of Saerens, Latinne & Decaestecker (2002) (:func:`models.priors.estimate_priors`) over
+the probabilities logged for a version's recent predictions -- no labels needed -- and
+records nothing. :meth:`PriorEstimates.record` (``POST``, role admin) computes the same
+estimate and records it (table ``prior_estimates``): recording is a write that changes
+decisions, so reading never does it. Logged probabilities are those the decisions used:
+where a request applied its own deployment ``priors``, that shift is undone first (in
+log space, so that a tiny applied prior cannot overflow), so that every row enters EM as
+the calibrated posterior under the version's training priors.
 
 ``"priors": "estimated"`` in a predict or evaluate request applies the latest recorded
 estimate of the version that serves it (:meth:`PriorEstimates.applied`); the response's
@@ -48,7 +51,8 @@ class AppliedEstimate:
 
 
 def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: glibc's %Y does not pad years before 1000 ("1-01-01")
+    return None if t is None else t.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def _ref(e: PriorEstimate) -> dict[str, Any]:
@@ -58,16 +62,46 @@ def _ref(e: PriorEstimate) -> dict[str, Any]:
     return fields
 
 
+def _ref_fields(e: PriorEstimate) -> dict[str, Any]:
+    """Version, window and rows of an estimate not (yet) recorded."""
+    return {
+        "version": e.version,
+        "since": _iso(e.since),
+        "until": _iso(e.until),
+        "n_rows": e.n_rows,
+    }
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class _Computed:
+    """An estimate as a row ready to record, and the figures of the response."""
+
+    row: PriorEstimate
+    figures: dict[str, Any]
+
+
 def _undo_request_priors(
     proba: np.ndarray, applied: list[list[float] | None], train: np.ndarray
 ) -> np.ndarray:
     """Posteriors under the training priors: a row shifted to priors ``pi'`` is
-    multiplied by ``pi_t / pi'`` and renormalised (the inverse of apply_prior_shift)."""
+    multiplied by ``pi_t / pi'`` and renormalised (the inverse of apply_prior_shift).
+
+    Computed in log space: with an applied prior as small as 5e-324, ``pi_t / pi'``
+    overflows to infinity and the row would become NaN (which made every later estimate
+    over a window holding that row fail). A probability that is exactly 0 stays 0.
+    """
     out = proba.copy()
-    for i, pi in enumerate(applied):
-        if pi is not None:
-            q = out[i] * (train / np.asarray(pi, dtype=np.float64))
-            out[i] = q / q.sum()
+    log_train = np.log(train)
+    with np.errstate(divide="ignore"):
+        for i, pi in enumerate(applied):
+            if pi is not None:
+                z = np.log(out[i]) + log_train - np.log(np.asarray(pi, dtype=np.float64))
+                q = np.exp(z - np.max(z))
+                out[i] = q / q.sum()
     return out
 
 
@@ -94,9 +128,42 @@ class PriorEstimates:
         since: datetime | None = None,
         until: datetime | None = None,
     ) -> dict[str, Any]:
-        """Estimate and record the priors of ``version`` (default: the version served now:
-        the production alias, else the latest) from its latest logged predictions in
-        ``[since, until)`` (at most ``max_rows`` of them)."""
+        """Estimate the priors of ``version`` (default: the version served now: the
+        production alias, else the latest) from its latest logged predictions in
+        ``[since, until)`` (at most ``max_rows`` of them). Records nothing: ``id`` is
+        None and ``recorded`` False; no decision changes."""
+        est = self._compute(name, version, since, until)
+        out = {"model": name, **_ref_fields(est.row), "id": None, "estimated_at": _iso(_now())}
+        return {**out, **est.figures, "recorded": False}
+
+    def record(
+        self,
+        name: str,
+        version: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> dict[str, Any]:
+        """As :meth:`estimate`, and record the estimate: from now on it is what
+        ``"priors": "estimated"`` applies to ``version``'s predictions (on every replica
+        within :data:`CACHE_SECONDS`)."""
+        est = self._compute(name, version, since, until)
+        with writing(self._sessions) as reg:
+            PriorEstimateStore(reg.session).add(est.row)
+            ref = _ref(est.row)
+        with self._lock:
+            self._cache[est.row.version_id] = (
+                time.monotonic() + CACHE_SECONDS,
+                AppliedEstimate(list(est.row.priors), ref),
+            )
+        return {"model": name, **ref, **est.figures, "recorded": True}
+
+    def _compute(
+        self,
+        name: str,
+        version: int | None,
+        since: datetime | None,
+        until: datetime | None,
+    ) -> _Computed:
         if since is not None and until is not None and since >= until:
             raise InvalidArgument("since: must be before until", field="since")
         with reading(self._read) as reg:
@@ -136,17 +203,7 @@ class PriorEstimates:
             log_likelihood_ratio=est.log_likelihood_ratio,
             p_value=est.p_value,
         )
-        with writing(self._sessions) as reg:
-            PriorEstimateStore(reg.session).add(row)
-            ref = _ref(row)
-        with self._lock:
-            self._cache[version_id] = (
-                time.monotonic() + CACHE_SECONDS,
-                AppliedEstimate(est.priors.tolist(), ref),
-            )
-        return {
-            "model": name,
-            **ref,
+        figures = {
             "classes": list(model.classes),
             "priors": est.priors.tolist(),
             "train_priors": train.tolist(),
@@ -157,6 +214,7 @@ class PriorEstimates:
             "first_prediction_at": _iso(logged.first_at),
             "last_prediction_at": _iso(logged.last_at),
         }
+        return _Computed(row, figures)
 
     def applied(self, name: str, version: int, version_id: int, field: str) -> AppliedEstimate:
         """The latest recorded estimate of a version, for ``"priors": "estimated"``.
@@ -181,7 +239,8 @@ class PriorEstimates:
         if hit[1] is None:
             raise InvalidArgument(
                 f"{field}: version {version} of model {name!r} has no prior estimate yet; "
-                f"estimate one with GET /v1/models/{name}/priors?version={version}",
+                f"an admin records one with POST /v1/models/{name}/priors "
+                f'(body {{"version": {version}}})',
                 field=field,
             )
         return hit[1]

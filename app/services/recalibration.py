@@ -83,7 +83,8 @@ class _Parent:
 
 
 def _iso(t: datetime | None) -> str | None:
-    return None if t is None else t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: glibc's %Y does not pad years before 1000 ("1-01-01")
+    return None if t is None else t.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def _finite(x: Any) -> bool:

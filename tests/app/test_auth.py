@@ -133,6 +133,14 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         "reader",
         404,
     ),
+    (  # records an estimate (changes "estimated" decisions): admin; nothing logged: 404
+        "POST",
+        "/v1/models/{name}/priors",
+        "/v1/models/m/priors",
+        {"since": "2999-01-01T00:00:00Z"},
+        "admin",
+        404,
+    ),
     (
         "PUT",
         "/v1/models/{name}/aliases/{alias}",

@@ -78,3 +78,35 @@ def test_priors_of_a_version_never_logged(
     capsys.readouterr()
     assert main(["priors", "fraud"]) == 2
     assert "[NOT_FOUND]" in capsys.readouterr().err
+
+
+def test_priors_records_only_with_record(registry: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``costwise priors`` computes and records nothing; ``--record`` records the estimate
+    that "priors": "estimated" then applies. Times outside UTC exit 2 naming the option."""
+    from fastapi.testclient import TestClient
+
+    from app.api.main import create_app
+    from app.settings import Settings
+    from tests.app.api.conftest import dataset, train_body
+
+    with TestClient(create_app(Settings(database_url=registry))) as c:
+        assert c.post("/v1/models/fraud/versions", json=train_body()).status_code == 201
+        X, _ = dataset(200, seed=5)
+        assert c.post("/v1/models/fraud/predict", json={"instances": X.tolist()}).status_code == 200
+        assert c.app.state.services.prediction_log.flush(10.0)  # type: ignore[attr-defined]
+        capsys.readouterr()
+        assert main(["priors", "fraud"]) == 0
+        read = json.loads(capsys.readouterr().out)
+        assert read["recorded"] is False and read["id"] is None and read["n_rows"] == 200
+        # (no predict with "estimated" here: its miss would be cached for 5 s)
+        assert main(["priors", "fraud", "--record"]) == 0
+        recorded = json.loads(capsys.readouterr().out)
+        assert recorded["recorded"] is True and recorded["priors"] == read["priors"]
+        r = c.post(
+            "/v1/models/fraud/predict", json={"instances": X[:2].tolist(), "priors": "estimated"}
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["applied_costs"]["priors_estimate"]["id"] == recorded["id"]
+    assert main(["priors", "fraud", "--until", "9999-12-31T23:59:59-14:00"]) == 2
+    err = capsys.readouterr().err
+    assert "[INVALID_ARGUMENT]" in err and "until: 9999-12-31T23:59:59-14:00 is out of range" in err

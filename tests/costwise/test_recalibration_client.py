@@ -50,13 +50,18 @@ def test_estimate_priors_and_predict_with_them(client: Client, fraud: dict[str, 
     client.predict("fraud", X, version=1)
     for _ in range(100):  # the log is written off the request path: wait for it
         try:
-            est = client.estimate_priors("fraud", version=1)
+            read = client.estimate_priors("fraud", version=1)
             break
         except NotFound:
             time.sleep(0.05)
     else:
         pytest.fail("the predictions were not logged within 5 s")
+    assert read.id is None and read.recorded is False  # GET: computed, not recorded
+    with pytest.raises(InvalidArgument, match="no prior estimate yet"):
+        client.predict("fraud", X[:2], version=1, priors="estimated")
+    est = client.estimate_priors("fraud", version=1, record=True)
     assert isinstance(est, PriorEstimate) and est.version == 1 and est.n_rows >= 1
+    assert est.recorded is True and isinstance(est.id, int)
     assert abs(sum(est.priors) - 1.0) < 1e-9 and est.classes == [0, 1]
     answer = client.predict("fraud", X[:2], version=1, priors="estimated")
     assert answer.applied_costs.priors == est.priors

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from sklearn.calibration import calibration_curve
@@ -174,6 +176,27 @@ def test_whatif_counts_like_an_independent_loop() -> None:
     assert out["accuracy"] == pytest.approx((cm[0][0] + cm[1][1]) / 300) and out["n"] == 300
     with pytest.raises(InvalidCostMatrix, match="^c_fn:"):
         whatif(y, p, 1.0, -1.0)
+
+
+@pytest.mark.parametrize(
+    ("c_fp", "c_fn"), [(1e308, 1e308), (1.7976931348623157e308, 1.0), (1.0, 1e308)]
+)
+def test_whatif_total_over_the_largest_float_is_none_and_the_mean_a_number(
+    c_fp: float, c_fn: float
+) -> None:
+    """Regression: costs near 1e308 on 300 rows overflowed the total to inf, which the
+    API sent as null where its schema said number (and the mean too). The total is now
+    None (documented nullable), the mean always a finite number."""
+    y, p = _scores(n=300, seed=5)
+    out = whatif(y, p, c_fp=c_fp, c_fn=c_fn)
+    (tn, fp), (fn, tp) = out["confusion_matrix"]
+    exact = (fp / 300) * c_fp + (fn / 300) * c_fn  # the mean without forming the total
+    if math.isinf(fp * c_fp + fn * c_fn):
+        assert out["total_cost"] is None
+        assert out["mean_cost"] == pytest.approx(exact, rel=1e-12)
+    else:  # an error-free decision under these costs: the total is representable
+        assert out["total_cost"] == pytest.approx(fp * c_fp + fn * c_fn)
+    assert math.isfinite(out["mean_cost"]) and out["mean_cost"] <= max(c_fp, c_fn)
 
 
 def test_top_label_and_one_vs_rest() -> None:

@@ -253,6 +253,20 @@ MANY_CLASSES = 300  # over the default COSTWISE_MAX_CLASSES (256)
 CELLS_ROWS, CELLS_FEATURES = 100, 5_000  # 500,000 cells: over MAX_CELLS, under the row limit
 MAX_CELLS = 400_000  # the fixture's COSTWISE_MAX_CELLS: exactly the 100,000 x 4 request fits
 
+# Times with no UTC equivalent (year 0 or 10000 in UTC), on every route that takes one:
+# a 422 naming the field from one shared check (app.api.time_window), never a 500.
+EARLY, LATE = "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"
+DATE_CASES: list[tuple[str, str, str, str, int, str]] = [
+    (f"{method} {route} {field}={value}", method, path, body, 422, f"{prefix}{field}")
+    for field, value in (("since", EARLY), ("until", LATE))
+    for method, route, path, body, prefix in (
+        ("GET", "priors", f"/v1/models/fraud/priors?{field}={value.replace('+', '%2B')}", "", ""),
+        ("POST", "priors", "/v1/models/fraud/priors", json.dumps({field: value}), ""),
+        ("GET", "monitoring", f"/v1/models/fraud/monitoring?{field}={value.replace('+', '%2B')}", "", ""),
+        ("POST", "recalibrate", "/v1/models/fraud/versions/1/recalibrate", json.dumps({"from_outcomes": {field: value}}), "from_outcomes."),
+    )
+]  # fmt: skip
+
 # (case, method, path, raw JSON body, status, field the error must name). On /v2 the
 # error body is {"error": "..."}: the field must appear in it.
 NAMED_CASES: list[tuple[str, str, str, str, int, str]] = [
@@ -276,6 +290,7 @@ NAMED_CASES: list[tuple[str, str, str, str, int, str]] = [
     ("train: 300 classes (over COSTWISE_MAX_CLASSES)", "POST", "/v1/models/x/versions", json.dumps({"features": [[float(i)] for i in range(2 * MANY_CLASSES)], "labels": [i % MANY_CLASSES for i in range(2 * MANY_CLASSES)]}), 422, "labels"),
     ("predict: rows x features over COSTWISE_MAX_CELLS", "POST", PREDICT, json.dumps({"instances": [[0.5] * CELLS_FEATURES] * CELLS_ROWS}), 413, "instances"),
     ("train: rows x features over COSTWISE_MAX_CELLS", "POST", "/v1/models/x/versions", json.dumps({"features": [[0.5] * CELLS_FEATURES] * CELLS_ROWS, "labels": [0, 1] * (CELLS_ROWS // 2)}), 413, "features"),
+    *DATE_CASES,
 ]  # fmt: skip
 
 

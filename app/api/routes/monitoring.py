@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
@@ -17,7 +17,7 @@ from app.api.schemas import (
     OutcomesRequest,
     OutcomesResponse,
 )
-from app.errors import InvalidArgument
+from app.api.time_window import utc_window
 from app.services.outcomes import Outcome
 
 router = APIRouter(
@@ -63,20 +63,6 @@ async def outcomes(name: ModelName, body: OutcomesRequest, services: ServicesDep
     )
 
 
-def _utc(t: datetime | None, field: str) -> datetime | None:
-    """``t`` in UTC (a time without a zone is taken as UTC)."""
-    if t is None:
-        return None
-    if t.tzinfo is None:
-        return t.replace(tzinfo=UTC)
-    try:
-        return t.astimezone(UTC)
-    except OverflowError:
-        raise InvalidArgument(
-            f"{field}: {t.isoformat()} is out of range in UTC", field=field
-        ) from None
-
-
 @router.get(
     "/models/{name}/monitoring",
     response_model=MonitoringResponse,
@@ -96,7 +82,8 @@ def monitoring(
     until: datetime | None = None,
     bucket: Literal["hour", "day"] = "day",
 ) -> Any:
+    since, until = utc_window(since, until)
     report = services.monitoring.report(
-        name, version=version, since=_utc(since, "since"), until=_utc(until, "until"), bucket=bucket
+        name, version=version, since=since, until=until, bucket=bucket
     )
     return FastJSONResponse(report)

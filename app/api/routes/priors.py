@@ -1,15 +1,22 @@
-"""Deployment class priors estimated from a version's prediction log."""
+"""Deployment class priors estimated from a version's prediction log.
+
+``GET`` computes an estimate and records nothing (role reader): reading never changes
+a decision. ``POST`` computes the same estimate and records it (role admin): the latest
+recorded estimate of a version is what predict's ``"priors": "estimated"`` applies.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Body, Query
+from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ModelName, ServicesDep
 from app.api.responses import FastJSONResponse
-from app.api.schemas import MAX_INT, ErrorResponse, PriorEstimateResponse
+from app.api.schemas import MAX_INT, ErrorResponse, PriorEstimateRequest, PriorEstimateResponse
+from app.api.time_window import utc_window
 
 router = APIRouter(
     prefix="/v1",
@@ -21,24 +28,23 @@ router = APIRouter(
     },
 )
 
-
-def _utc(t: datetime | None) -> datetime | None:
-    if t is None:
-        return None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
+_METHOD = (
+    "EM of Saerens, Latinne & Decaestecker (2002) over the calibrated probabilities "
+    "logged for `version`'s predictions (default: the version served now) in "
+    "[since, until) (ISO 8601; without a zone: UTC; a time outside years 1-9999 in UTC "
+    "is a 422 naming it), at most COSTWISE_MONITORING_MAX_ROWS of the latest; no labels "
+    "needed. 404 when the version has no logged predictions in the window; 422 for a "
+    "version without calibrated probabilities."
+)
 
 
 @router.get(
     "/models/{name}/priors",
     response_model=PriorEstimateResponse,
-    summary="Estimate the class priors of recent traffic from the logged probabilities",
-    description="EM of Saerens, Latinne & Decaestecker (2002) over the calibrated "
-    "probabilities logged for `version`'s predictions (default: the version served now) "
-    "in [since, until) (ISO 8601; without a zone: UTC), at most "
-    "COSTWISE_MONITORING_MAX_ROWS of the latest; no labels needed. Each call records its "
-    'estimate: the latest one of a version is what predict\'s `"priors": "estimated"` '
-    "applies. 404 when the version has no logged predictions in the window; 422 for a "
-    "version without calibrated probabilities.",
+    summary="Estimate the class priors of recent traffic (records nothing)",
+    description=_METHOD + " Records nothing and changes no decision (`id` is null, "
+    '`recorded` false): `"priors": "estimated"` applies only an estimate recorded with '
+    "`POST` (role admin). Role: reader.",
 )
 def priors(
     name: ModelName,
@@ -47,5 +53,32 @@ def priors(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> Any:
-    out = services.priors.estimate(name, version=version, since=_utc(since), until=_utc(until))
+    since, until = utc_window(since, until)
+    out = services.priors.estimate(name, version=version, since=since, until=until)
     return FastJSONResponse(out)
+
+
+@router.post(
+    "/models/{name}/priors",
+    status_code=201,
+    response_model=PriorEstimateResponse,
+    responses={400: {"model": ErrorResponse}, 413: {"model": ErrorResponse}},
+    summary="Estimate the class priors of recent traffic and record the estimate",
+    description=_METHOD
+    + " The body (`version`, `since`, `until`, all optional; no body: all defaults) "
+    "selects the rows as the query of `GET` does. The estimate is recorded (table `prior_estimates`; its `id` "
+    'and `estimated_at` are returned): from now on predict\'s `"priors": "estimated"` '
+    "for this version applies it (on every replica within 5 s), and the predict "
+    "response's `applied_costs.priors_estimate` names it. Role: admin.",
+)
+async def record_priors(
+    name: ModelName,
+    services: ServicesDep,
+    body: Annotated[PriorEstimateRequest | None, Body()] = None,
+) -> Any:
+    body = body or PriorEstimateRequest()
+    since, until = utc_window(body.since, body.until)
+    out = await run_in_threadpool(
+        services.priors.record, name, version=body.version, since=since, until=until
+    )
+    return FastJSONResponse(out, status_code=201)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from functools import partial
 from typing import Annotated, Any
 
@@ -14,18 +13,13 @@ from app.api.bodies import media_type
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
 from app.api.schemas import MAX_INT, ErrorResponse, RecalibrationRequest, VersionOut
+from app.api.time_window import utc_window
 from app.errors import InvalidArgument
 from app.services.recalibration import LabelledInput, OutcomeWindow
 
 router = APIRouter(prefix="/v1", tags=["training"])
 
 Version = Annotated[int, Path(ge=1, le=MAX_INT, description="The version to recalibrate.")]
-
-
-def _utc(t: datetime | None) -> datetime | None:
-    if t is None:
-        return None
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t
 
 
 def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWindow | None]:
@@ -39,7 +33,7 @@ def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWin
                 field="from_outcomes",
             )
         w = req.from_outcomes
-        return None, OutcomeWindow(_utc(w.since), _utc(w.until))
+        return None, OutcomeWindow(*utc_window(w.since, w.until, prefix="from_outcomes."))
     if not given:
         raise InvalidArgument(
             "instances: give labelled rows (instances or records, and labels) or from_outcomes",

@@ -294,3 +294,20 @@ def test_jous_has_no_before_calibration(client: TestClient) -> None:
     assert rel["before"] is None and rel["ece_before"] is None and rel["after"] is not None
     svg = _ok(client, "/v1/models/jous/versions/1/plots/reliability?format=svg")
     assert ET.fromstring(svg.content).tag == SVG_ROOT
+
+
+def test_whatif_with_costs_near_the_largest_float(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    """Every figure is a number as the schema says; only total_cost may be null (over the
+    largest float64), as documented, and the mean is then still given."""
+    spec = client.get("/openapi.json").json()["components"]["schemas"]["WhatIfResponse"]
+    assert {"type": "null"} in spec["properties"]["total_cost"]["anyOf"]
+    assert spec["properties"]["mean_cost"]["type"] == "number"
+    big = _ok(client, f"{BASE}/whatif", params={"c_fp": 1e308, "c_fn": 1e308}).json()
+    one = _ok(client, f"{BASE}/whatif", params={"c_fp": 1, "c_fn": 1}).json()
+    assert big["confusion_matrix"] == one["confusion_matrix"]  # scaling changes no decision
+    assert big["total_cost"] is None
+    assert big["mean_cost"] == pytest.approx(one["mean_cost"] * 1e308, rel=1e-12)
+    for key in ("threshold", "mean_cost", "accuracy"):
+        assert isinstance(big[key], float) and np.isfinite(big[key]), key

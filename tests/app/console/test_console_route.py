@@ -69,7 +69,8 @@ def test_unknown_assets_are_404_with_the_error_shape(client: TestClient, path: s
 def test_console_is_open_in_the_policy_table_and_out_of_the_openapi(client: TestClient) -> None:
     assert required_role("GET", "/console") is None
     assert required_role("GET", "/console/static/{asset}") is None
-    assert required_role("GET", "/consoles") == "reader"  # only the console itself is open
+    # an undeclared route is closed (admin); only the console itself is open
+    assert required_role("GET", "/consoles") == "admin"
     assert not any(p.startswith("/console") for p in client.get("/openapi.json").json()["paths"])
     assert "/console" in client.get("/openapi.json").json()["info"]["description"]
 
