@@ -95,7 +95,7 @@ def read_training_data(
     rows = 0
     report(0, total, "reading")
     for X, y in opened.feature_blocks(batch_size=batch_rows):
-        _check_finite(X, names, rows)
+        _check_finite(X, names, rows, opened)
         rows += len(X)
         assert y is not None  # a training reference has a label column
         limit.saw_labels(y)
@@ -243,12 +243,13 @@ class RowLimit:
             )
 
 
-def _check_finite(X: np.ndarray, names: list[str], first_row: int) -> None:
+def _check_finite(X: np.ndarray, names: list[str], first_row: int, opened: OpenedDataset) -> None:
     bad = np.isinf(X)
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise InvalidArgument(
-            f"dataset.columns: column {names[c]!r} holds an infinite value in row "
+            f"dataset.columns: column {opened.column_label(names[c])} holds an infinite "
+            f"value in row "
             f"{first_row + int(r)}; expected finite numbers or missing values",
             field="dataset.columns",
         )

@@ -112,9 +112,9 @@ def test_large_reference_runs_as_a_job_that_reports_reading(client: TestClient, 
         ({"label_column": "nope"}, 422, "dataset.label_column"),
         ({"columns": ["a", "zz"]}, 422, "dataset.columns"),
         ("strings.parquet", 422, "dataset.columns"),
-        (
+        (  # fetching is off by default (COSTWISE_DATA_PROTOCOLS=file)
             {"dataset": {"uri": "http://127.0.0.1:9/x.parquet", "label_column": "y"}},
-            422,
+            403,
             "dataset.uri",
         ),
         ({"dataset": {"uri": "file:///x.parquet"}}, 422, "dataset.label_column"),

@@ -1,0 +1,283 @@
+"""Fetching an ``http(s)://`` reference: fenced, bounded in time and size, copied to disk.
+
+:func:`fetch_to_file` downloads the file a reference names into a private temporary file
+that pyarrow then reads like a local one (Parquet needs random access; the copy also
+means the remote server is contacted once per opening, for a bounded time, and never
+while the training holds its slot waiting on a slow server).
+
+* **The fence.** Connections are made by :class:`_FencedBackend`, an httpcore network
+  backend: for every connection (the first request and each redirect) it resolves the
+  host itself, refuses before connecting when any address is refused by the
+  :class:`~app.services.datasets.addresses.AddressPolicy`, and connects to the address it
+  checked (pinned: DNS is not asked again). Redirects are followed here, at most
+  :data:`MAX_REDIRECTS`, each to ``http(s)`` only and checked again. httpcore is used
+  directly (it is httpx's transport, already installed): no proxy from the environment,
+  no automatic redirects, and a network backend that sees every connection.
+* **Time.** ``timeout`` bounds the connection and each read; ``total_seconds`` bounds
+  the whole fetch: a timer shuts the sockets down at the deadline, so a server sending a
+  byte every few seconds is cut there.
+* **Size.** At most ``max_bytes`` are written (413 beyond), streamed in chunks.
+* **Errors never echo what was read**: they give the status code, "the response was cut
+  off", "timed out after N s", "connection failed", never a header or a line of the body.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from app.errors import Forbidden, InvalidArgument, PayloadTooLarge
+from app.services.datasets.addresses import AddressPolicy
+
+__all__ = ["MAX_REDIRECTS", "FetchPolicy", "Fetched", "fetch_to_file"]
+
+MAX_REDIRECTS = 5
+_REDIRECTS = {301, 302, 303, 307, 308}
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    """What a fetch may do, as one picklable value (Dask workers receive it whole).
+
+    ``allow_hosts`` is ``COSTWISE_DATA_ALLOW_HOSTS``; ``own_hosts`` the service's
+    ``COSTWISE_HOST``; ``timeout`` (``COSTWISE_DATA_FETCH_TIMEOUT``) bounds the connection
+    and each read, ``total_seconds`` (``COSTWISE_DATA_FETCH_SECONDS``) the whole fetch,
+    ``max_bytes`` (``COSTWISE_DATA_FETCH_MAX_BYTES``) its size.
+    """
+
+    allow_hosts: tuple[str, ...] = ()
+    own_hosts: tuple[str, ...] = ()
+    timeout: float = 10.0
+    total_seconds: float = 120.0
+    max_bytes: int = 1 << 30
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> FetchPolicy:
+        """Build from :class:`app.settings.Settings`."""
+        return cls(
+            tuple(settings.data_allow_hosts),
+            (settings.host,),
+            float(settings.data_fetch_timeout),
+            float(settings.data_fetch_seconds),
+            int(settings.data_fetch_max_bytes),
+        )
+
+    def addresses(self) -> AddressPolicy:
+        return AddressPolicy.from_entries(self.allow_hosts, self.own_hosts)
+
+
+class Fetched:
+    """A downloaded copy: ``path`` (removed when this object is collected) and ``size``."""
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+        self._remove = weakref.finalize(self, _unlink, path)
+
+    def remove(self) -> None:
+        """Remove the copy now (also done when the object is collected)."""
+        self._remove()
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+class _Cut(Exception):
+    """The total deadline passed and the fetch's sockets were shut down."""
+
+
+class _FencedBackend:
+    """httpcore network backend: check every address before connecting, pin it, and
+    shut every socket down when the deadline passes (:meth:`cut`)."""
+
+    def __init__(self, policy: AddressPolicy, field: str, uri: str, deadline: float) -> None:
+        import httpcore
+
+        self._inner = httpcore.SyncBackend()
+        self._policy = policy
+        self._field, self._uri = field, uri
+        self._deadline = deadline
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self.hop = 0
+        self.was_cut = False
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> Any:
+        import httpcore
+
+        addresses = self._policy.checked_addresses(
+            host, port, field=self._field, uri=self._uri, hop=self.hop
+        )
+        failure: Exception = httpcore.ConnectError("no address")
+        for ip in addresses:  # each one checked above; DNS is not asked again
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Cut()
+            try:
+                stream = self._inner.connect_tcp(
+                    str(ip),
+                    port,
+                    timeout=min(timeout or remaining, remaining),
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                failure = exc
+                continue
+            with self._lock:
+                self._sockets.append(stream.get_extra_info("socket"))
+                if self.was_cut:
+                    self._shutdown(self._sockets[-1])
+            return stream
+        raise failure
+
+    def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
+        raise InvalidArgument(f"{self._field}: unix sockets are not fetched", field=self._field)
+
+    def sleep(self, seconds: float) -> None:  # pragma: no cover - retries are off
+        time.sleep(seconds)
+
+    def cut(self) -> None:
+        """The deadline: shut down every socket (a blocked read returns at once)."""
+        with self._lock:
+            self.was_cut = True
+            for s in self._sockets:
+                self._shutdown(s)
+
+    @staticmethod
+    def _shutdown(s: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            s.shutdown(socket.SHUT_RDWR)
+
+
+def _host_header(url: str) -> bytes:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return (host if parts.port is None else f"{host}:{parts.port}").encode("idna")
+
+
+def fetch_to_file(
+    uri: str, policy: FetchPolicy, *, schemes: Collection[str], field: str, suffix: str
+) -> Fetched:
+    """Download ``uri`` (``http(s)://``) under ``policy`` into a temporary file.
+
+    Raises Forbidden (403) for a refused address (before connecting) or a redirect to a
+    scheme not in ``schemes``, PayloadTooLarge (413) over ``max_bytes``, and
+    InvalidArgument (422) for everything else that goes wrong: a status other than 200,
+    a timeout, a failed connection, a cut-off response, too many redirects.
+    """
+    import httpcore
+
+    def failed(what: str) -> InvalidArgument:
+        return InvalidArgument(f"{field}: could not read {uri!r}: {what}", field=field)
+
+    deadline = time.monotonic() + policy.total_seconds
+    fence = _FencedBackend(policy.addresses(), field, uri, deadline)
+    timer = threading.Timer(policy.total_seconds, fence.cut)
+    timer.daemon = True
+    fd, path = tempfile.mkstemp(prefix="costwise-fetch-", suffix=suffix)
+    done = False
+    in_body = False
+    t = policy.timeout
+    timeouts = {"connect": t, "read": t, "write": t, "pool": t}
+    try:
+        timer.start()
+        with (
+            os.fdopen(fd, "wb") as out,
+            httpcore.ConnectionPool(network_backend=fence, retries=0, http2=False) as pool,  # type: ignore[arg-type]
+        ):
+            url = uri
+            for hop in range(MAX_REDIRECTS + 1):
+                fence.hop = hop
+                scheme = urlsplit(url).scheme.lower()
+                if scheme not in ("http", "https") or scheme not in schemes:
+                    raise Forbidden(
+                        f"{field}: {uri!r} redirected to a URL whose scheme is not allowed "
+                        "(only http/https in COSTWISE_DATA_PROTOCOLS are followed)",
+                        field=field,
+                    )
+                if not urlsplit(url).hostname:
+                    raise failed("a redirect named no host")
+                headers = [
+                    (b"Host", _host_header(url)),
+                    (b"User-Agent", b"costwise"),
+                    (b"Accept-Encoding", b"identity"),
+                ]
+                with pool.stream(
+                    "GET", url, headers=headers, extensions={"timeout": timeouts}
+                ) as response:
+                    status = response.status
+                    if status in _REDIRECTS:
+                        location = dict((k.lower(), v) for k, v in response.headers).get(
+                            b"location"
+                        )
+                        if not location:
+                            raise failed(f"the server answered HTTP {status} without a location")
+                        url = urljoin(url, location.decode("latin-1").strip())
+                        continue
+                    if status != 200:
+                        missing = " (no such file)" if status in (404, 410) else ""
+                        raise failed(f"the server answered HTTP {status}{missing}")
+                    size = 0
+                    in_body = True
+                    for chunk in response.iter_stream():
+                        size += len(chunk)
+                        if size > policy.max_bytes:
+                            raise PayloadTooLarge(
+                                f"{field}: {uri!r} is larger than {policy.max_bytes} bytes "
+                                "(setting COSTWISE_DATA_FETCH_MAX_BYTES); the fetch was stopped",
+                                field=field,
+                                limit=policy.max_bytes,
+                            )
+                        out.write(chunk)
+                        if fence.was_cut:
+                            raise _Cut()
+                    if fence.was_cut:
+                        raise _Cut()
+                    done = True
+                    return Fetched(path, size)
+            raise failed(f"more than {MAX_REDIRECTS} redirects")
+    except _Cut:
+        raise _timed_out(uri, field, policy) from None
+    except httpcore.TimeoutException:
+        if fence.was_cut:
+            raise _timed_out(uri, field, policy) from None
+        raise failed(
+            f"timed out after {t:g} s waiting for the server (setting COSTWISE_DATA_FETCH_TIMEOUT)"
+        ) from None
+    except (httpcore.NetworkError, httpcore.ProtocolError, OSError):
+        if fence.was_cut:
+            raise _timed_out(uri, field, policy) from None
+        raise failed("the response was cut off" if in_body else "connection failed") from None
+    finally:
+        timer.cancel()
+        if not done:
+            _unlink(path)
+
+
+def _timed_out(uri: str, field: str, policy: FetchPolicy) -> InvalidArgument:
+    return InvalidArgument(
+        f"{field}: could not read {uri!r}: timed out after {policy.total_seconds:g} s "
+        "(setting COSTWISE_DATA_FETCH_SECONDS); the fetch was stopped",
+        field=field,
+    )
