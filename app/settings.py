@@ -374,7 +374,6 @@ class Settings(BaseSettings):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
-
     @field_validator("data_allow_hosts")
     @classmethod
     def _check_networks(cls, value: list[str]) -> list[str]:
