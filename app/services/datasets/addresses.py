@@ -65,8 +65,8 @@ def refusal_reason(ip: IPAddress) -> str | None:
         ("loopback", ip.is_loopback),
         ("link-local", ip.is_link_local),
         ("multicast", ip.is_multicast),
-        ("private", ip.is_private),
         ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
         ("not a public address", not ip.is_global),
     )
     for name, hit in checks:
