@@ -547,3 +547,23 @@ def test_a_closed_and_an_open_port_answer_alike() -> None:
         assert e.value.detail.endswith("connection failed")
     finally:
         listening.close()
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["2130706433", "0x7f.1", "127.1", "017700000001", "localhost", "[::ffff:127.0.0.1]", "[::]"],
+)
+def test_other_spellings_of_loopback_are_refused_without_connecting(
+    host: str, guard: list[tuple[str, int]]
+) -> None:
+    """Decimal, hexadecimal, short and octal forms, names and IPv6 forms: the address the
+    name resolves to is what is checked (parsed locally, no DNS query)."""
+    with pytest.raises(Forbidden, match="address refused: (loopback|unspecified)"):
+        fetch_to_file(
+            f"http://{host}:9/x.csv",
+            FetchPolicy(("10.0.0.0/8",)),
+            schemes={"http"},
+            field="dataset.uri",
+            suffix=".csv",
+        )
+    assert guard == []

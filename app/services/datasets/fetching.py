@@ -173,7 +173,11 @@ def _host_header(url: str) -> bytes:
     host = parts.hostname or ""
     if ":" in host:
         host = f"[{host}]"
-    return (host if parts.port is None else f"{host}:{parts.port}").encode("idna")
+    value = host if parts.port is None else f"{host}:{parts.port}"
+    try:
+        return value.encode("ascii")
+    except UnicodeEncodeError:  # an internationalised name
+        return value.encode("idna")
 
 
 def fetch_to_file(

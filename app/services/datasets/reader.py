@@ -139,6 +139,7 @@ class DatasetReader:
                 num_rows = int(dataset.count_rows())
             except (pa.ArrowException, OSError, ValueError) as exc:
                 raise _unreadable(ref, ufield, exc, remote=remote) from None
+        size: int | None = None
         if fetched is not None:  # the copy is read; the reference names the file
             files, size = [ref.uri], fetched.size
         else:
