@@ -132,6 +132,18 @@ def _cut(h: Any) -> None:
     h.close_connection = True
 
 
+def _second_trickles() -> Callable[[Any], None]:
+    """The whole training CSV at the first request, trickling at every later one."""
+    served = {"count": 0}
+    train = _send(_train_csv())
+
+    def route(h: Any) -> None:
+        served["count"] += 1
+        (train if served["count"] == 1 else _trickle)(h)
+
+    return route
+
+
 MARKER_FILES: dict[str, bytes] = {
     # a header name of a column that is not numbers
     "/marker-header.csv": f"{MARKER},b,y\nx{MARKER},1,0\ny,2,1\n".encode(),
@@ -180,14 +192,8 @@ def servers() -> Iterator[tuple[DataServer, DataServer]]:
         "/redirect-file": _redirect("file:///etc/passwd"),
     }
     routes.update({path: _send(body) for path, body in MARKER_FILES.items()})
-    served = {"count": 0}
-    train = _send(_train_csv())
-
-    def second_trickles(h: Any) -> None:  # whole at the first fetch, trickling later
-        served["count"] += 1
-        (train if served["count"] == 1 else _trickle)(h)
-
-    routes["/trickle-second.csv"] = second_trickles
+    routes["/once.csv"] = _second_trickles()
+    routes["/job-second.csv"] = _second_trickles()
     local = DataServer("127.0.0.1", routes)
     other = DataServer("127.0.0.2", routes)  # the handlers look routes up at each request
     routes["/redirect-loopback"] = _redirect(f"{local.base}/train.csv")
@@ -369,21 +375,34 @@ def test_a_trickling_server_is_cut_at_the_deadline_and_the_slot_is_freed(
     database_url: str, root: Path, servers: Any, guard: list[tuple[str, int]]
 ) -> None:
     """A byte every 0.25 s never trips the read timeout (5 s); the whole-fetch deadline
-    (1.5 s) cuts it, for training (when opening, and when reading inside the training
-    slot: the one slot is free again at once) and for a batch."""
+    (1.5 s) cuts it. Training: 422 at once, and the one training slot is free; a
+    synchronous training fetches once, before taking its slot; a training job that
+    fetches again in its worker fails at the deadline and the next job runs. Batch: 422."""
     local, _ = servers
     settings = _settings(database_url, root, data_allow_hosts=["127.0.0.1"], **FETCHING_ON)
     with TestClient(create_app(settings), raise_server_exceptions=False) as c:
-        for path in ("/trickle.csv", "/trickle-second.csv"):
-            started = time.monotonic()
-            r = _train(c, f"{local.base}{path}")
-            took = time.monotonic() - started
-            assert r.status_code == 422, (path, r.text)
-            assert f"timed out after {FETCH_SECONDS:g} s" in r.json()["detail"], r.text
-            assert "COSTWISE_DATA_FETCH_SECONDS" in r.json()["detail"]
-            assert took < 2 * FETCH_SECONDS + 5, took  # the deadline, not the 100 s trickle
-            # max_sync_trainings=1: the slot is free again
-            assert _train(c, f"{local.base}/train.csv", name="after").status_code == 201
+        started = time.monotonic()
+        r = _train(c, f"{local.base}/trickle.csv")
+        took = time.monotonic() - started
+        assert r.status_code == 422, r.text
+        assert f"timed out after {FETCH_SECONDS:g} s" in r.json()["detail"], r.text
+        assert "COSTWISE_DATA_FETCH_SECONDS" in r.json()["detail"]
+        assert took < FETCH_SECONDS + 5, took  # the deadline, not the 100 s trickle
+        # max_sync_trainings=1: the slot is free
+        assert _train(c, f"{local.base}/train.csv", name="after").status_code == 201
+        # fetched once (a second fetch would trickle): trained
+        assert _train(c, f"{local.base}/once.csv", name="once").status_code == 201
+        assert local.paths.count("/once.csv") == 1
+        # a job fetches again in its worker: cut there, the job fails, the next one runs
+        body = {"dataset": {"uri": f"{local.base}/job-second.csv", "label_column": "y"}}
+        r = c.post("/v1/models/job/versions?mode=job", json=body)
+        assert r.status_code == 202, r.text
+        job = wait_job(c, r.json()["id"])
+        assert job["status"] == "failed", job
+        assert f"timed out after {FETCH_SECONDS:g} s" in job["error"]["detail"], job
+        body = {"dataset": {"uri": f"{local.base}/train.csv", "label_column": "y"}}
+        r = c.post("/v1/models/job/versions?mode=job", json=body)
+        assert wait_job(c, r.json()["id"])["status"] == "succeeded"
         _trained(c)
         started = time.monotonic()
         r = _batch(c, f"{local.base}/trickle.csv", root / "out")
