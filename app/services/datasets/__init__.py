@@ -10,7 +10,8 @@ the request body: ``{"uri": ..., "format": "parquet"|"csv", "label_column": ...,
   ``COSTWISE_DATA_ROOTS`` (``file://``; ``..``, paths outside every root and symlinks out
   of a root are 403, never opened) and ``COSTWISE_DATA_PROTOCOLS`` (default ``file``;
   ``http``, ``https``, and ``s3``, ... through fsspec when its package is installed);
-* :mod:`~app.services.datasets.fetching` and :mod:`~app.services.datasets.addresses`:
+* :mod:`~app.services.datasets.fetching`, :mod:`~app.services.datasets.connections` and
+  :mod:`~app.services.datasets.addresses`:
   an ``http(s)`` reference (only when ``COSTWISE_DATA_PROTOCOLS`` lists the scheme) is
   fetched into a temporary file, every address checked before connecting (loopback,
   private, link-local, this machine: 403 unless ``COSTWISE_DATA_ALLOW_HOSTS`` names it),

@@ -5,8 +5,8 @@ that pyarrow then reads like a local one (Parquet needs random access; the copy 
 means the remote server is contacted once per opening, for a bounded time, and never
 while the training holds its slot waiting on a slow server).
 
-* **The fence.** Connections are made by :class:`_FencedBackend`, an httpcore network
-  backend: for every connection (the first request and each redirect) it resolves the
+* **The fence.** Connections are made by
+  :class:`~app.services.datasets.connections.FencedBackend`, an httpcore network backend: for every connection (the first request and each redirect) it resolves the
   host itself, refuses before connecting when any address is refused by the
   :class:`~app.services.datasets.addresses.AddressPolicy`, and connects to the address it
   checked (pinned: DNS is not asked again). Redirects are followed here, at most
@@ -24,8 +24,8 @@ while the training holds its slot waiting on a slow server).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-import socket
 import tempfile
 import threading
 import time
@@ -37,8 +37,11 @@ from urllib.parse import urljoin, urlsplit
 
 from app.errors import Forbidden, InvalidArgument, PayloadTooLarge
 from app.services.datasets.addresses import AddressPolicy
+from app.services.datasets.connections import DeadlinePassed, FencedBackend
 
 __all__ = ["MAX_REDIRECTS", "FetchPolicy", "Fetched", "fetch_to_file"]
+
+log = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 5
 _REDIRECTS = {301, 302, 303, 307, 308}
@@ -93,81 +96,6 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
-class _Cut(Exception):
-    """The total deadline passed and the fetch's sockets were shut down."""
-
-
-class _FencedBackend:
-    """httpcore network backend: check every address before connecting, pin it, and
-    shut every socket down when the deadline passes (:meth:`cut`)."""
-
-    def __init__(self, policy: AddressPolicy, field: str, uri: str, deadline: float) -> None:
-        import httpcore
-
-        self._inner = httpcore.SyncBackend()
-        self._policy = policy
-        self._field, self._uri = field, uri
-        self._deadline = deadline
-        self._sockets: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self.hop = 0
-        self.was_cut = False
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> Any:
-        import httpcore
-
-        addresses = self._policy.checked_addresses(
-            host, port, field=self._field, uri=self._uri, hop=self.hop
-        )
-        failure: Exception = httpcore.ConnectError("no address")
-        for ip in addresses:  # each one checked above; DNS is not asked again
-            remaining = self._deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Cut()
-            try:
-                stream = self._inner.connect_tcp(
-                    str(ip),
-                    port,
-                    timeout=min(timeout or remaining, remaining),
-                    local_address=local_address,
-                    socket_options=socket_options,
-                )
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failure = exc
-                continue
-            with self._lock:
-                self._sockets.append(stream.get_extra_info("socket"))
-                if self.was_cut:
-                    self._shutdown(self._sockets[-1])
-            return stream
-        raise failure
-
-    def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover
-        raise InvalidArgument(f"{self._field}: unix sockets are not fetched", field=self._field)
-
-    def sleep(self, seconds: float) -> None:  # pragma: no cover - retries are off
-        time.sleep(seconds)
-
-    def cut(self) -> None:
-        """The deadline: shut down every socket (a blocked read returns at once)."""
-        with self._lock:
-            self.was_cut = True
-            for s in self._sockets:
-                self._shutdown(s)
-
-    @staticmethod
-    def _shutdown(s: socket.socket) -> None:
-        with contextlib.suppress(OSError):
-            s.shutdown(socket.SHUT_RDWR)
-
-
 def _host_header(url: str) -> bytes:
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -196,7 +124,7 @@ def fetch_to_file(
         return InvalidArgument(f"{field}: could not read {uri!r}: {what}", field=field)
 
     deadline = time.monotonic() + policy.total_seconds
-    fence = _FencedBackend(policy.addresses(), field, uri, deadline)
+    fence = FencedBackend(policy.addresses(), field, uri, deadline)
     timer = threading.Timer(policy.total_seconds, fence.cut)
     timer.daemon = True
     fd, path = tempfile.mkstemp(prefix="costwise-fetch-", suffix=suffix)
@@ -255,13 +183,16 @@ def fetch_to_file(
                             )
                         out.write(chunk)
                         if fence.was_cut:
-                            raise _Cut()
+                            raise DeadlinePassed()
                     if fence.was_cut:
-                        raise _Cut()
+                        raise DeadlinePassed()
                     done = True
                     return Fetched(path, size)
             raise failed(f"more than {MAX_REDIRECTS} redirects")
-    except _Cut:
+    except Forbidden as exc:  # an operator sees who tried to reach what
+        log.warning("dataset fetch refused: %s", exc.detail)
+        raise
+    except DeadlinePassed:
         raise _timed_out(uri, field, policy) from None
     except httpcore.TimeoutException:
         if fence.was_cut:
