@@ -586,3 +586,78 @@ def test_other_spellings_of_loopback_are_refused_without_connecting(
             suffix=".csv",
         )
     assert guard == []
+
+
+def _self_signed(directory: Path, name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for DNS name ``name`` and its key (PEM files)."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / f"{name}.crt", directory / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def test_https_checks_the_certificate_of_the_name_while_connecting_to_the_pinned_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, guard: list[tuple[str, int]]
+) -> None:
+    """Pinning connects to the checked address, yet TLS verifies the certificate against
+    the host name of the URL (SNI): a certificate for ``data.test`` is accepted for
+    ``https://data.test``, one for another name is refused ("connection failed")."""
+    import ssl
+
+    import httpcore._sync.connection as connection
+
+    body = _train_csv()
+    results = {}
+    for cert_name in ("data.test", "other.test"):
+        cert, key = _self_signed(tmp_path, cert_name)
+        server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server_ctx.load_cert_chain(cert, key)
+        server = DataServer("127.0.0.1", {"/train.csv": _send(body)})
+        server.httpd.socket = server_ctx.wrap_socket(server.httpd.socket, server_side=True)
+        client_ctx = ssl.create_default_context(cafile=str(cert))
+        monkeypatch.setattr(connection, "default_ssl_context", lambda ctx=client_ctx: ctx)
+        _answers(monkeypatch, {"data.test": [["127.0.0.1"]]})
+        try:
+            fetched = fetch_to_file(
+                f"https://data.test:{server.port}/train.csv",
+                FetchPolicy(("127.0.0.1",), timeout=5, total_seconds=10),
+                schemes={"https"},
+                field="dataset.uri",
+                suffix=".csv",
+            )
+            results[cert_name] = Path(fetched.path).read_bytes() == body
+        except InvalidArgument as exc:
+            results[cert_name] = exc.detail
+        finally:
+            server.close()
+    assert results["data.test"] is True
+    assert str(results["other.test"]).endswith("connection failed"), results
+    assert {host for host, _ in guard} == {"127.0.0.1"}
