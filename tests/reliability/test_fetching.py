@@ -661,3 +661,26 @@ def test_https_checks_the_certificate_of_the_name_while_connecting_to_the_pinned
     assert results["data.test"] is True
     assert str(results["other.test"]).endswith("connection failed"), results
     assert {host for host, _ in guard} == {"127.0.0.1"}
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "http://127.0.0.1:99999/x.csv",
+        "http://[::1/x.csv",
+        "http://127.0.0.1:abc/x.csv",
+        "http:///x.csv",
+        "http://127.0.0.1:0/x.csv",
+        "http://a b/x.csv",
+        "http://127.0.0.1:9/x.csv\r\nHost: evil",
+    ],
+)
+def test_malformed_urls_are_a_422_naming_the_field(
+    database_url: str, root: Path, uri: str, guard: list[tuple[str, int]]
+) -> None:
+    settings = _settings(database_url, root, data_allow_hosts=["127.0.0.1"], **FETCHING_ON)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        r = _train(c, uri)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == "dataset.uri" and "not a valid UR" in r.json()["detail"]
+    assert guard == []

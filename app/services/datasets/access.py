@@ -95,7 +95,10 @@ class DataAccess:
 
     def scheme(self, uri: str, field: str) -> str:
         """The URI's scheme (``file`` for a bare absolute path), if it is allowed."""
-        scheme = urlsplit(uri).scheme.lower()
+        try:
+            scheme = urlsplit(uri).scheme.lower()
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            raise InvalidArgument(f"{field}: {uri!r} is not a valid URI", field=field) from None
         if scheme == "" and uri.startswith("/"):
             scheme = "file"
         if not scheme:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
@@ -96,6 +97,35 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
+_HOST_CHARS = re.compile(r"^[A-Za-z0-9._-]+$|^[0-9A-Fa-f:.]+$")
+
+
+def _checked_url(url: str, schemes: Collection[str], *, hop: int, field: str, uri: str) -> str:
+    """``url`` normalised (IDNA host, percent-encoded path) once it is a well-formed
+    ``http(s)`` URL with a host and a valid port; a redirect's URL is never quoted."""
+    import httpx
+
+    what = f"{uri!r} is not a valid URL" if hop == 0 else f"{uri!r} redirected to an invalid URL"
+    try:
+        parsed = httpx.URL(url)
+        host = parsed.raw_host.decode("ascii")
+        port = parsed.port
+    except (httpx.InvalidURL, ValueError, TypeError, UnicodeError):
+        raise InvalidArgument(f"{field}: {what}", field=field) from None
+    scheme = parsed.scheme
+    if scheme not in ("http", "https") or scheme not in schemes:
+        raise Forbidden(
+            f"{field}: {uri!r} redirected to a URL whose scheme is not allowed (only "
+            "http/https in COSTWISE_DATA_PROTOCOLS are followed)"
+            if hop
+            else f"{field}: the {scheme}:// scheme is not allowed here",
+            field=field,
+        )
+    if not host or not _HOST_CHARS.match(host) or (port is not None and not 0 < port < 65536):
+        raise InvalidArgument(f"{field}: {what} (a host name, and a port 1-65535)", field=field)
+    return str(parsed)
+
+
 def _host_header(url: str) -> bytes:
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -141,15 +171,7 @@ def fetch_to_file(
             url = uri
             for hop in range(MAX_REDIRECTS + 1):
                 fence.hop = hop
-                scheme = urlsplit(url).scheme.lower()
-                if scheme not in ("http", "https") or scheme not in schemes:
-                    raise Forbidden(
-                        f"{field}: {uri!r} redirected to a URL whose scheme is not allowed "
-                        "(only http/https in COSTWISE_DATA_PROTOCOLS are followed)",
-                        field=field,
-                    )
-                if not urlsplit(url).hostname:
-                    raise failed("a redirect named no host")
+                url = _checked_url(url, schemes, hop=hop, field=field, uri=uri)
                 headers = [
                     (b"Host", _host_header(url)),
                     (b"User-Agent", b"costwise"),
@@ -165,7 +187,10 @@ def fetch_to_file(
                         )
                         if not location:
                             raise failed(f"the server answered HTTP {status} without a location")
-                        url = urljoin(url, location.decode("latin-1").strip())
+                        try:
+                            url = urljoin(url, location.decode("latin-1").strip())
+                        except ValueError:
+                            raise failed("the server redirected to an invalid URL") from None
                         continue
                     if status != 200:
                         missing = " (no such file)" if status in (404, 410) else ""
