@@ -192,6 +192,7 @@ def servers() -> Iterator[tuple[DataServer, DataServer]]:
         "/redirect-file": _redirect("file:///etc/passwd"),
     }
     routes.update({path: _send(body) for path, body in MARKER_FILES.items()})
+    routes["/loop.csv"] = _redirect("/loop.csv")
     routes["/once.csv"] = _second_trickles()
     routes["/job-second.csv"] = _second_trickles()
     local = DataServer("127.0.0.1", routes)
@@ -684,3 +685,27 @@ def test_malformed_urls_are_a_422_naming_the_field(
     assert r.status_code == 422, r.text
     assert r.json()["field"] == "dataset.uri" and "not a valid UR" in r.json()["detail"]
     assert guard == []
+
+
+def test_size_and_redirect_bounds(
+    database_url: str, root: Path, servers: Any, guard: list[tuple[str, int]]
+) -> None:
+    """A file over COSTWISE_DATA_FETCH_MAX_BYTES is 413 naming the limit; a redirect loop
+    stops after 5 hops (6 requests) with 422."""
+    local, _ = servers
+    settings = _settings(
+        database_url,
+        root,
+        data_allow_hosts=["127.0.0.1"],
+        data_fetch_max_bytes=4096,
+        **FETCHING_ON,
+    )
+    assert len(_train_csv()) > 4096
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        r = _train(c, f"{local.base}/train.csv")
+        assert r.status_code == 413, r.text
+        body = r.json()
+        assert body["limit"] == 4096 and "COSTWISE_DATA_FETCH_MAX_BYTES" in body["detail"]
+        r = _train(c, f"{local.base}/loop.csv")
+        assert r.status_code == 422 and "more than 5 redirects" in r.json()["detail"], r.text
+    assert local.paths.count("/loop.csv") == 6
