@@ -377,12 +377,21 @@ class Settings(BaseSettings):
     @field_validator("data_allow_hosts")
     @classmethod
     def _check_networks(cls, value: list[str]) -> list[str]:
-        """A CIDR entry must be a network (a host name has no ``/``)."""
+        """Each entry is a network (CIDR or an address) or a host name (no port, no
+        scheme): a typo must not silently allow nothing."""
         import ipaddress
+        import re
 
         for entry in value:
-            if "/" in entry:
-                ipaddress.ip_network(entry.strip(), strict=False)  # ValueError names it
+            text = entry.strip().strip("[]")
+            try:
+                ipaddress.ip_network(text, strict=False)
+                continue
+            except ValueError:
+                if "/" in text or not re.fullmatch(r"[A-Za-z0-9._-]+", text):
+                    raise ValueError(
+                        f"{entry!r} is neither a network (CIDR, address) nor a host name"
+                    ) from None
         return value
 
 

@@ -457,8 +457,11 @@ def test_allow_list_names_and_own_address() -> None:
     assert own.refusal("x.example", ip("93.184.216.34")) == "an address of this machine"
     with pytest.raises(ValueError):
         AddressPolicy.from_entries(["10.0.0.0/99"])
-    with pytest.raises(ValueError):
-        Settings(data_allow_hosts="10.0.0.0/99")
+    for bad in ("10.0.0.0/99", "data.internal:8080", "http://data.internal"):
+        with pytest.raises(ValueError, match="neither a network"):
+            Settings(data_allow_hosts=bad)
+    ok = Settings(data_allow_hosts="data.internal, 10.0.0.0/8,[::1],fd00::/8")
+    assert ok.data_allow_hosts == ["data.internal", "10.0.0.0/8", "[::1]", "fd00::/8"]
 
 
 def _answers(monkeypatch: pytest.MonkeyPatch, table: dict[str, list[list[str]]]) -> list[str]:
