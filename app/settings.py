@@ -313,10 +313,40 @@ class Settings(BaseSettings):
         "refused.",
     )
     data_protocols: Annotated[list[str], NoDecode] = Field(
-        ["file", "http", "https"],
-        description="URI schemes a dataset reference may use, separated by commas "
-        "(`s3`, `gcs`, ... need their fsspec package installed). Drop `http,https` to keep "
-        "the service from fetching URLs its callers name.",
+        ["file"],
+        description="URI schemes a dataset reference may use, separated by commas. The "
+        "default `file` fetches nothing: `http`/`https` references are refused with 403 "
+        "until an operator adds them (e.g. `file,https`); the service then fetches the URLs "
+        "its callers name, fenced (COSTWISE_DATA_ALLOW_HOSTS). `s3`, `gcs`, ... need their "
+        "fsspec package installed.",
+    )
+    data_allow_hosts: Annotated[list[str], NoDecode] = Field(
+        [],
+        description="Host names and networks (CIDR, or single addresses) an `http(s)` "
+        "reference may reach although they are loopback, link-local, private, reserved or "
+        "this machine's own addresses, separated by commas. Every other such address is "
+        "refused with 403 before connecting, for the URL and for every redirect.",
+    )
+    data_fetch_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description="Longest wait, in seconds, for an `http(s)` data server to accept a "
+        "connection and for each read of its answer.",
+    )
+    data_fetch_seconds: float = Field(
+        120.0,
+        gt=0,
+        le=86_400,
+        description="Longest one `http(s)` fetch of a dataset reference may take, in seconds, "
+        "redirects included; a server still sending then (e.g. a byte every few seconds) is "
+        "cut off and the request answered with 422 naming this setting.",
+    )
+    data_fetch_max_bytes: int = Field(
+        1 << 30,
+        ge=1024,
+        description="Largest file an `http(s)` reference may fetch (it is copied to a "
+        "temporary file, then read); a larger one is stopped there with 413.",
     )
     dataset_job_bytes: int = Field(
         64 * 1024 * 1024,
@@ -331,7 +361,7 @@ class Settings(BaseSettings):
         description="Most rows one training from a dataset reference reads.",
     )
 
-    @field_validator("data_roots", "data_protocols", mode="before")
+    @field_validator("data_roots", "data_protocols", "data_allow_hosts", mode="before")
     @classmethod
     def _split_list(cls, value: object) -> object:
         """Accept ``a,b`` (or a JSON list) from the environment."""
@@ -342,6 +372,26 @@ class Settings(BaseSettings):
 
                 return json.loads(text)
             return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @field_validator("data_allow_hosts")
+    @classmethod
+    def _check_networks(cls, value: list[str]) -> list[str]:
+        """Each entry is a network (CIDR or an address) or a host name (no port, no
+        scheme): a typo must not silently allow nothing."""
+        import ipaddress
+        import re
+
+        for entry in value:
+            text = entry.strip().strip("[]")
+            try:
+                ipaddress.ip_network(text, strict=False)
+                continue
+            except ValueError:
+                if "/" in text or not re.fullmatch(r"[A-Za-z0-9._-]+", text):
+                    raise ValueError(
+                        f"{entry!r} is neither a network (CIDR, address) nor a host name"
+                    ) from None
         return value
 
 

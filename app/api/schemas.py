@@ -131,8 +131,9 @@ class DatasetIn(_Strict):
         min_length=1,
         max_length=4096,
         description="`file:///path` under COSTWISE_DATA_ROOTS (a file, or a directory of "
-        "Parquet files), or an `http(s)://` URL (other fsspec schemes when installed and "
-        "allowed by COSTWISE_DATA_PROTOCOLS).",
+        "Parquet files), or, when an operator enables fetching in COSTWISE_DATA_PROTOCOLS "
+        "(off by default: 403), an `http(s)://` URL to a public address or one allowed by "
+        "COSTWISE_DATA_ALLOW_HOSTS (other fsspec schemes when installed and allowed).",
     )
     format: Literal["parquet", "csv"] | None = Field(
         None, description="Left out: from the suffix (`.parquet`, `.pq`, `.csv`, `.csv.gz`)."
@@ -579,8 +580,9 @@ class BatchInput(_Strict):
     uri: str = Field(
         min_length=1,
         max_length=4096,
-        description="file:// under an allowed "
-        "root (COSTWISE_DATA_ROOTS), or http(s):// / another fsspec URL.",
+        description="file:// under an allowed root (COSTWISE_DATA_ROOTS), or, when "
+        "COSTWISE_DATA_PROTOCOLS enables them, http(s):// (fenced: COSTWISE_DATA_ALLOW_HOSTS) "
+        "or another fsspec URL.",
     )
     format: Literal["parquet", "csv"] | None = Field(
         None, description="Default: from the suffix (.csv), else parquet."

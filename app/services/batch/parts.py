@@ -13,13 +13,13 @@ Memory: one block of ``block_rows`` rows of the needed columns at a time.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from app.services.batch.scoring import BatchCosts, BlockSummary, decide_block, output_schema
-from app.services.datasets import DatasetReader, DatasetRef
+from app.services.datasets import DatasetReader, DatasetRef, FetchPolicy
 from models.inference import InferenceModel
 
 __all__ = ["Part", "PartPlan", "decide_part"]
@@ -47,6 +47,7 @@ class PartPlan:
     block_rows: int
     roots: tuple[str, ...]  # COSTWISE_DATA_ROOTS / _PROTOCOLS: a worker checks them again
     protocols: tuple[str, ...]
+    fetch: FetchPolicy = field(default_factory=FetchPolicy)  # the fence, timeouts, size
 
     @property
     def id_columns(self) -> list[str]:
@@ -68,7 +69,7 @@ def decide_part(
     """Decide every row of ``part`` and write them to the local Parquet file ``target``."""
     schema = output_schema(model, plan.id_fields)
     ids = {f.name: f for f in plan.id_fields}
-    reader = DatasetReader(plan.roots, plan.protocols)  # the roots are checked here too
+    reader = DatasetReader(plan.roots, plan.protocols, fetch=plan.fetch)  # checked here too
     ref = DatasetRef(part.uri, plan.format, None, tuple(plan.features))  # type: ignore[arg-type]
     opened = reader.open(ref, field="input")
     total = BlockSummary()

@@ -28,7 +28,7 @@ from app.services.batch import sources
 from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.parts import Part, PartPlan, decide_part
 from app.services.batch.scoring import BatchCosts, BlockSummary
-from app.services.datasets import DatasetReader
+from app.services.datasets import DatasetReader, FetchPolicy
 from app.services.predictor import Predictor, Resolved
 from app.settings import Settings
 from models.inference import InferenceModel
@@ -104,11 +104,15 @@ class BatchService:
         reader = DatasetReader.from_settings(self.settings)
         opened = sources.open_input(reader, request.input_uri, request.input_format, features)
         schema = opened.schema
-        sources.check_columns(schema, request.id_columns, "id_columns", numeric=False, what="an id")
+        show = not opened.remote  # a fetched file's column names are never echoed
+        sources.check_columns(
+            schema, request.id_columns, "id_columns", numeric=False, what="an id", show=show
+        )
         for cost, column in request.costs.columns.items():
             sources.check_columns(
-                schema, [column], f"costs.{cost}", numeric=True, what=f"the cost {cost}"
-            )
+                schema, [column], f"costs.{cost}", numeric=True, what=f"the cost {cost}",
+                show=show,
+            )  # fmt: skip
         id_fields = [schema.field(c) for c in request.id_columns]
         plan = PartPlan(
             opened.ref.format,
@@ -118,6 +122,7 @@ class BatchService:
             self.settings.batch_block_rows,
             tuple(self.settings.data_roots),
             tuple(self.settings.data_protocols),
+            FetchPolicy.from_settings(self.settings),
         )
         output = sources.output_path(reader, request.output_uri)
         return Prepared(resolved, model, plan, sources.parts_of(opened), output)

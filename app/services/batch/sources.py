@@ -39,17 +39,24 @@ def _numeric(t: pa.DataType) -> bool:
 
 
 def check_columns(
-    schema: pa.Schema, names: list[str], field: str, *, numeric: bool, what: str
+    schema: pa.Schema,
+    names: list[str],
+    field: str,
+    *,
+    numeric: bool,
+    what: str,
+    show: bool = True,
 ) -> None:
-    """Each of ``names`` is a column of ``schema`` (and numeric when ``numeric``)."""
+    """Each of ``names`` is a column of ``schema`` (and numeric when ``numeric``); the
+    error lists the input's columns only when ``show`` (a local input)."""
     for name in names:
         index = schema.get_field_index(name)
         if index < 0:
             shown = ", ".join(repr(n) for n in schema.names[:20])
             more = " ..." if len(schema.names) > 20 else ""
+            listed = f"its columns are [{shown}{more}]" if show else f"it has {len(schema)} columns"
             raise InvalidArgument(
-                f"{field}: the input has no column {name!r} ({what}); its columns are "
-                f"[{shown}{more}]",
+                f"{field}: the input has no column {name!r} ({what}); {listed}",
                 field=field,
             )
         t = schema.field(index).type

@@ -8,8 +8,14 @@ the request body: ``{"uri": ..., "format": "parquet"|"csv", "label_column": ...,
   (:class:`DatasetRef`) and its format told from the suffix;
 * :mod:`~app.services.datasets.access`: where it may read, the operator's
   ``COSTWISE_DATA_ROOTS`` (``file://``; ``..``, paths outside every root and symlinks out
-  of a root are 403, never opened) and ``COSTWISE_DATA_PROTOCOLS`` (``http``, ``https``,
-  ``s3``, ... through fsspec when its package is installed);
+  of a root are 403, never opened) and ``COSTWISE_DATA_PROTOCOLS`` (default ``file``;
+  ``http``, ``https``, and ``s3``, ... through fsspec when its package is installed);
+* :mod:`~app.services.datasets.fetching`, :mod:`~app.services.datasets.connections` and
+  :mod:`~app.services.datasets.addresses`:
+  an ``http(s)`` reference (only when ``COSTWISE_DATA_PROTOCOLS`` lists the scheme) is
+  fetched into a temporary file, every address checked before connecting (loopback,
+  private, link-local, this machine: 403 unless ``COSTWISE_DATA_ALLOW_HOSTS`` names it),
+  redirects followed and checked here, bounded by a total deadline and a size;
 * :mod:`~app.services.datasets.reader`: :class:`DatasetReader` opens a reference,
   checking everything that can be checked before a row is read (422 naming
   ``dataset.uri``, ``dataset.format``, ``dataset.label_column`` or ``dataset.columns``);
@@ -24,6 +30,7 @@ reads a reference never pays for it.
 """
 
 from app.services.datasets.columns import batch_to_float32, label_array
+from app.services.datasets.fetching import FetchPolicy
 from app.services.datasets.reader import DatasetReader
 from app.services.datasets.reading import DEFAULT_BATCH_ROWS, OpenedDataset
 from app.services.datasets.references import FORMATS, DatasetRef, infer_format
@@ -31,6 +38,7 @@ from app.services.datasets.references import FORMATS, DatasetRef, infer_format
 __all__ = [
     "DatasetRef",
     "DatasetReader",
+    "FetchPolicy",
     "OpenedDataset",
     "DEFAULT_BATCH_ROWS",
     "FORMATS",

@@ -6,9 +6,12 @@
   :class:`~app.errors.Forbidden` (403) and never opened. A directory (a partitioned
   Parquet data set, Hive-style ``key=value`` folders allowed) is checked file by file the
   same way.
-* Other schemes (``http``, ``https``, and ``s3``/``gcs``/... when their fsspec package
-  is installed) are opened through fsspec, if ``COSTWISE_DATA_PROTOCOLS`` allows the
-  scheme.
+* ``http``/``https`` are refused (403 naming the setting that enables them) unless
+  ``COSTWISE_DATA_PROTOCOLS`` lists them; then the file is fetched, fenced and bounded,
+  by :mod:`app.services.datasets.fetching` (never through fsspec, whose http file system
+  follows redirects to any address).
+* Other schemes (``s3``/``gcs``/... when their fsspec package is installed) are opened
+  through fsspec, if ``COSTWISE_DATA_PROTOCOLS`` allows the scheme.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from app.errors import Forbidden, InvalidArgument
+from app.services.datasets.fetching import Fetched, FetchPolicy, fetch_to_file
 from app.services.datasets.read_errors import network_cause, short_reason
 
 __all__ = ["DataAccess"]
@@ -38,16 +42,16 @@ class DataAccess:
         Directories ``file://`` references may read; empty refuses them all.
     protocols : sequence of str
         URI schemes allowed (``file``, ``http``, ``https``, ``s3``, ...).
-    timeout : float
-        Seconds to wait for a remote server (connect and each read).
+    fetch : FetchPolicy
+        How ``http(s)`` references are fetched (allow-list, timeouts, size).
     """
 
     def __init__(
-        self, data_roots: Sequence[str], protocols: Sequence[str], *, timeout: float
+        self, data_roots: Sequence[str], protocols: Sequence[str], *, fetch: FetchPolicy
     ) -> None:
         self._roots = [os.path.realpath(os.path.expanduser(r)) for r in data_roots if r]
         self._protocols = {p.lower().strip() for p in protocols if p.strip()}
-        self._timeout = float(timeout)
+        self._fetch = fetch
 
     def resolve_local(self, uri: str, *, field: str = "dataset.uri") -> str:
         """The real path of a ``file://`` URI (or bare absolute path) under a root.
@@ -91,12 +95,22 @@ class DataAccess:
 
     def scheme(self, uri: str, field: str) -> str:
         """The URI's scheme (``file`` for a bare absolute path), if it is allowed."""
-        scheme = urlsplit(uri).scheme.lower()
+        try:
+            scheme = urlsplit(uri).scheme.lower()
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            raise InvalidArgument(f"{field}: {uri!r} is not a valid URI", field=field) from None
         if scheme == "" and uri.startswith("/"):
             scheme = "file"
         if not scheme:
             raise InvalidArgument(
                 f"{field}: expected a URI (file:///path, https://...), got {uri!r}",
+                field=field,
+            )
+        if scheme in ("http", "https") and scheme not in self._protocols:
+            raise Forbidden(
+                f"{field}: fetching {scheme}:// URLs is off; an operator enables it by adding "
+                f"{scheme} to COSTWISE_DATA_PROTOCOLS (e.g. file,{scheme}), and reaches "
+                "private or loopback hosts only by naming them in COSTWISE_DATA_ALLOW_HOSTS",
                 field=field,
             )
         if scheme not in self._protocols:
@@ -136,49 +150,39 @@ class DataAccess:
             )
         return out
 
+    def fetch(self, uri: str, field: str, suffix: str) -> Fetched:
+        """Download an ``http(s)`` reference (allowed scheme) into a temporary file, fenced
+        and bounded (:func:`~app.services.datasets.fetching.fetch_to_file`)."""
+        return fetch_to_file(uri, self._fetch, schemes=self._protocols, field=field, suffix=suffix)
+
     def remote(self, uri: str, scheme: str, field: str) -> tuple[Any, str]:
-        """A pyarrow file system over fsspec's for ``scheme`` and the path in it, once
-        the file (or directory) is found there; unreachable or missing: InvalidArgument."""
+        """A pyarrow file system over fsspec's for ``scheme`` (an object store, not
+        ``http(s)``: see :meth:`fetch`) and the path in it, once the file (or directory) is
+        found there; unreachable or missing: InvalidArgument."""
         import fsspec
         from pyarrow.fs import FSSpecHandler, PyFileSystem
 
+        if scheme in ("http", "https"):  # pragma: no cover - the reader fetches these
+            raise InvalidArgument(f"{field}: {scheme}:// is fetched, not opened", field=field)
         try:
-            if scheme in ("http", "https"):
-                import aiohttp
-
-                fs = fsspec.filesystem(
-                    scheme,
-                    client_kwargs={
-                        "timeout": aiohttp.ClientTimeout(
-                            total=None, sock_connect=self._timeout, sock_read=self._timeout
-                        )
-                    },
-                )
-            else:
-                fs = fsspec.filesystem(scheme)
+            fs = fsspec.filesystem(scheme)
         except (ImportError, ValueError) as exc:
             raise InvalidArgument(
                 f"{field}: the {scheme}:// scheme needs its fsspec package installed "
                 f"({short_reason(exc)})",
                 field=field,
             ) from None
-        path = uri if scheme in ("http", "https") else fs._strip_protocol(uri)
+        path = fs._strip_protocol(uri)
         try:
-            info = fs.info(path)
+            fs.info(path)
         except FileNotFoundError as exc:
-            cause = network_cause(exc)
-            if cause is not None:
+            if network_cause(exc) is not None:
                 raise InvalidArgument(
-                    f"{field}: could not reach {uri!r}: {short_reason(cause)}", field=field
+                    f"{field}: could not reach {uri!r}: connection failed", field=field
                 ) from None
             raise InvalidArgument(f"{field}: no such file: {uri!r}", field=field) from None
         except Exception as exc:  # network errors of any fsspec backend
             raise InvalidArgument(
-                f"{field}: could not reach {uri!r}: {short_reason(exc) or type(exc).__name__}",
-                field=field,
+                f"{field}: could not reach {uri!r}: {type(exc).__name__}", field=field
             ) from None
-        if info.get("type") == "directory" and scheme in ("http", "https"):
-            raise InvalidArgument(
-                f"{field}: an http(s) reference must name one file, got {uri!r}", field=field
-            )
         return PyFileSystem(FSSpecHandler(fs)), path

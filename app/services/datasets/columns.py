@@ -10,7 +10,7 @@ errors for what only turns up while reading.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,15 +37,22 @@ def is_numeric(t: pa.DataType) -> bool:
     )
 
 
-def check_columns(ref: DatasetRef, schema: pa.Schema, field: str) -> list[str]:
+def check_columns(
+    ref: DatasetRef, schema: pa.Schema, field: str, *, show_names: bool = True
+) -> list[str]:
     """The feature columns of ``ref`` in ``schema`` (``ref.columns``, else every column
     but the label), once the label and every feature are found and the features are
-    numbers."""
+    numbers. ``show_names`` False (a remote file): the errors list none of the file's
+    column names, and name a column the caller did not name by its position."""
     names = list(schema.names)
     if ref.label_column is not None and ref.label_column not in names:
+        listed = (
+            f" (columns: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''})"
+            if show_names
+            else f" ({len(names)} columns)"
+        )
         raise InvalidArgument(
-            f"{field}.label_column: no column {ref.label_column!r} in the data set "
-            f"(columns: {', '.join(names[:20])}{', ...' if len(names) > 20 else ''})",
+            f"{field}.label_column: no column {ref.label_column!r} in the data set{listed}",
             field=f"{field}.label_column",
         )
     if ref.columns is not None:
@@ -65,18 +72,28 @@ def check_columns(ref: DatasetRef, schema: pa.Schema, field: str) -> list[str]:
     for name in features:
         t = schema.field(name).type
         if not is_numeric(t):
+            shown = (
+                repr(name)
+                if show_names or ref.columns is not None
+                else f"#{names.index(name) + 1} (by position in the file)"
+            )
             raise InvalidArgument(
-                f"{field}.columns: column {name!r} holds {t}, expected numbers",
+                f"{field}.columns: column {shown} holds {t}, expected numbers",
                 field=f"{field}.columns",
             )
     return features
 
 
 def batch_to_float32(
-    batch: pa.RecordBatch, columns: Sequence[str], *, field: str = "dataset"
+    batch: pa.RecordBatch,
+    columns: Sequence[str],
+    *,
+    field: str = "dataset",
+    label: Callable[[str], str] = repr,
 ) -> np.ndarray:
     """The named numeric columns of ``batch`` as one float32 (rows, columns) array;
-    nulls become NaN. A non-numeric column raises InvalidArgument naming it."""
+    nulls become NaN. A non-numeric column raises InvalidArgument naming it
+    (``label(name)``)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -85,7 +102,7 @@ def batch_to_float32(
         col = batch.column(name)
         if not is_numeric(col.type):
             raise InvalidArgument(
-                f"{field}.columns: column {name!r} holds {col.type}, expected numbers",
+                f"{field}.columns: column {label(name)} holds {col.type}, expected numbers",
                 field=f"{field}.columns",
             )
         if pa.types.is_boolean(col.type):

@@ -20,7 +20,7 @@ import numpy as np
 
 from app.errors import InvalidArgument
 from app.services.datasets.columns import batch_to_float32, label_array
-from app.services.datasets.read_errors import short_reason
+from app.services.datasets.read_errors import failure_reason
 from app.services.datasets.references import DatasetRef
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,6 +60,17 @@ class OpenedDataset:
     files: list[str]
     _dataset: pads.Dataset
     _field_prefix: str = "dataset"
+    remote: bool = False
+    """Read from elsewhere than a local file: errors then never quote the data."""
+    _kept: Any = None  # a fetched copy (app.services.datasets.fetching.Fetched), kept alive
+
+    def column_label(self, name: str) -> str:
+        """How an error names column ``name``: quoted, unless it is a header name of a
+        remote file the caller did not name (then its position in the file)."""
+        named = self.ref.columns or ()
+        if not self.remote or name in named or name == self.ref.label_column:
+            return repr(name)
+        return f"#{self.schema.get_field_index(name) + 1} (by position in the file)"
 
     def batches(
         self,
@@ -155,9 +166,8 @@ class OpenedDataset:
 
     def _read_failed(self, what: str, exc: BaseException) -> InvalidArgument:
         field = f"{self._field_prefix}.uri"
-        return InvalidArgument(
-            f"{field}: reading {self.ref.uri!r} {what}: {short_reason(exc)}", field=field
-        )
+        reason = failure_reason(exc, self.ref.format, remote=self.remote)
+        return InvalidArgument(f"{field}: reading {self.ref.uri!r} {what}: {reason}", field=field)
 
     def feature_blocks(
         self,
@@ -172,7 +182,9 @@ class OpenedDataset:
         """
         start = 0
         for batch in self.batches(batch_size=batch_size, progress=progress):
-            X = batch_to_float32(batch, self.feature_columns, field=self._field_prefix)
+            X = batch_to_float32(
+                batch, self.feature_columns, field=self._field_prefix, label=self.column_label
+            )
             y = None
             if self.ref.label_column is not None:
                 y = label_array(

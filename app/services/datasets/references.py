@@ -132,7 +132,10 @@ class DatasetRef:
 
 def infer_format(uri: str) -> str | None:
     """``parquet`` / ``csv`` from the URI's suffix, or None when it does not tell."""
-    path = urlsplit(uri).path.lower().rstrip("/")
+    try:
+        path = urlsplit(uri).path.lower().rstrip("/")
+    except ValueError:  # not a URI at all: the access check says so
+        return None
     for suffix, fmt in sorted(_SUFFIX_FORMAT.items(), key=lambda kv: -len(kv[0])):
         if path.endswith(suffix):
             return fmt

@@ -11,7 +11,8 @@ two passes of float32 blocks (``BATCH_ROWS`` rows each):
    uint8 matrix (:class:`models.binning.BinnedRows`, one byte per cell) that the
    boosters train on without any float copy (:mod:`models.prebinned`). Other algorithms
    and multiclass labels: the float matrix is collected instead, under the limits of an
-   inline training (COSTWISE_MAX_TRAIN_ROWS, COSTWISE_MAX_CELLS).
+   inline training (COSTWISE_MAX_TRAIN_ROWS, COSTWISE_MAX_CELLS), which already bound
+   the first pass (:class:`RowLimit`: reading stops once they are passed).
 
 Memory therefore holds the codes (rows x features bytes), the labels, the sample and a
 few blocks, whatever the file's size. Progress is reported as phase ``reading`` (rows
@@ -34,7 +35,7 @@ from app.settings import Settings
 from models.binning import BinEdges, BinnedRows, ReservoirSample
 from models.progress import report
 
-__all__ = ["BATCH_ROWS", "SAMPLE_ROWS", "DatasetSummary", "read_training_data"]
+__all__ = ["BATCH_ROWS", "SAMPLE_ROWS", "DatasetSummary", "RowLimit", "read_training_data"]
 
 BATCH_ROWS = 65_536
 TRIM_ROWS = 1_000_000
@@ -81,9 +82,10 @@ def read_training_data(
             field=f"{field}.columns",
             limit=settings.max_features,
         )
+    limit = RowLimit(settings, d, spec.algorithm_name)
     known = opened.num_rows
     if known is not None:
-        _check_rows(known, settings)
+        limit.check(known)
     total = 0 if known is None else 2 * known
     seed = 0 if spec.random_state is None else int(spec.random_state)
     sample = ReservoirSample(sample_rows, d, random_state=seed)
@@ -93,11 +95,12 @@ def read_training_data(
     rows = 0
     report(0, total, "reading")
     for X, y in opened.feature_blocks(batch_size=batch_rows):
-        _check_finite(X, names, rows)
+        _check_finite(X, names, rows, opened)
         rows += len(X)
-        _check_rows(rows, settings)
-        sample.add(X)
         assert y is not None  # a training reference has a label column
+        limit.saw_labels(y)
+        limit.check(rows)  # before the block is kept: reading stops at the limit
+        sample.add(X)
         # a copy: a zero-copy view would keep pyarrow's buffer alive, and those small
         # buffers, kept between the freed blocks, stop the heap from shrinking
         labels.append(np.array(y, copy=True))
@@ -178,22 +181,75 @@ def release_freed_memory() -> None:
         pass
 
 
-def _check_rows(rows: int, settings: Settings) -> None:
-    if rows > settings.max_dataset_rows:
-        raise PayloadTooLarge(
-            f"dataset: more than {settings.max_dataset_rows} rows (setting "
-            "COSTWISE_MAX_DATASET_ROWS)",
-            field="dataset",
-            limit=settings.max_dataset_rows,
-        )
+class RowLimit:
+    """The most rows the first pass may read, known before the data set is read through.
+
+    The default algorithm (``auto``) on two classes trains binned, one byte per cell, so
+    it reads up to COSTWISE_MAX_DATASET_ROWS rows. Any other algorithm, and ``auto`` once
+    a third label is seen, collects the float matrix: then the inline limits apply
+    (COSTWISE_MAX_TRAIN_ROWS, and COSTWISE_MAX_CELLS over the features), and reading
+    stops as soon as they are passed, instead of reading every row of the reference
+    first and refusing afterwards (the labels of 100,000,000 rows alone are 800 MB).
+    """
+
+    def __init__(self, settings: Settings, n_features: int, algorithm: str) -> None:
+        self._settings = settings
+        self._d = max(1, n_features)
+        self._binnable = algorithm == AUTO
+        self._algorithm = algorithm
+        self._labels: set[Any] = set()
+
+    def saw_labels(self, y: np.ndarray) -> None:
+        """Note the distinct labels of a block; a third one makes ``auto`` read unbinned."""
+        if self._binnable:
+            self._labels.update(np.unique(y).tolist())
+            if len(self._labels) > 2:
+                self._binnable = False
+
+    def check(self, rows: int) -> None:
+        """PayloadTooLarge naming the limit (and its setting) once ``rows`` passes it."""
+        s = self._settings
+        if rows > s.max_dataset_rows:
+            raise PayloadTooLarge(
+                f"dataset: more than {s.max_dataset_rows} rows (setting "
+                "COSTWISE_MAX_DATASET_ROWS); reading stopped there",
+                field="dataset",
+                limit=s.max_dataset_rows,
+            )
+        if self._binnable:
+            return
+        by_cells = s.max_cells // self._d
+        if rows > min(s.max_train_rows, by_cells):
+            why = (
+                f"algorithm {self._algorithm!r}"
+                if self._algorithm != AUTO
+                else "more than two classes"
+            )
+            if s.max_train_rows <= by_cells:
+                what = f"{s.max_train_rows} rows (setting COSTWISE_MAX_TRAIN_ROWS)"
+                limit = s.max_train_rows
+            else:
+                what = (
+                    f"{by_cells} rows of {self._d} features ({s.max_cells} cells, "
+                    "setting COSTWISE_MAX_CELLS)"
+                )
+                limit = s.max_cells
+            raise PayloadTooLarge(
+                f"dataset: more than {what}; reading stopped there. With {why} the rows "
+                "are read into memory under the inline limits; only the default algorithm "
+                "'auto' on two classes trains binned up to COSTWISE_MAX_DATASET_ROWS",
+                field="dataset",
+                limit=limit,
+            )
 
 
-def _check_finite(X: np.ndarray, names: list[str], first_row: int) -> None:
+def _check_finite(X: np.ndarray, names: list[str], first_row: int, opened: OpenedDataset) -> None:
     bad = np.isinf(X)
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise InvalidArgument(
-            f"dataset.columns: column {names[c]!r} holds an infinite value in row "
+            f"dataset.columns: column {opened.column_label(names[c])} holds an infinite "
+            f"value in row "
             f"{first_row + int(r)}; expected finite numbers or missing values",
             field="dataset.columns",
         )

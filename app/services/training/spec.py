@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 from sklearn.model_selection import StratifiedShuffleSplit
@@ -137,17 +138,21 @@ def _check_auto(spec: TrainingSpec) -> None:
         )
 
 
-def _check_classes(y: np.ndarray, family: str) -> None:  # family "any": 2 or more
+def _check_classes(y: np.ndarray, family: str, *, show: bool = True) -> None:
+    """Two classes (``family`` binary) or at least two (any); the labels are shown in
+    the error unless they were fetched from a remote reference (``show`` False: an error
+    never echoes a fetched file's content)."""
     classes = np.unique(y)
     if family == "binary" and len(classes) != 2:
+        shown = f" ({classes.tolist()[:10]})" if show else ""
         raise InvalidArgument(
-            f"labels: this algorithm needs exactly two classes, got {len(classes)} "
-            f"({classes.tolist()[:10]})",
+            f"labels: this algorithm needs exactly two classes, got {len(classes)}{shown}",
             field="labels",
         )
     if len(classes) < 2:
+        shown = f"{classes.tolist()}" if show else f"{len(classes)}"
         raise InvalidArgument(
-            f"labels: at least two classes are needed, got {classes.tolist()}", field="labels"
+            f"labels: at least two classes are needed, got {shown}", field="labels"
         )
 
 
@@ -204,7 +209,8 @@ def checked_algorithm(
     with core_errors("params"):
         params = validate_params(algorithm, spec.params)
     _check_auto(spec)
-    _check_classes(data.y, algorithm.family)
+    remote = data.source is not None and urlsplit(data.source.uri).scheme not in ("", "file")
+    _check_classes(data.y, algorithm.family, show=not remote)
     return algorithm, params
 
 

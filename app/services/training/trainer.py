@@ -234,13 +234,15 @@ class Trainer:
         mode: Mode,
     ) -> VersionView | Any:
         """A dataset reference: checked and opened now (4xx at once), read by the job or
-        by the synchronous training."""
+        by the synchronous training. The synchronous training reads what was opened here:
+        a URL is fetched once, before the training slot is taken, so a slow data server
+        never holds a slot (a job fetches again in its worker, under the same deadline)."""
         if tags is not None:
             check_tags(tags)
         checked_spec(spec)
         opened = await to_thread.run_sync(self.open_dataset, ref)
         if not self.runs_as_job(opened, mode):
-            return await self._train_now(name, ref, spec, description, tags)
+            return await self._train_now(name, opened, spec, description, tags)
         if self.jobs is None:
             raise Unavailable("training jobs are not available here", field="mode")
         total = planned_rounds(spec, 2, self.settings.max_rounds)
@@ -261,7 +263,7 @@ class Trainer:
     async def _train_now(
         self,
         name: str,
-        data: TrainingData | DatasetRef,
+        data: TrainingData | DatasetRef | OpenedDataset,
         spec: TrainingSpec,
         description: str | None,
         tags: dict[str, str] | None,
@@ -297,7 +299,7 @@ class Trainer:
     def register(
         self,
         name: str,
-        data: TrainingData | DatasetRef,
+        data: TrainingData | DatasetRef | OpenedDataset,
         spec: TrainingSpec,
         *,
         description: str | None = None,
@@ -328,6 +330,8 @@ class Trainer:
         with training_deadline(max_seconds, setting, stop=self.stopping) as checkpoint:
             if isinstance(data, DatasetRef):  # read under the same time limit
                 data = self.read_dataset(data, spec)
+            elif isinstance(data, OpenedDataset):  # opened (a URL: fetched) by train()
+                data = read_training_data(data, spec, s)
             fit = fit_model(data, spec, s.max_rounds)
             checkpoint("registering")
         model = fit.inference

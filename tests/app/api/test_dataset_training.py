@@ -112,9 +112,9 @@ def test_large_reference_runs_as_a_job_that_reports_reading(client: TestClient, 
         ({"label_column": "nope"}, 422, "dataset.label_column"),
         ({"columns": ["a", "zz"]}, 422, "dataset.columns"),
         ("strings.parquet", 422, "dataset.columns"),
-        (
+        (  # fetching is off by default (COSTWISE_DATA_PROTOCOLS=file)
             {"dataset": {"uri": "http://127.0.0.1:9/x.parquet", "label_column": "y"}},
-            422,
+            403,
             "dataset.uri",
         ),
         ({"dataset": {"uri": "file:///x.parquet"}}, 422, "dataset.label_column"),
@@ -154,3 +154,35 @@ def test_a_bad_value_found_while_reading_fails_the_job(client: TestClient, root:
     assert job["error"]["field"] == "dataset.label_column"
     assert "row 1200" in job["error"]["detail"]
     assert _versions(client, "late") == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "labels", "setting"),
+    [
+        ({"algorithm": "adaboost", "n_estimators": 5}, 2, "COSTWISE_MAX_TRAIN_ROWS"),
+        ({}, 3, "COSTWISE_MAX_TRAIN_ROWS"),  # auto, but a third class: read unbinned
+    ],
+)
+def test_row_limit_stops_reading_for_unbinned_trainings(
+    client: TestClient, root: Path, extra: dict[str, Any], labels: int, setting: str
+) -> None:
+    """Reading stops once the inline row limit is passed: a bad row far past it is never
+    read (were the file read through first, its missing label would be the 422)."""
+    n = 200_000
+    rng = np.random.default_rng(0)
+    y = (np.arange(n) % labels).astype(float)
+    y[150_000] = np.nan  # a missing label far beyond COSTWISE_MAX_TRAIN_ROWS (5,000)
+    t = pa.table({"a": rng.random(n), "b": rng.random(n), "y": pa.array(y, mask=np.isnan(y))})
+    pq.write_table(t, root / "big.parquet", row_group_size=10_000)
+    r = client.post(
+        "/v1/models/big/versions?mode=sync", json={**_ref(root, "big.parquet"), **extra}
+    )
+    assert r.status_code == 413, r.text
+    body = r.json()
+    assert body["code"] == "PAYLOAD_TOO_LARGE" and body["limit"] == 5000
+    assert setting in body["detail"] and "reading stopped" in body["detail"]
+    assert _versions(client, "big") == 0
+    # the default algorithm on two classes reads on (binned): the missing label is found
+    if labels == 2 and extra:
+        r = client.post("/v1/models/big/versions?mode=sync", json=_ref(root, "big.parquet"))
+        assert r.status_code == 422 and "row 150000" in r.json()["detail"], r.text

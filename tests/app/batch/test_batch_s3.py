@@ -148,7 +148,7 @@ def test_s3_is_refused_where_the_protocols_do_not_allow_it(
     batch_settings: Settings, s3: Any
 ) -> None:
     uri = _put_parquet(s3, "t.parquet", input_table(20))
-    assert batch_settings.data_protocols == ["file", "http", "https"]  # the default
+    assert batch_settings.data_protocols == ["file"]  # the default
     with TestClient(create_app(batch_settings), raise_server_exceptions=False) as c:
         r = _train(c, "m", uri, "amount")
     assert r.status_code == 403, r.text

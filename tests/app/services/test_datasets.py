@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from app.errors import Forbidden, InvalidArgument
-from app.services.datasets import DatasetReader, DatasetRef
+from app.services.datasets import DatasetReader, DatasetRef, FetchPolicy
 
 
 def _table(n: int = 100, seed: int = 0) -> pa.Table:
@@ -240,7 +240,8 @@ def http_root(root: Path) -> Iterator[str]:
 
 
 def test_http_parquet_and_csv(http_root: str) -> None:
-    reader = DatasetReader([])  # http needs no root
+    # http needs no root, but the scheme and (a loopback address) the allow-list
+    reader = DatasetReader([], ["http"], fetch=FetchPolicy(("127.0.0.1",)))
     for name in ("train.parquet", "train.csv"):
         opened = reader.open(_ref(f"{http_root}/{name}", label_column="y"))
         X = np.concatenate([b[0] for b in opened.feature_blocks(batch_size=40)])
@@ -256,11 +257,11 @@ def test_unreachable_url_and_disallowed_scheme() -> None:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    reader = DatasetReader([], timeout=5)
-    with pytest.raises(InvalidArgument, match="could not reach"):
+    reader = DatasetReader([], ["file", "http"], fetch=FetchPolicy(("127.0.0.1",), timeout=5))
+    with pytest.raises(InvalidArgument, match="connection failed"):
         reader.open(_ref(f"http://127.0.0.1:{port}/x.parquet"))
     with pytest.raises(Forbidden, match="COSTWISE_DATA_PROTOCOLS"):
-        DatasetReader([], protocols=["file"]).open(_ref(f"http://127.0.0.1:{port}/x.parquet"))
+        DatasetReader([]).open(_ref(f"http://127.0.0.1:{port}/x.parquet"))  # the default
     with pytest.raises(Forbidden, match="ftp"):
         reader.open(_ref("ftp://example.invalid/x.csv"))
 
