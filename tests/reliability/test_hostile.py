@@ -183,20 +183,43 @@ def test_alias_refuses_a_recalibrated_version_whose_base_is_corrupted(
 
 
 @pytest.mark.parametrize(
-    ("key", "accepted"),
-    [("a" * 40, False), ("ab" * 20, False), ("0123456789" * 4, False),
-     (secrets.token_urlsafe(32), True), (secrets.token_hex(16), True)],
-    ids=["forty a", "ab x 20", "digits x 4", "token_urlsafe(32)", "token_hex(16)"],
+    ("key", "refusal"),
+    [
+        ("a" * 40, "only 1 of its 40 characters"),
+        ("ab" * 20, "only 2 of its 40 characters"),
+        ("0123456789" * 4, "only 10 of its 40 characters"),
+        ("correcthorsebatterystaplecorrecthorse", "only 25 of its 37 characters"),
+        ("correcthorsebatterystaple" * 2, "only 25 of its 50 characters"),
+        ("Tr0ub4dor&3" * 3, "only 11 of its 33 characters"),
+        ("abcd" * 4 + "efgh" * 4 + "ijkl" * 4, "only 12 of its 48 characters"),
+        # no run of 6 repeated (a de Bruijn sequence), but two letters: ~1 bit each
+        ("aaaaaabaaaabbaaababaaabbbaabaababbaabbabaabbbbab", "about 47 bits"),
+        (secrets.token_urlsafe(32), None),
+        ("admin-" + secrets.token_urlsafe(32), None),
+        (secrets.token_hex(16), None),
+        ("0f3a9c2e7b1d4f6a8c0e2b4d6f8a1c3e", None),  # hex with no run repeated
+    ],
+    ids=[
+        "forty a", "ab x 20", "digits x 4", "repeated passphrase", "passphrase x 2",
+        "Tr0ub4dor&3 x 3", "three units x 4", "two letters", "token_urlsafe(32)",
+        "admin-token_urlsafe(32)", "token_hex(16)", "fixed hex",
+    ],
 )  # fmt: skip
 def test_production_bootstrap_key_needs_entropy(
-    database_url: str, key: str, accepted: bool
+    database_url: str, key: str, refusal: str | None
 ) -> None:
+    """Refused keys name the setting and what is expected (never the key itself)."""
     settings = Settings(database_url=database_url, env="prod", auth="on", bootstrap_admin_key=key)
-    if accepted:
+    if refusal is None:
         create_app(settings).state.services.engine.dispose()
-    else:
-        with pytest.raises(Misconfigured, match="not random enough"):
-            create_app(settings)
+        return
+    with pytest.raises(Misconfigured) as caught:
+        create_app(settings)
+    message = str(caught.value)
+    assert message.startswith("COSTWISE_BOOTSTRAP_ADMIN_KEY is not random enough"), message
+    assert refusal in message and "secrets.token_urlsafe(32)" in message, message
+    assert key not in message and key[:12] not in message, message
+    assert caught.value.field == "COSTWISE_BOOTSTRAP_ADMIN_KEY"
 
 
 def test_synchronous_trainings_are_capped(database_url: str) -> None:
