@@ -17,6 +17,7 @@ import pyarrow as pa
 from app.errors import Conflict, InvalidArgument
 from app.services.batch.parts import Part
 from app.services.datasets import DatasetReader, DatasetRef, OpenedDataset
+from app.services.inputs import check_text
 
 __all__ = [
     "check_columns",
@@ -43,6 +44,7 @@ def check_columns(
 ) -> None:
     """Each of ``names`` is a column of ``schema`` (and numeric when ``numeric``)."""
     for name in names:
+        check_text(name, field)  # Arrow encodes a looked-up name as UTF-8
         index = schema.get_field_index(name)
         if index < 0:
             shown = ", ".join(repr(n) for n in schema.names[:20])
