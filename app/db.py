@@ -384,7 +384,7 @@ def _guard_dialect(
 QUERY_CANCELED = "57014"
 
 
-def _cancelled_by_timeout(error: BaseException) -> bool:
+def _cancelled_by_timeout(error: BaseException | None) -> bool:
     """Whether a driver error is the server cancelling the statement (SQLSTATE 57014);
     a lock timeout (55P03) is not: a held lock stalls every statement that needs it."""
     return getattr(error, "sqlstate", None) == QUERY_CANCELED
