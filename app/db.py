@@ -114,6 +114,12 @@ class DatabaseHealth:
     through every ``probe_interval`` seconds (a probe) and refuses the others, so that
     requests get their 503 (or their answer from memory) at once instead of each
     waiting for a timeout, and the first successful probe ends the outage.
+
+    A statement the server cancelled at its statement timeout is reported with
+    :meth:`timed_out`: it is an outage only if no other statement succeeded while it
+    ran. The server answered (with the cancellation), and others were served, so it
+    was one heavy statement (e.g. a monitoring report over a large log), and marking
+    the database down would fail every other request for it.
     """
 
     def __init__(
@@ -124,7 +130,9 @@ class DatabaseHealth:
         self._lock = threading.Lock()
         self._down_since: float | None = None  # wall-clock time (time.time())
         self._last_probe = float("-inf")
+        self._last_ok = float("-inf")  # clock time of the last successful statement
         self.failures = 0
+        self.slow_statements = 0  # timed out while others succeeded: not failures
 
     @property
     def down_since(self) -> float | None:
@@ -160,7 +168,23 @@ class DatabaseHealth:
                 self._last_probe = self._clock()
                 logger.warning("database calls are failing or timing out: failing fast")
 
+    def started(self) -> float:
+        """The clock time to pass to :meth:`timed_out` for a statement starting now."""
+        return self._clock()
+
+    def timed_out(self, started: float) -> None:
+        """A statement that began at ``started`` (see :meth:`started`) was cancelled by
+        the server's statement timeout: :meth:`failed` unless another statement
+        succeeded since it began (then the database is up and this one was heavy)."""
+        if self._last_ok > started:
+            with self._lock:
+                self.slow_statements += 1
+            logger.info("a statement hit the statement timeout while others succeeded")
+            return
+        self.failed()
+
     def ok(self) -> None:
+        self._last_ok = self._clock()
         if self._down_since is not None:
             with self._lock:
                 if self._down_since is not None:
@@ -313,13 +337,16 @@ def _guard_dialect(
     ) -> Callable[..., Any]:
         @functools.wraps(method)
         def call(*args: Any, **kw: Any) -> Any:
+            started = 0.0 if health is None else health.started()
             with watchdog.guard(conn_of(*args), seconds) as fired:
                 try:
                     result = method(*args, **kw)
-                except errors:
+                except errors as error:
                     if fired and not statement:
                         stalled.at = time.monotonic()
-                    if health is not None:
+                    if health is not None and not fired and _cancelled_by_timeout(error):
+                        health.timed_out(started)  # the server answered: maybe one slow query
+                    elif health is not None:
                         health.failed()
                     raise
             if health is not None and statement:  # a ping or a rollback may succeed while
@@ -351,6 +378,16 @@ def _guard_dialect(
         setattr(dialect, name, guarded(method, lambda conn, *_: conn, statement=False))
     original_connect = dialect.connect
     dialect.connect = connect  # type: ignore[method-assign]
+
+
+#: SQLSTATE of a statement cancelled by the server (statement_timeout, or a cancel request)
+QUERY_CANCELED = "57014"
+
+
+def _cancelled_by_timeout(error: BaseException | None) -> bool:
+    """Whether a driver error is the server cancelling the statement (SQLSTATE 57014);
+    a lock timeout (55P03) is not: a held lock stalls every statement that needs it."""
+    return getattr(error, "sqlstate", None) == QUERY_CANCELED
 
 
 def _install_sqlite_hooks(engine: Engine, busy_timeout_ms: int) -> None:
@@ -406,6 +443,11 @@ def _describe(error: exc.DBAPIError) -> str:
         return "the database has no registry tables; run `costwise db upgrade`"
     if "unable to open database file" in text:
         return "the database file cannot be opened; check the path and its permissions"
+    if _cancelled_by_timeout(error.orig):
+        return (
+            "a database statement ran longer than the statement timeout (COSTWISE_DB_TIMEOUT) "
+            "and was cancelled; retry later, or ask for less (e.g. a narrower window)"
+        )
     kind = type(error.orig).__name__
     return f"the database is unavailable ({kind}); check that it is running and reachable"
 

@@ -291,6 +291,15 @@ class Settings(BaseSettings):
         description="Most logged predictions one monitoring request reads; a wider "
         "window is refused with 413 (narrow since/until).",
     )
+    monitoring_max_concurrent: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Monitoring reports (GET /v1/models/{name}/monitoring, the console's "
+        "panel) computed at once per process; more get 503 UNAVAILABLE with Retry-After. "
+        "Each reads up to COSTWISE_MONITORING_MAX_ROWS logged predictions: a few at once "
+        "keep the database and this process free for predictions.",
+    )
     monitoring_gauge_rows: int = Field(
         100_000,
         ge=1,

@@ -441,10 +441,18 @@ def cross_fit(
 
     if split == "holdout":
         f = float(calibration_fraction)
-        need = max(2, int(np.ceil(1.0 / min(f, 1.0 - f))))
-        if counts.min() < need:
+        per_class = 1.0 / min(f, 1.0 - f)  # infinite for a subnormal f such as 5e-324
+        if not per_class < 2**53:
             raise TrainingError(
-                f"class {classes[counts.argmin()]!r} has {counts.min()} rows; a stratified "
+                f"a stratified calibration split of {f:.3g} needs more than 2**53 rows of "
+                "each class; choose a calibration_fraction nearer 0.5"
+            )
+        need = max(2, int(np.ceil(per_class)))
+        if counts.min() < need:
+            few = classes[counts.argmin()]
+            few = few.item() if isinstance(few, np.generic) else few  # 0, not np.int64(0)
+            raise TrainingError(
+                f"class {few!r} has {counts.min()} rows; a stratified "
                 f"calibration split of {f:.3g} needs at least {need} rows of each class"
             )
         splitter = StratifiedShuffleSplit(n_splits=1, test_size=f, random_state=random_state)

@@ -188,6 +188,14 @@ def _check_labels(y_index: ArrayLike, n: int, k: int = 2) -> np.ndarray:
     return y.astype(np.int64)
 
 
+def _rows_needed(holdout_fraction: float) -> int | None:
+    """Rows of each class a stratified split with this holdout fraction needs (one
+    held-out row per class: ``ceil(1 / fraction)``), or None when that is beyond any
+    data set (a subnormal fraction such as 5e-324 makes ``1 / fraction`` infinite)."""
+    need = 1.0 / holdout_fraction if holdout_fraction > 0 else math.inf
+    return math.ceil(need) if need < 2**53 else None
+
+
 def _split(
     y: np.ndarray, holdout_fraction: float, random_state: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -288,11 +296,13 @@ def recalibrate_scores(
             f"recalibration needs at least {min_class_rows} of each class"
             + ("" if k == 2 else " (one calibration map per class)")
         )
-    need_hold = math.ceil(1.0 / holdout_fraction)
-    if counts.min() < need_hold:  # a stratified split would leave a class out of a part
+    need_hold = _rows_needed(holdout_fraction)
+    if need_hold is None or counts.min() < need_hold:  # a class would miss from a part
+        need = f"at least {need_hold}" if need_hold is not None else "more than 2**53"
         raise TrainingError(
             f"labels: class {classes[int(np.argmin(counts))]!r} has {int(counts.min())} rows; "
-            f"a holdout_fraction of {holdout_fraction:g} needs at least {need_hold}"
+            f"a holdout_fraction of {holdout_fraction:g} needs {need} rows of each class "
+            "(one held-out row per class); raise holdout_fraction"
         )
     fit, hold = _split(y, float(holdout_fraction), random_state)
     if k == 2:

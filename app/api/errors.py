@@ -2,7 +2,9 @@
 
 Every error body has the shape ``{"detail": str, "code": str, "field": str | None}``
 (validation errors add ``errors``). No stack trace ever reaches a client: unexpected
-exceptions are logged and answered with a generic 500 body.
+exceptions are logged and answered with a generic 500 body. Errors that an operator must
+act on are logged as well: every 5xx, and ``ARTIFACT_CORRUPTED`` (a 409: the version's
+stored artifact, or the base artifact it shares, fails its checks).
 """
 
 from __future__ import annotations
@@ -33,11 +35,12 @@ STATUS_BY_CODE: dict[str, int] = {
     "TRAINING_TIME_LIMIT": 422,
     "BATCH_TIME_LIMIT": 422,
     "JOB_ABANDONED": 503,
-    "ARTIFACT_CORRUPTED": 500,
+    "ARTIFACT_CORRUPTED": 409,  # the version's stored state, not the request: no retry helps
     "SCHEMA_OUT_OF_DATE": 503,
     "UNAVAILABLE": 503,
     "INTERNAL": 500,
 }
+OPERATOR_CODES = frozenset({"ARTIFACT_CORRUPTED"})  # logged although not a 5xx
 _HTTP_CODES = {
     400: "MALFORMED_REQUEST",
     404: "NOT_FOUND",
@@ -97,7 +100,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ServiceError)
     async def _service(_: Request, exc: ServiceError) -> FastJSONResponse:
-        if STATUS_BY_CODE.get(exc.code, 500) >= 500:
+        if STATUS_BY_CODE.get(exc.code, 500) >= 500 or exc.code in OPERATOR_CODES:
             log.warning("%s: %s", exc.code, exc.detail)
         limit = exc.extra.get("limit")
         response = error_response(exc.code, exc.detail, exc.field, limit=limit)

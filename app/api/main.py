@@ -225,6 +225,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         read_sessions,
         max_rows=settings.monitoring_max_rows,
         gauge_rows=settings.monitoring_gauge_rows,
+        max_concurrent=settings.monitoring_max_concurrent,
     )
     maintenance = LogMaintenance(
         sessions,

@@ -76,6 +76,29 @@ def check_no_nul(text: str, field: str) -> None:
         )
 
 
+def is_text(value: str) -> bool:
+    """Whether ``value`` can be stored and written: no NUL (PostgreSQL refuses it) and no
+    lone surrogate (``"\\ud800"``: a JSON escape a parser may accept, but not Unicode
+    text, so no UTF-8 database, file format or column name can hold it)."""
+    if "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text(value: str, field: str) -> None:
+    """InvalidArgument naming ``field`` unless :func:`is_text`."""
+    if not is_text(value):
+        raise InvalidArgument(
+            f"{field}: expected text without NUL characters or lone surrogates (\\ud800 to "
+            f"\\udfff are not Unicode characters), got {value!r:.60}",
+            field=field,
+        )
+
+
 def features_matrix(
     rows: Sequence[Sequence[float | None]],
     *,

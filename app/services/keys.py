@@ -7,8 +7,6 @@ authentication (:func:`check_auth_configuration`).
 from __future__ import annotations
 
 import logging
-import math
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,29 +15,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.errors import Misconfigured
 from app.registry.keys import key_store
 from app.registry.orm import ApiKey
+from app.services.key_strength import MIN_BOOTSTRAP_KEY_LENGTH, check_bootstrap_randomness
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
-
-MIN_BOOTSTRAP_KEY_LENGTH = 32
-MIN_BOOTSTRAP_KEY_BITS = 96
-
-
-def estimated_entropy_bits(key: str) -> float:
-    """Length x the Shannon entropy of the character frequencies of the key's shortest
-    repeating unit (a crude upper bound of its real entropy: 40 x 'a' is 0 bits,
-    'ab' x 20 is 2, '0123456789' x 4 is 33, ``secrets.token_urlsafe(32)`` about 200, a
-    32-character hex key about 110)."""
-    if not key:
-        return 0.0
-    for period in range(1, len(key) // 2 + 1):
-        if key[period:] == key[:-period]:  # periodic: only one unit is information
-            key = key[:period]
-            break
-    n = len(key)
-    counts = Counter(key).values()
-    return max(0.0, -n * sum(c / n * math.log2(c / n) for c in counts))
-
 
 FIRST_KEY_HINT = (
     "create one with `costwise keys create --role admin --name ops` against this "
@@ -126,7 +105,9 @@ def check_auth_configuration(settings: Settings, sessions: sessionmaker[Session]
 
     - ``COSTWISE_ENV=prod`` needs ``COSTWISE_AUTH=on`` and at least one active admin key
       in the registry or a ``COSTWISE_BOOTSTRAP_ADMIN_KEY``;
-    - a bootstrap key must have at least 32 characters.
+    - a bootstrap key must have at least 32 characters; with ``COSTWISE_ENV=prod``, at
+      least 32 that do not repeat an earlier part of it and about 96 bits by
+      :func:`app.services.key_strength.estimated_entropy_bits`.
 
     With auth on in ``dev`` and no admin key, a warning is logged instead.
     """
@@ -140,15 +121,7 @@ def check_auth_configuration(settings: Settings, sessions: sessionmaker[Session]
         )
     prod = settings.env == "prod"
     if prod and bootstrap is not None:
-        bits = estimated_entropy_bits(bootstrap.get_secret_value())
-        if bits < MIN_BOOTSTRAP_KEY_BITS:
-            raise Misconfigured(
-                "COSTWISE_BOOTSTRAP_ADMIN_KEY is not random enough for COSTWISE_ENV=prod "
-                f"(about {bits:.0f} bits by its character frequencies; at least "
-                f"{MIN_BOOTSTRAP_KEY_BITS} needed): repeated or patterned characters are "
-                'guessable. Use e.g. python -c "import secrets; print(secrets.token_urlsafe(32))"',
-                field="COSTWISE_BOOTSTRAP_ADMIN_KEY",
-            )
+        check_bootstrap_randomness(bootstrap.get_secret_value())
     if prod and settings.auth != "on":
         raise Misconfigured(
             f"COSTWISE_ENV=prod requires COSTWISE_AUTH=on (it is {settings.auth!r}): the API "

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import Conflict
+from app.errors import ArtifactCorrupted, Conflict
 from app.registry.orm import ModelVersion, RegisteredModel, utcnow
 from app.registry.repository import Registry, reading, writing
+from app.services.stored_models import read_stored
 
 
 @dataclass(frozen=True)
@@ -118,17 +118,25 @@ class ModelRegistry:
             return version_view(name, v, reg.aliases_by_version(v.model).get(v.version, []))
 
     def set_alias(self, name: str, alias: str, version: int) -> int:
-        """Point ``alias`` at ``version`` once its stored artifact passes its checksum
-        (a corrupted artifact is a 409 here, not a 500 on every later predict)."""
+        """Point ``alias`` at ``version`` once the version actually loads: its artifact and,
+        for a recalibrated version, the base artifact whose booster it shares pass their
+        sha256 checks and build a model. Anything broken is a 409 naming the artifact
+        (and the alias is not moved), not a 500 on every later predict.
+
+        The load runs outside the write transaction (artifacts are immutable: the
+        version checked is the version moved to), so the write lock is held briefly."""
+        try:
+            with reading(self._read) as reg:
+                stored = read_stored(reg, reg.get_version(name, version))
+            stored.load()
+        except ArtifactCorrupted as error:
+            raise Conflict(
+                f"version {version} of model {name!r} cannot be served: {error.detail}; "
+                f"alias {alias!r} was not moved (retrain or restore the artifact, or choose "
+                "another version)",
+                field="version",
+            ) from None
         with writing(self._sessions) as reg:
-            target = reg.get_version(name, version)
-            blob = reg.get_artifact(target)
-            if hashlib.sha256(blob).hexdigest() != target.artifact_sha256:
-                raise Conflict(
-                    f"version {version} of model {name!r}: its stored artifact fails its "
-                    f"sha256 checksum; alias {alias!r} was not moved (retrain or restore it)",
-                    field="version",
-                )
             reg.set_alias(name, alias, version)
             return version
 

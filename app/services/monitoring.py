@@ -10,17 +10,24 @@ calibration error with reliability bins and calibration tests (Spiegelhalter's z
 Hosmer-Lemeshow) on the labelled rows (:func:`models.monitoring.calibration_summary`).
 ``calibration_alarm`` is true when Spiegelhalter's two-sided p-value is below
 :data:`ALARM_P_VALUE`.
+
+A report reads up to ``max_rows`` logged predictions: at most ``max_concurrent`` are
+computed at once per process, and a request beyond them is refused at once (503
+``UNAVAILABLE`` with Retry-After) rather than queued, so that a burst of reports cannot
+hold the database's time, the pool's connections and the process's threads that
+predictions need.
 """
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, PayloadTooLarge
+from app.errors import InvalidArgument, NotFound, PayloadTooLarge, Unavailable
 from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.core_errors import core_errors
@@ -30,6 +37,7 @@ __all__ = ["ALARM_P_VALUE", "BUCKETS", "Monitoring", "summarise"]
 
 BUCKETS = {"hour": 3600, "day": 86400}
 ALARM_P_VALUE = 0.01
+RETRY_AFTER_SECONDS = 2  # about one report over a large window
 
 
 def _iso(t: datetime) -> str:
@@ -101,10 +109,13 @@ class Monitoring:
         read_sessions: sessionmaker[Session],
         max_rows: int = 1_000_000,
         gauge_rows: int = 100_000,
+        max_concurrent: int = 2,
     ) -> None:
         self._read = read_sessions
         self.max_rows = max_rows
         self.gauge_rows = gauge_rows
+        self.max_concurrent = max_concurrent
+        self._slots = threading.BoundedSemaphore(max_concurrent)  # reports run in threads
 
     def report(
         self,
@@ -123,6 +134,27 @@ class Monitoring:
             raise InvalidArgument(
                 f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
             )
+        if not self._slots.acquire(blocking=False):
+            raise Unavailable(
+                f"{self.max_concurrent} monitoring reports are being computed in this process "
+                "(setting COSTWISE_MONITORING_MAX_CONCURRENT); retry in "
+                f"{RETRY_AFTER_SECONDS} s",
+                limit=self.max_concurrent,
+                retry_after=RETRY_AFTER_SECONDS,
+            )
+        try:
+            return self._report(name, version, since, until, bucket)
+        finally:
+            self._slots.release()
+
+    def _report(
+        self,
+        name: str,
+        version: int | None,
+        since: datetime | None,
+        until: datetime | None,
+        bucket: str,
+    ) -> dict[str, Any]:
         with reading(self._read) as reg:
             s = reg.session
             model = reg.get_model(name)

@@ -24,6 +24,7 @@ from app.errors import InvalidArgument
 from app.registry.orm import PREDICTION_ID_LENGTH
 from app.registry.prediction_log import OutcomeResult, PredictionLog
 from app.registry.repository import writing
+from app.services.inputs import is_text
 
 __all__ = ["Outcome", "OutcomeReport", "Outcomes"]
 
@@ -61,9 +62,10 @@ def _check_batch(outcomes: Sequence[Outcome]) -> None:
         )
     seen: dict[str, int] = {}
     for i, o in enumerate(outcomes):
-        if not 1 <= len(o.id) <= PREDICTION_ID_LENGTH or "\x00" in o.id:
+        if not 1 <= len(o.id) <= PREDICTION_ID_LENGTH or not is_text(o.id):
             raise InvalidArgument(
-                f"outcomes[{i}].id: expected 1 to {PREDICTION_ID_LENGTH} characters (no NUL)",
+                f"outcomes[{i}].id: expected 1 to {PREDICTION_ID_LENGTH} characters (no NUL, "
+                f"no lone surrogate such as \\ud800), got {o.id!r:.60}",
                 field=f"outcomes[{i}].id",
             )
         first = seen.setdefault(o.id, i)

@@ -15,7 +15,7 @@ from app.errors import ArtifactCorrupted
 from app.registry.orm import ModelVersion
 from app.registry.repository import Registry
 from app.services.core_errors import core_errors
-from models.artifacts import artifact_base, load_model
+from models.artifacts import artifact_base, load_model, sha256_hex
 from models.inference import InferenceModel
 
 __all__ = ["StoredModel", "load_stored", "read_stored"]
@@ -29,20 +29,47 @@ class StoredModel:
     sha256: str
     base: bytes | None = None
     base_version: int | None = None
+    version: int | None = None  # the version whose artifact ``blob`` is (for messages)
 
     def load(self) -> InferenceModel:
-        """The model, both digests checked (``ARTIFACT_CORRUPTED`` if anything fails)."""
-        with core_errors():
-            return load_model(self.blob, expected_sha256=self.sha256, base=self.base)
+        """The model, both digests checked (``ARTIFACT_CORRUPTED`` if anything fails;
+        its message says whose artifact failed: this version's or its base version's)."""
+        try:
+            with core_errors():
+                return load_model(self.blob, expected_sha256=self.sha256, base=self.base)
+        except ArtifactCorrupted as error:  # hashed again only on this error path
+            own = "this version" if self.version is None else f"version {self.version}"
+            if sha256_hex(self.blob) != self.sha256:
+                raise ArtifactCorrupted(_tampered(own)) from None
+            if self.base is not None and sha256_hex(self.base) != artifact_base(self.blob):
+                raise ArtifactCorrupted(
+                    f"{own} shares the booster of version {self.base_version}, and "
+                    + _tampered(f"version {self.base_version}")
+                ) from None
+            raise ArtifactCorrupted(f"the stored artifact of {own}: {error.detail}") from None
+
+
+def _tampered(whose: str) -> str:
+    """The message of an artifact whose bytes no longer match their recorded digest."""
+    return (
+        f"the stored artifact of {whose} fails its sha256 checksum (integrity check: its "
+        "bytes changed since it was registered); it is never used (retrain, or restore "
+        "the artifact)"
+    )
 
 
 def read_stored(reg: Registry, version: ModelVersion) -> StoredModel:
-    """Read ``version``'s artifact and, if it shares arrays, its base artifact."""
+    """Read ``version``'s artifact and, if it shares arrays, its base artifact.
+
+    The artifact's digest is checked before its manifest is read, so a tampered blob is
+    reported as such (naming the version) whatever its bytes now hold."""
     blob = reg.get_artifact(version)
+    if sha256_hex(blob) != version.artifact_sha256:
+        raise ArtifactCorrupted(_tampered(f"version {version.version}"))
     with core_errors():
         base_sha = artifact_base(blob)
     if base_sha is None:
-        return StoredModel(blob, version.artifact_sha256)
+        return StoredModel(blob, version.artifact_sha256, version=version.version)
     found = reg.find_artifact_by_sha256(version.model_id, base_sha)
     if found is None:
         raise ArtifactCorrupted(
@@ -50,7 +77,7 @@ def read_stored(reg: Registry, version: ModelVersion) -> StoredModel:
             f"with an artifact ({base_sha[:12]}...) that no version of this model holds"
         )
     base_version, base = found
-    return StoredModel(blob, version.artifact_sha256, base, base_version)
+    return StoredModel(blob, version.artifact_sha256, base, base_version, version.version)
 
 
 def load_stored(reg: Registry, version: ModelVersion) -> InferenceModel:

@@ -50,6 +50,25 @@ def test_health_fails_fast_while_down_and_lets_one_probe_through_per_interval() 
     assert health.down_since is None and health.allow() and health.allow()
 
 
+def test_a_statement_timeout_is_an_outage_only_when_nothing_else_succeeded() -> None:
+    """A statement cancelled by the statement timeout while other statements succeeded
+    is one heavy statement, not the database down; with no success since it began, it
+    is an outage like any other failure."""
+    clock = Clock()
+    health = DatabaseHealth(probe_interval=0.5, clock=clock)
+    heavy = health.started()
+    clock.now += 0.1
+    health.ok()  # e.g. a predict's look-up, while the heavy statement ran
+    clock.now += 0.2
+    health.timed_out(heavy)
+    assert health.down_since is None and health.failures == 0 and health.slow_statements == 1
+    alone = health.started()  # nothing succeeds while this one runs
+    clock.now += 0.3
+    health.timed_out(alone)
+    assert health.down_since is not None and health.failures == 1
+    assert health.slow_statements == 1
+
+
 def test_watchdog_cuts_a_call_whose_peer_never_answers() -> None:
     ours, theirs = socket.socketpair()
     watchdog = Watchdog(tick=0.01)

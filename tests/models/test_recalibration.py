@@ -179,6 +179,19 @@ def test_bad_arguments(parent: tuple) -> None:
         recalibrate(served, X[:100], y[:99], "platt")
 
 
+@pytest.mark.parametrize(
+    ("fraction", "needed"),
+    [(1e-10, "needs at least 10000000000 rows"), (5e-324, r"needs more than 2\*\*53 rows")],
+)
+def test_a_tiny_holdout_fraction_is_refused_saying_how_many_rows(
+    parent: tuple, fraction: float, needed: str
+) -> None:
+    """A subnormal fraction made ``1 / fraction`` infinite (OverflowError in ceil)."""
+    served, X, y = parent
+    with pytest.raises(TrainingError, match=needed):
+        recalibrate(served, X[:100], y[:100], "platt", holdout_fraction=fraction)
+
+
 def _three_classes(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return make_classification(
         1500, 6, n_informative=4, n_classes=3, n_clusters_per_class=1, random_state=seed

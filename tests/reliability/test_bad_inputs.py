@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from app.api.main import create_app
 from app.settings import Settings
 from models.decisions import CostMatrix, decide
-from tests.reliability.conftest import train_body
+from tests.reliability.conftest import dataset, train_body
 
 MAX_ROWS = 100_000
 
@@ -34,6 +34,7 @@ def one_row(extra: str = "") -> str:
 
 
 BIG = str(2**70)  # over every 32-bit registry integer
+TRAIN = json.dumps(train_body())  # a valid training body, for extra members
 PREDICT = "/v1/models/fraud/predict"
 EVALUATE = "/v1/models/fraud/evaluate"
 
@@ -84,6 +85,9 @@ CASES: list[tuple[str, str, str, str | None, int, str | None, list[list[float]] 
     ("train: NaN label", "POST", "/v1/models/x/versions", '{"features": [[1, 2]], "labels": [NaN]}', 422, "INVALID_ARGUMENT", None),
     ("train: Infinity feature", "POST", "/v1/models/x/versions", '{"features": [[Infinity, 2], [1, 2]], "labels": [0, 1]}', 422, "INVALID_ARGUMENT", None),
     ("train: no rows", "POST", "/v1/models/x/versions", '{"features": [], "labels": []}', 422, "INVALID_ARGUMENT", None),
+    ("train: evaluation_fraction 5e-324", "POST", "/v1/models/x/versions", TRAIN[:-1] + ', "evaluation_fraction": 5e-324}', 422, "INVALID_ARGUMENT", None),
+    ("train: evaluation_fraction 1 - 2**-53", "POST", "/v1/models/x/versions", TRAIN[:-1] + ', "evaluation_fraction": 0.9999999999999999}', 422, "INVALID_ARGUMENT", None),
+    ("train: holdout calibration_fraction 5e-324", "POST", "/v1/models/x/versions", TRAIN[:-1] + ', "calibration_split": "holdout", "calibration_fraction": 5e-324}', 422, "INVALID_ARGUMENT", None),
 ]  # fmt: skip
 
 
@@ -455,3 +459,50 @@ def test_over_the_cell_limit_after_decoding(
     fits = json.dumps({"instances": [ROW] * SMALL_ROWS}, indent=indent)  # 4,000 cells
     r = c.post(PREDICT, content=fits, headers=headers)
     assert r.status_code == 200 and len(r.json()["predictions"]) == SMALL_ROWS, r.text[:300]
+
+
+# ------------------------------------------------- the feedback loop (issue 25, item 7)
+_X, _Y = dataset(200, seed=5)
+_LABELLED = f'"instances": {json.dumps(_X.tolist())}, "labels": {json.dumps(_Y.tolist())}'
+_BATCH = '"input": {"uri": "INPUT"}, "output": {"uri": "OUTPUT"}'
+LONE = "\\ud800"  # a JSON escape of a lone surrogate: parses, but is not Unicode text
+
+# (case, path, raw JSON body (batch: INPUT and OUTPUT are replaced), field of the 422)
+FEEDBACK_CASES: list[tuple[str, str, str, str]] = [
+    ("outcome id: a lone surrogate", "/v1/models/fraud/outcomes", '{"outcomes": [{"id": "' + LONE + '", "label": 1}]}', "outcomes[0].id"),
+    ("outcome id: surrogates reversed", "/v1/models/fraud/outcomes", '{"outcomes": [{"id": "ok", "label": 1}, {"id": "\\udfff\\ud800", "label": 0}]}', "outcomes[1].id"),
+    ("recalibrate: holdout_fraction 5e-324", "/v1/models/fraud/versions/1/recalibrate", "{" + _LABELLED + ', "holdout_fraction": 5e-324}', "labels"),
+    ("batch: alias a lone surrogate", "/v1/models/fraud/batch", "{" + _BATCH + ', "alias": "' + LONE + '"}', "alias"),
+    ("batch: id column a lone surrogate", "/v1/models/fraud/batch", "{" + _BATCH + ', "id_columns": ["' + LONE + '"]}', "id_columns"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def feedback_client(database_url: str, tmp_path: Any) -> Iterator[tuple[TestClient, Any]]:
+    """The real app with model ``fraud``, batch input ``in.csv`` under an allowed root."""
+    (tmp_path / "in.csv").write_text("a,b,c,d\n0.1,0.2,0.3,0.4\n")
+    settings = Settings(database_url=database_url, data_roots=[str(tmp_path)])
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        r = c.post("/v1/models/fraud/versions", json=train_body())
+        assert r.status_code == 201, r.text
+        yield c, tmp_path
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "body", "field"), FEEDBACK_CASES, ids=[c[0] for c in FEEDBACK_CASES]
+)
+def test_feedback_loop_odd_inputs_are_a_422_naming_the_field(
+    feedback_client: tuple[TestClient, Any], case: str, path: str, body: str, field: str
+) -> None:
+    """Unusual but parseable inputs of outcomes, recalibration and batch: a 422 naming
+    the field (was: a 500 from the database driver, Arrow or ``math.ceil(inf)``); nothing
+    registered, no job created."""
+    client, root = feedback_client
+    raw = body.replace("INPUT", (root / "in.csv").as_uri())
+    raw = raw.replace("OUTPUT", (root / "out").as_uri())
+    r = client.post(path, content=raw, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text[:500]
+    answer = r.json()
+    assert answer["code"] == "INVALID_ARGUMENT" and answer["field"] == field, answer
+    assert client.get("/v1/models/fraud/versions").json()["versions"][0]["version"] == 1
+    assert client.get("/v1/jobs").json()["jobs"] == []

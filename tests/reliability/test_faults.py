@@ -216,7 +216,7 @@ def test_training_killed_half_way_leaves_no_version(database_url: str, server_fa
 def test_tampered_artifact_is_refused_by_every_worker(
     database_url: str, server_factory: Any
 ) -> None:
-    """One byte changed in the stored artifact: every predict (both workers) gets 500
+    """One byte changed in the stored artifact: every predict (both workers) gets 409
     ARTIFACT_CORRUPTED, reads still work, and the intact version still serves."""
     server = server_factory(database_url, workers=2)
     with httpx.Client(base_url=server.base_url, timeout=60) as client:
@@ -242,7 +242,7 @@ def test_tampered_artifact_is_refused_by_every_worker(
             engine.dispose()
         for _ in range(8):  # enough to reach both workers
             r = client.post("/v1/models/fraud/predict", json={"instances": [ROW], "version": 1})
-            assert r.status_code == 500, r.text
+            assert r.status_code == 409, r.text
             assert r.json()["code"] == "ARTIFACT_CORRUPTED"
             ok = client.post("/v1/models/fraud/predict", json={"instances": [ROW], "version": 2})
             assert ok.status_code == 200 and ok.json()["version"] == 2

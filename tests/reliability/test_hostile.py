@@ -25,7 +25,7 @@ from sqlalchemy import create_engine, text
 from app.api.main import create_app
 from app.errors import Misconfigured
 from app.settings import Settings
-from tests.reliability.conftest import train_body, write_result
+from tests.reliability.conftest import dataset, train_body, write_result
 
 ADMIN = "admin-" + secrets.token_urlsafe(32)
 FLOOD = 10_000
@@ -115,21 +115,111 @@ def test_alias_refuses_a_corrupted_artifact(auth_client: TestClient, database_ur
     assert predict.status_code == 200 and predict.json()["version"] == 1
 
 
+def _flip_artifact_byte(database_url: str, model: str, version: int) -> None:
+    """Change one byte in the middle of the stored artifact of ``model`` ``version``."""
+    engine = create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            row = conn.execute(
+                text(
+                    "SELECT a.id, a.data FROM artifacts a JOIN model_versions v "
+                    "ON v.id = a.version_id JOIN registered_models m ON m.id = v.model_id "
+                    "WHERE m.name = :m AND v.version = :v"
+                ),
+                {"m": model, "v": version},
+            ).one()
+            blob = bytearray(row.data)
+            blob[len(blob) // 2] ^= 0x01
+            conn.execute(
+                text("UPDATE artifacts SET data = :d WHERE id = :i"),
+                {"d": bytes(blob), "i": row.id},
+            )
+    finally:
+        engine.dispose()
+
+
+def test_alias_refuses_a_recalibrated_version_whose_base_is_corrupted(
+    auth_client: TestClient, database_url: str
+) -> None:
+    """Version 2 recalibrates version 1 and shares its booster (version 1's artifact is
+    its base). With one byte of version 1's artifact changed, version 2's own artifact
+    still passes its checksum, but it cannot load: the alias move is a 409 naming version
+    1 and is not applied, and predicts on version 2 (also the default: it is the latest)
+    are 409 ARTIFACT_CORRUPTED naming version 1, never a 500."""
+    headers = {"X-API-Key": ADMIN}
+    X, y = dataset(400, seed=3)
+    r = auth_client.post(
+        "/v1/models/fraud/versions/1/recalibrate",
+        json={"instances": X.tolist(), "labels": y.tolist()},
+        headers=headers,
+    )
+    assert r.status_code == 201 and r.json()["parent_version"] == 1, r.text
+    _flip_artifact_byte(database_url, "fraud", 1)
+
+    for version in (2, 1):
+        r = auth_client.put(
+            "/v1/models/fraud/aliases/production", json={"version": version}, headers=headers
+        )
+        assert r.status_code == 409, r.text
+        body = r.json()
+        assert body["code"] == "CONFLICT" and body["field"] == "version", body
+        assert "version 1 fails its sha256 checksum" in body["detail"], body
+        assert "'production' was not moved" in body["detail"], body
+    model = auth_client.get("/v1/models/fraud", headers=headers).json()
+    assert model["aliases"] == {}, model
+
+    for request in ({"version": 2}, {}, {"version": 1}):
+        r = auth_client.post(
+            "/v1/models/fraud/predict",
+            json={"instances": [[0, 0, 0, 0]], **request},
+            headers=headers,
+        )
+        assert r.status_code == 409, (request, r.text)
+        assert r.json()["code"] == "ARTIFACT_CORRUPTED", r.text
+        assert "version 1 fails its sha256 checksum" in r.json()["detail"], r.text
+    tensor = {"name": "x", "shape": [1, 4], "datatype": "FP64", "data": [0, 0, 0, 0]}
+    r = auth_client.post("/v2/models/fraud/infer", json={"inputs": [tensor]}, headers=headers)
+    assert r.status_code == 409 and "version 1" in r.json()["error"], r.text
+
+
 @pytest.mark.parametrize(
-    ("key", "accepted"),
-    [("a" * 40, False), ("ab" * 20, False), ("0123456789" * 4, False),
-     (secrets.token_urlsafe(32), True), (secrets.token_hex(16), True)],
-    ids=["forty a", "ab x 20", "digits x 4", "token_urlsafe(32)", "token_hex(16)"],
+    ("key", "refusal"),
+    [
+        ("a" * 40, "only 1 of its 40 characters"),
+        ("ab" * 20, "only 2 of its 40 characters"),
+        ("0123456789" * 4, "only 10 of its 40 characters"),
+        ("correcthorsebatterystaplecorrecthorse", "only 25 of its 37 characters"),
+        ("correcthorsebatterystaple" * 2, "only 25 of its 50 characters"),
+        ("Tr0ub4dor&3" * 3, "only 11 of its 33 characters"),
+        ("abcd" * 4 + "efgh" * 4 + "ijkl" * 4, "only 12 of its 48 characters"),
+        # no run of 6 repeated (a de Bruijn sequence), but two letters: ~1 bit each
+        ("aaaaaabaaaabbaaababaaabbbaabaababbaabbabaabbbbab", "about 47 bits"),
+        (secrets.token_urlsafe(32), None),
+        ("admin-" + secrets.token_urlsafe(32), None),
+        (secrets.token_hex(16), None),
+        ("0f3a9c2e7b1d4f6a8c0e2b4d6f8a1c3e", None),  # hex with no run repeated
+    ],
+    ids=[
+        "forty a", "ab x 20", "digits x 4", "repeated passphrase", "passphrase x 2",
+        "Tr0ub4dor&3 x 3", "three units x 4", "two letters", "token_urlsafe(32)",
+        "admin-token_urlsafe(32)", "token_hex(16)", "fixed hex",
+    ],
 )  # fmt: skip
 def test_production_bootstrap_key_needs_entropy(
-    database_url: str, key: str, accepted: bool
+    database_url: str, key: str, refusal: str | None
 ) -> None:
+    """Refused keys name the setting and what is expected (never the key itself)."""
     settings = Settings(database_url=database_url, env="prod", auth="on", bootstrap_admin_key=key)
-    if accepted:
+    if refusal is None:
         create_app(settings).state.services.engine.dispose()
-    else:
-        with pytest.raises(Misconfigured, match="not random enough"):
-            create_app(settings)
+        return
+    with pytest.raises(Misconfigured) as caught:
+        create_app(settings)
+    message = str(caught.value)
+    assert message.startswith("COSTWISE_BOOTSTRAP_ADMIN_KEY is not random enough"), message
+    assert refusal in message and "secrets.token_urlsafe(32)" in message, message
+    assert key not in message and key[:12] not in message, message
+    assert caught.value.field == "COSTWISE_BOOTSTRAP_ADMIN_KEY"
 
 
 def test_synchronous_trainings_are_capped(database_url: str) -> None:

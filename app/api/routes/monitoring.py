@@ -72,7 +72,8 @@ async def outcomes(name: ModelName, body: OutcomesRequest, services: ServicesDep
     "(coverage), predicted and observed class shares, mean probabilities, realised "
     "against expected cost and their ratio, Brier score, log loss, ECE with reliability "
     "bins, Spiegelhalter's z and Hosmer-Lemeshow tests. A version that was never logged "
-    "is a 404.",
+    "is a 404. At most COSTWISE_MONITORING_MAX_CONCURRENT reports are computed at once per "
+    "process: more get 503 UNAVAILABLE with Retry-After.",
 )
 def monitoring(
     name: ModelName,

@@ -31,6 +31,11 @@ router = APIRouter(
     responses={
         400: {"model": ErrorResponse},
         404: {"model": ErrorResponse},
+        409: {
+            "model": ErrorResponse,
+            "description": "ARTIFACT_CORRUPTED: the version's stored artifact (or the base "
+            "artifact whose booster it shares) fails its checks; it is never used.",
+        },
         413: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
         503: {"model": ErrorResponse},

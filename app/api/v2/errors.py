@@ -17,7 +17,7 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
-from app.api.errors import STATUS_BY_CODE, describe_validation
+from app.api.errors import OPERATOR_CODES, STATUS_BY_CODE, describe_validation
 from app.api.responses import FastJSONResponse
 from app.errors import ServiceError
 
@@ -27,7 +27,7 @@ V2_STATUS = {**STATUS_BY_CODE, "INVALID_ARGUMENT": 400, "TRAINING_TIME_LIMIT": 4
 
 def v2_error(code: str, detail: str) -> FastJSONResponse:
     status = V2_STATUS.get(code, 500)
-    if status >= 500:
+    if status >= 500 or code in OPERATOR_CODES:
         log.warning("%s: %s", code, detail)
     response = FastJSONResponse({"error": detail}, status_code=status)
     if code == "UNAUTHORIZED":

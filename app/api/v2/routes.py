@@ -39,7 +39,7 @@ from app.services.inputs import check_limits
 from app.services.model_info import ModelInfo, describe_model, model_ready
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    s: {"model": V2ErrorResponse} for s in (400, 404, 413, 415, 503)
+    s: {"model": V2ErrorResponse} for s in (400, 404, 409, 413, 415, 503)
 }
 AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
     401: {"model": V2ErrorResponse, "description": "Missing, unknown or revoked API key."},

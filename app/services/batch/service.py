@@ -29,6 +29,7 @@ from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.parts import Part, PartPlan, decide_part
 from app.services.batch.scoring import BatchCosts, BlockSummary
 from app.services.datasets import DatasetReader, FetchPolicy
+from app.services.inputs import check_text
 from app.services.predictor import Predictor, Resolved
 from app.settings import Settings
 from models.inference import InferenceModel
@@ -97,6 +98,8 @@ class BatchService:
     # ---------------------------------------------------------------- checks
     def prepare(self, name: str, request: BatchRequest) -> Prepared:
         """Check everything that can be checked before deciding; raises ServiceErrors."""
+        if request.alias is not None:
+            check_text(request.alias, "alias")
         resolved = self.predictor.resolve(name, request.version, request.alias)
         model = self.predictor.load(resolved)
         features = features_of(model, request.columns)

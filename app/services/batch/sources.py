@@ -17,6 +17,7 @@ import pyarrow as pa
 from app.errors import Conflict, InvalidArgument
 from app.services.batch.parts import Part
 from app.services.datasets import DatasetReader, DatasetRef, OpenedDataset
+from app.services.inputs import check_text
 
 __all__ = [
     "check_columns",
@@ -50,6 +51,7 @@ def check_columns(
     """Each of ``names`` is a column of ``schema`` (and numeric when ``numeric``); the
     error lists the input's columns only when ``show`` (a local input)."""
     for name in names:
+        check_text(name, field)  # Arrow encodes a looked-up name as UTF-8
         index = schema.get_field_index(name)
         if index < 0:
             shown = ", ".join(repr(n) for n in schema.names[:20])

@@ -164,16 +164,24 @@ def evaluation_split(
     if fraction <= 0:
         return np.arange(n), np.arange(0)
     _, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
-    need = int(np.ceil(2.0 / fraction))
-    if counts.min() < need:
+    per_class = 2.0 / fraction  # infinite for a subnormal fraction such as 5e-324
+    need = f"at least {int(np.ceil(per_class))}" if per_class < 2**53 else "more than 2**53"
+    if per_class >= 2**53 or counts.min() < per_class:
         raise InvalidArgument(
             f"labels: the smallest class has {counts.min()} rows; an evaluation split of "
-            f"{fraction:.3g} needs at least {need} rows of each class (or set "
+            f"{fraction:.3g} needs {need} rows of each class (or set "
             "evaluation_fraction to 0)",
             field="labels",
         )
     split = StratifiedShuffleSplit(n_splits=1, test_size=fraction, random_state=seed)
-    train_idx, eval_idx = next(split.split(np.zeros(n), y_index))
+    try:
+        train_idx, eval_idx = next(split.split(np.zeros(n), y_index))
+    except ValueError as error:  # e.g. a fraction so near 1 that no training row is left
+        raise InvalidArgument(
+            f"evaluation_fraction: {fraction!r} leaves no stratified split of the {n} rows: "
+            f"{error}",
+            field="evaluation_fraction",
+        ) from None
     return train_idx, eval_idx
 
 

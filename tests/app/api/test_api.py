@@ -256,9 +256,9 @@ def test_tampered_artifact_is_refused_and_never_served(
         conn.execute(text("UPDATE artifacts SET data = :d"), {"d": bytes(blob)})
     engine.dispose()
     r = client.post("/v1/models/fraud/predict", json={"instances": [[0.1, 0.2, 0.3, 0.4]]})
-    assert r.status_code == 500
+    assert r.status_code == 409  # the version's stored state: a retry cannot help
     assert r.json()["code"] == "ARTIFACT_CORRUPTED"
-    assert "integrity" in r.json()["detail"]
+    assert "version 1 fails its sha256 checksum (integrity check" in r.json()["detail"]
     # registry reads still work, and the corrupted model was not cached
     assert client.get("/v1/models/fraud/versions/1").status_code == 200
     assert client.get("/health/ready").json()["checks"]["cached_models"] == 0
