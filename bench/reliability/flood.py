@@ -9,9 +9,10 @@ of its own (so that its loop does not share a GIL with the measuring threads); t
 Used by ``tests/reliability/test_connection_flood.py`` (assertions) and by this file as a
 script (figures, with a baseline measured in the same run)::
 
-    python bench/reliability/flood.py [--connections 3000] [--seconds 20]
+    python bench/reliability/flood.py [--connections 3000] [--seconds 20] [--workers 1]
+        [--max-connections 2048]
 
-which writes ``bench/results/flood-<date>.json``. Loopback (127.0.0.1) only.
+which writes ``bench/results/flood-<date>[-w<workers>][-c<max connections>].json``. Loopback (127.0.0.1) only.
 """
 
 from __future__ import annotations
@@ -266,6 +267,15 @@ def server_connections(server: Server) -> int:
     return total
 
 
+def server_rss_mib(server: Server) -> float:
+    """Resident memory of the server process and its workers, MiB."""
+    try:
+        proc = psutil.Process(server.pid)
+        return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]) / 2**20
+    except psutil.Error:
+        return 0.0
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process and its children so far."""
     try:
@@ -292,6 +302,7 @@ def measure(
         threading.Thread(target=keyed_client, args=(server.base_url, ADMIN, model, stop, keyed)),
     ]
     held: list[int] = []
+    rss: list[float] = []
     server_cpu = cpu_seconds(server.pid)
     flood_cpu = cpu_seconds(flood.process.pid) if flood and flood.process.pid else 0.0
     try:
@@ -301,6 +312,7 @@ def measure(
         while time.monotonic() < ends:
             time.sleep(min(1.0, max(0.0, ends - time.monotonic())))
             held.append(server_connections(server))
+            rss.append(server_rss_mib(server))
         server_cpu = cpu_seconds(server.pid) - server_cpu
         if flood and flood.process.pid:
             flood_cpu = cpu_seconds(flood.process.pid) - flood_cpu
@@ -314,6 +326,7 @@ def measure(
         "cpu_share_server_flood": [round(server_cpu / seconds, 2), round(flood_cpu / seconds, 2)],
         "flood": flood_figures,
         "server_connections_min_max": [min(held), max(held)] if held else None,
+        "server_rss_mib_max": round(max(rss), 1) if rss else None,
         "probes": probes.summary(),
         "keyed": keyed.summary(),
     }
@@ -344,11 +357,16 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=3000)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--max-connections", type=int, default=None, help="COSTWISE_MAX_CONNECTIONS (default: 2048)"
+    )
     args = parser.parse_args()
     size = flood_size(args.connections)
     raise_open_files(size + FD_MARGIN)
     with tempfile.TemporaryDirectory() as tmp:
         env = {"COSTWISE_AUTH": "on", "COSTWISE_BOOTSTRAP_ADMIN_KEY": ADMIN}
+        if args.max_connections:
+            env["COSTWISE_MAX_CONNECTIONS"] = str(args.max_connections)
         server = start_server(
             f"sqlite:///{tmp}/flood.db",
             Path(tmp) / "server.log",
@@ -372,12 +390,15 @@ def main() -> int:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "workers": args.workers,
+        "max_connections": args.max_connections or 2048,
         "baseline": baseline,
         "flood": flooded,
         "flood_over_baseline": ratios,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"flood-{dt.date.today().isoformat()}.json"
+    tag = f"-w{args.workers}" if args.workers > 1 else ""
+    tag += f"-c{args.max_connections}" if args.max_connections else ""
+    path = RESULTS / f"flood-{dt.date.today().isoformat()}{tag}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(f"written to {path}")
