@@ -210,6 +210,14 @@ def summarise(observed: Observed, started: float, ended: float) -> dict[str, Any
             "n": len(sent_during),
             "outcomes": dict(outcomes),
             "max_s": max((r.seconds for r in sent_during), default=None),
+            "p99_s": percentile([r.seconds for r in sent_during], 99),
+            "p99_9_s": percentile([r.seconds for r in sent_during], 99.9),
+            "over_2_56_s": sum(r.seconds > 2.56 for r in sent_during),
+            "slowest": [
+                {"sent_after_start_s": round(r.sent - started, 2), "seconds": round(r.seconds, 2),
+                 "status": r.status, "stale": r.stale, "code": r.code}
+                for r in sorted(sent_during, key=lambda r: -r.seconds)[:10]
+            ],  # fmt: skip
             "median_s": statistics.median([r.seconds for r in sent_during])
             if sent_during
             else None,
