@@ -154,8 +154,9 @@ class DatabaseHealth:
         return f"the database is not answering{when}; the request was not attempted, retry later"
 
     def failed_within(self, seconds: float) -> bool:
-        """True when a call failed less than ``seconds`` ago."""
-        return self._clock() - self._failed_at < seconds
+        """True while down and a call failed less than ``seconds`` ago (a call that
+        succeeded since, :meth:`ok`, ends it)."""
+        return self._down_since is not None and self._clock() - self._failed_at < seconds
 
     def failed(self) -> None:
         with self._lock:
