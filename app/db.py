@@ -131,6 +131,7 @@ class DatabaseHealth:
         self._down_since: float | None = None  # wall-clock time (time.time())
         self._last_probe = float("-inf")
         self._last_ok = float("-inf")  # clock time of the last successful statement
+        self._failed_at = float("-inf")  # clock() of the latest failure
         self.failures = 0
         self.slow_statements = 0  # timed out while others succeeded: not failures
 
@@ -160,9 +161,15 @@ class DatabaseHealth:
         when = "" if since is None else " since " + _iso(since)
         return f"the database is not answering{when}; the request was not attempted, retry later"
 
+    def failed_within(self, seconds: float) -> bool:
+        """True while down and a call failed less than ``seconds`` ago (a call that
+        succeeded since, :meth:`ok`, ends it)."""
+        return self._down_since is not None and self._clock() - self._failed_at < seconds
+
     def failed(self) -> None:
         with self._lock:
             self.failures += 1
+            self._failed_at = self._clock()
             if self._down_since is None:
                 self._down_since = time.time()
                 self._last_probe = self._clock()
@@ -326,18 +333,36 @@ def _guard_dialect(
     These are the dialect methods through which SQLAlchemy reaches the driver: every
     statement (``do_execute*``), commit, rollback (also the pool's reset on return) and
     the pool's pre-ping. Opening a connection is bounded by ``connect_timeout``.
+
+    A new connection or a pre-ping is not even tried within ``health.probe_interval`` of
+    a failed call (it fails at once, and does not count as a failure): requests that had
+    passed the health check before the database went down and then waited for a pooled
+    connection would otherwise spend a second bound (a connect timeout or a cut ping) on
+    top of that wait; 32 clients saw 4.0 s where the bound is 2.5 s.
     """
     dialect = engine.dialect
     errors = (dialect.loaded_dbapi.OperationalError, dialect.loaded_dbapi.InterfaceError)
     seconds = timeouts.deadline
     stalled = threading.local()  # when this thread's last pre-ping was cut by the watchdog
 
+    def fail_fast() -> None:
+        if health is not None and health.failed_within(health.probe_interval):
+            raise dialect.loaded_dbapi.OperationalError(
+                "a database call failed less than a probe interval ago: not tried"
+            )
+
     def guarded(
-        method: Callable[..., Any], conn_of: Callable[..., Any], *, statement: bool
+        method: Callable[..., Any],
+        conn_of: Callable[..., Any],
+        *,
+        statement: bool,
+        ping: bool = False,
     ) -> Callable[..., Any]:
         @functools.wraps(method)
         def call(*args: Any, **kw: Any) -> Any:
             started = 0.0 if health is None else health.started()
+            if ping:
+                fail_fast()
             with watchdog.guard(conn_of(*args), seconds) as fired:
                 try:
                     result = method(*args, **kw)
@@ -363,6 +388,7 @@ def _guard_dialect(
             raise dialect.loaded_dbapi.OperationalError(
                 "the database did not answer a ping within its deadline (stalled)"
             )
+        fail_fast()
         try:
             return original_connect(*args, **kw)
         except errors:
@@ -375,7 +401,8 @@ def _guard_dialect(
         setattr(dialect, name, guarded(method, lambda cur, *_: cur.connection, statement=True))
     for name in ("do_commit", "do_rollback", "do_ping"):
         method = getattr(dialect, name)
-        setattr(dialect, name, guarded(method, lambda conn, *_: conn, statement=False))
+        wrapped = guarded(method, lambda conn, *_: conn, statement=False, ping=name == "do_ping")
+        setattr(dialect, name, wrapped)
     original_connect = dialect.connect
     dialect.connect = connect  # type: ignore[method-assign]
 

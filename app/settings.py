@@ -236,8 +236,13 @@ class Settings(BaseSettings):
     max_connections: int = Field(
         2048,
         ge=16,
-        description="`costwise serve`: concurrent connections + tasks per process "
-        "(uvicorn limit_concurrency; over it new requests get 503).",
+        description="`costwise serve`: open connections per process (uvicorn "
+        "limit_concurrency). A new connection arriving at the limit closes the oldest "
+        "connection still waiting for a request head (never-served ones first, then idle "
+        "kept-alive ones), so silent connections cannot lock clients and probes out; when "
+        "requests in flight fill it, new requests get 503. The soft open-file limit is "
+        "raised to fit it plus 512 (up to the hard limit; past that the limit is lowered, "
+        "with a message at start).",
     )
     key_cache_seconds: float = Field(
         5.0,

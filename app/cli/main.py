@@ -72,6 +72,7 @@ def _dispose_engines() -> None:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    from app.api.connection_budget import fit_open_files
     from app.api.protocol import uvicorn_options
 
     migrate = (
@@ -98,6 +99,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         )
     finally:
         engine.dispose()
+    budget, warning = fit_open_files(settings.max_connections)  # raises the soft fd limit
+    if warning:
+        print(warning, file=sys.stderr)
     uvicorn.run(
         "app.api.main:create_app",
         factory=True,
@@ -106,7 +110,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         workers=args.workers or settings.workers,
         log_level=settings.log_level.lower(),
         access_log=args.access_log,
-        **uvicorn_options(settings),  # header size/time limits, keep-alive, connection cap
+        **uvicorn_options(settings, budget),  # header limits, keep-alive, connection budget
     )
     return 0
 

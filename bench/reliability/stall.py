@@ -180,6 +180,17 @@ def measure(
     return summarise(observed, started, ended)
 
 
+def _slow(r: Record, started: float) -> dict[str, Any]:
+    """One of the slowest predicts: when it was sent (relative to the stall's start)."""
+    return {
+        "sent_after_start_s": round(r.sent - started, 2),
+        "seconds": round(r.seconds, 2),
+        "status": r.status,
+        "stale": r.stale,
+        "code": r.code,
+    }
+
+
 def summarise(observed: Observed, started: float, ended: float) -> dict[str, Any]:
     # calls in flight at any moment of the stall (sent before its end, answered after
     # its start): a call blocked for the whole stall counts too
@@ -191,6 +202,7 @@ def summarise(observed: Observed, started: float, ended: float) -> dict[str, Any
     outcomes: Counter[str] = Counter()
     for r in sent_during:
         outcomes["200 stale" if r.stale else f"{r.status} {r.code}".strip()] += 1
+    slowest = sorted(sent_during, key=lambda r: -r.seconds)[:10]
     fresh_after = [r for r in observed.predicts if r.sent > ended]
     recovery = None
     for i, r in enumerate(fresh_after):  # first fresh 200 from which all are fresh 200s
@@ -210,6 +222,10 @@ def summarise(observed: Observed, started: float, ended: float) -> dict[str, Any
             "n": len(sent_during),
             "outcomes": dict(outcomes),
             "max_s": max((r.seconds for r in sent_during), default=None),
+            "p99_s": percentile([r.seconds for r in sent_during], 99),
+            "p99_9_s": percentile([r.seconds for r in sent_during], 99.9),
+            "over_2_56_s": sum(r.seconds > 2.56 for r in sent_during),
+            "slowest": [_slow(r, started) for r in slowest],
             "median_s": statistics.median([r.seconds for r in sent_during])
             if sent_during
             else None,

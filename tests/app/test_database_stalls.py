@@ -67,6 +67,35 @@ def test_a_statement_timeout_is_an_outage_only_when_nothing_else_succeeded() -> 
     health.timed_out(alone)
     assert health.down_since is not None and health.failures == 1
     assert health.slow_statements == 1
+def test_no_new_connection_is_tried_right_after_a_failure() -> None:
+    """A server that accepts TCP and never answers (a stalled path): the first connect
+    waits for its timeout (2 s) and marks the database down; another connect within the
+    probe interval fails at once without trying (a request that had waited for a pooled
+    connection meanwhile does not spend a second timeout); after the interval one is tried."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    health = DatabaseHealth(probe_interval=0.5)
+    url = f"postgresql+psycopg://nobody@127.0.0.1:{port}/none"
+    engine = make_engine(url, timeouts=Timeouts(connect=2.0), health=health, pool_pre_ping=False)
+
+    def attempt() -> float:
+        started = time.monotonic()
+        with pytest.raises(Exception, match=r"timeout|not tried"), engine.connect():
+            pass
+        return time.monotonic() - started
+
+    try:
+        assert 1.9 <= attempt() < 10  # tried: the connect timeout
+        assert health.down_since is not None and health.failures == 1
+        assert attempt() < 0.3  # within the probe interval: not tried
+        assert health.failures == 1  # and not counted as a failure
+        time.sleep(0.5)
+        assert attempt() >= 1.9 and health.failures == 2  # tried again after it
+    finally:
+        engine.dispose()
+        listener.close()
 
 
 def test_watchdog_cuts_a_call_whose_peer_never_answers() -> None:
