@@ -1,9 +1,12 @@
 """Prometheus series of the prediction log, read at scrape time (no work per request).
 
 ``costwise_prediction_log_rows_total{outcome}``: rows ``written``, skipped as
-``duplicate`` (id already logged for the model), ``dropped`` (the writer's queue was
-full: the database was slower than the traffic, or down, for too long) and ``failed``
-(refused by the database); ``costwise_prediction_log_queued_rows``: rows waiting.
+``duplicate`` (id already logged for the model), ``refused`` (the writer's queue stayed
+full for COSTWISE_PREDICTION_LOG_WAIT_SECONDS: the request got 503 and no decisions),
+``dropped`` (queue full with COSTWISE_PREDICTION_LOG_OVERFLOW=drop, or not written at
+shutdown) and ``failed`` (refused by the database);
+``costwise_prediction_log_waited_rows_total``: rows of requests that had to wait for
+room; ``costwise_prediction_log_queued_rows``: rows waiting to be written.
 Per model and logged version, over the last COSTWISE_MONITORING_WINDOW_HOURS (as of
 the last refresh): ``costwise_monitoring_coverage``, ``costwise_monitoring_cost_ratio``
 (realised / expected cost of the labelled predictions) and ``costwise_monitoring_ece``;
@@ -44,12 +47,18 @@ class PredictionLogCollector:
         stats = self._stats()
         rows = CounterMetricFamily(
             "costwise_prediction_log_rows",
-            "Prediction log rows by outcome (written, duplicate, dropped, failed).",
+            "Prediction log rows by outcome (written, duplicate, dropped, failed, refused).",
             labels=["outcome"],
         )
         for outcome in OUTCOMES:
             rows.add_metric([outcome], getattr(stats, outcome))
         yield rows
+        waited = CounterMetricFamily(
+            "costwise_prediction_log_waited_rows",
+            "Rows of predicts that waited for room in the full prediction log queue.",
+        )
+        waited.add_metric([], stats.waited)
+        yield waited
         queued = GaugeMetricFamily(
             "costwise_prediction_log_queued_rows", "Prediction log rows waiting to be written."
         )

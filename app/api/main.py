@@ -217,6 +217,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_rows=settings.prediction_log_queue_rows,
             batch_rows=settings.prediction_log_batch_rows,
             flush_seconds=settings.prediction_log_flush_seconds,
+            overflow=settings.prediction_log_overflow,
+            wait_seconds=settings.prediction_log_wait_seconds,
         )
         if settings.prediction_log
         else None

@@ -2,15 +2,18 @@
 
 A predict hands its rows over as one :class:`LogEntry` (arrays, not per-row objects:
 building it costs microseconds) with :meth:`PredictionLogWriter.submit`, which never
-blocks and never touches the database. One background thread takes everything
+touches the database and only blocks when the queue is full (below). One background thread takes everything
 waiting (up to ``batch_rows`` at a time), turns it into columns (:func:`columns_of`, no
 Python work per row) and inserts it in one statement (:func:`app.registry.prediction_log.write_rows`) every ``flush_seconds``
 at most.
 
 When the database is slower than the traffic (or down), rows wait in memory up to
-``max_rows``; a request whose rows do not fit is still answered, but its rows are
-**dropped and counted** (``dropped``), never waited for: a predict must not slow down
-or fail because of its log (the same rule as serving through registry outages). A
+``max_rows``. A request whose rows do not fit **waits for room** (in its worker
+thread, first come first served) up to ``wait_seconds``; if there is still none it is
+**refused** with 503 and Retry-After and its decisions are never returned, so that
+every answered row is logged (``refused`` counts those rows). ``overflow="drop"``
+(COSTWISE_PREDICTION_LOG_OVERFLOW=drop) restores the old behaviour: such a request is
+answered and its rows are **dropped and counted** (``dropped``). A
 batch that fails because the database is unavailable stays queued and is retried
 (with backoff, while new rows keep queueing up to the bound); a batch refused for any
 other reason (e.g. its version was deleted meanwhile) is counted as ``failed``. Ids
@@ -24,6 +27,7 @@ insert holds the database's one write lock (:func:`_lowest_priority`).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import threading
@@ -54,7 +58,9 @@ __all__ = [
     "new_ids",
 ]
 
-OUTCOMES = ("written", "duplicate", "dropped", "failed")
+OUTCOMES = ("written", "duplicate", "dropped", "failed", "refused")
+#: What a request does when its rows do not fit in the queue (COSTWISE_PREDICTION_LOG_OVERFLOW).
+OVERFLOW_MODES = ("wait", "drop")
 
 
 #: ``-0``, ``-1``, ...: the row-number suffixes of new ids, made once (grown on demand).
@@ -258,6 +264,8 @@ class LogStats:
     duplicate: int = 0
     dropped: int = 0
     failed: int = 0
+    refused: int = 0  # rows of requests refused (503) after waiting for room in vain
+    waited: int = 0  # rows of requests that had to wait for room (then queued or refused)
     queued: int = 0
 
 
@@ -278,15 +286,28 @@ class PredictionLogWriter:
         batch_rows: int = 10_000,
         flush_seconds: float = 0.2,
         retry_seconds: float = 1.0,
+        overflow: str = "wait",
+        wait_seconds: float = 5.0,
     ) -> None:
+        if overflow not in OVERFLOW_MODES:
+            raise ValueError(f"overflow: expected one of {OVERFLOW_MODES}, got {overflow!r}")
         self._engine = engine
         self.max_rows = max_rows
+        self.overflow = overflow
+        self.wait_seconds = wait_seconds
+        self.retry_after = max(1, math.ceil(wait_seconds))
         self.batch_rows = batch_rows
         self.flush_seconds = flush_seconds
         self.retry_seconds = retry_seconds
         self.stats = LogStats()
         self._queue: deque[LogEntry] = deque()
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # the writer waits for work, flush for it
+        self._room = threading.Condition(lock)  # requests wait for room in the queue
+        self._waiting = 0  # requests waiting for room
+        self._next_ticket = 0  # their turns: first come, first served
+        self._serving = 0
+        self._abandoned: set[int] = set()  # turns given up (timed out) before they came
         self._thread: threading.Thread | None = None
         self._closing = False
         self._busy = False
@@ -299,17 +320,72 @@ class PredictionLogWriter:
 
     # ------------------------------------------------------------ request path
     def submit(self, entry: LogEntry) -> bool:
-        """Queue ``entry`` (never blocks); False when it did not fit and was dropped."""
+        """Queue ``entry``; True once queued.
+
+        With room in the queue (and nobody waiting before it) it never blocks. Without:
+        ``overflow="wait"`` (the default) waits for room in the calling thread, first
+        come first served, up to ``wait_seconds``, then raises :class:`Unavailable`
+        (503 with Retry-After: the request is refused and its decisions are never
+        returned, so nothing answered goes unlogged; counted as ``refused``);
+        ``overflow="drop"`` returns False at once (the request is answered, its rows
+        are counted as ``dropped``). Never call it on an event loop with waiting on: a
+        predict runs in a worker thread (:func:`app.api.deps.in_prediction_thread`).
+        An entry larger than the whole queue waits until the queue is empty.
+        """
         n = len(entry)
         with self._cond:
-            if self._closing or self.stats.queued + n > self.max_rows:
+            if not self._closing and not self._waiting and self._fits(n):
+                self._append(entry)
+                return True
+            if self.overflow == "drop" and not self._closing:
                 self.stats.dropped += n
                 return False
-            self._queue.append(entry)
-            self.stats.queued += n
-            if self.stats.queued >= self.batch_rows:
-                self._cond.notify()
+            if self._closing or not self._wait_for_room(n):
+                self.stats.refused += n
+                raise Unavailable(
+                    f"the prediction log cannot keep up: {self.stats.queued} rows wait to be "
+                    f"written (COSTWISE_PREDICTION_LOG_QUEUE_ROWS={self.max_rows}); the "
+                    f"request was not answered, retry in {self.retry_after} s",
+                    retry_after=self.retry_after,
+                )
+            self._append(entry)
         return True
+
+    def _fits(self, n: int) -> bool:
+        return self.stats.queued + n <= self.max_rows or self.stats.queued == 0
+
+    def _append(self, entry: LogEntry) -> None:
+        self._queue.append(entry)
+        self.stats.queued += len(entry)
+        if self.stats.queued >= self.batch_rows:
+            self._cond.notify()
+
+    def _wait_for_room(self, n: int) -> bool:
+        """Wait (lock held, released while waiting) for room for ``n`` rows, in turn
+        (tickets: a large request is not overtaken forever by small ones); False after
+        ``wait_seconds`` or when the writer closes."""
+        ticket = self._next_ticket
+        self._next_ticket += 1
+        self._waiting += 1
+        self.stats.waited += n
+        deadline = time.monotonic() + self.wait_seconds
+        try:
+            while not (ticket == self._serving and self._fits(n)):
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closing:
+                    return False
+                self._room.wait(left)
+            return True
+        finally:
+            self._waiting -= 1
+            if ticket == self._serving:
+                self._serving += 1
+            else:  # gave up out of turn: the tickets after it must not wait for it
+                self._abandoned.add(ticket)
+            while self._serving in self._abandoned:
+                self._abandoned.discard(self._serving)
+                self._serving += 1
+            self._room.notify_all()
 
     # ------------------------------------------------------------ writer thread
     def start(self) -> None:
@@ -354,6 +430,7 @@ class PredictionLogWriter:
                         self._queue.popleft()
                     self.stats.queued -= sum(len(e) for e in batch)
                     self._cond.notify_all()
+                    self._room.notify_all()
                     self._limit = min(self.batch_rows, 2 * self._limit)
                 elif self._closing:
                     return
@@ -403,6 +480,7 @@ class PredictionLogWriter:
                 for _ in batch:
                     self._queue.popleft()
                 self.stats.queued -= sum(len(e) for e in batch)
+                self._room.notify_all()
 
     # ------------------------------------------------------------ lifecycle
     def flush(self, timeout: float = 10.0) -> bool:
@@ -421,18 +499,32 @@ class PredictionLogWriter:
     def close(self, timeout: float = 10.0) -> None:
         """Write what is queued (at most ``timeout`` seconds), then stop the thread.
 
-        Rows still queued after that (database down) are counted as ``dropped``."""
+        Rows still queued after that (database down) are logged as an error (how many,
+        of which models and when) and counted as ``dropped``."""
         self.flush(timeout)
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+            self._room.notify_all()  # waiting requests are refused (503), not answered
             thread = self._thread
         if thread is not None:
             thread.join(timeout=max(1.0, self.retry_seconds + 1))
         with self._cond:
             left = sum(len(e) for e in self._queue)
-            if left:
-                log.error("prediction log: %d rows not written at shutdown", left)
+            if left:  # answered but never logged: say which, loudly
+                first, last = self._queue[0], self._queue[-1]
+                log.error(
+                    "prediction log: %d rows of %d answered requests NOT WRITTEN at shutdown "
+                    "(the database did not take them within %.0f s); models %s, made %s to "
+                    "%s, first id %s: their outcomes will be kept as pending and expire",
+                    left,
+                    len(self._queue),
+                    timeout,
+                    sorted({e.model_id for e in self._queue}),
+                    first.created_at.isoformat(),
+                    last.created_at.isoformat(),
+                    first.ids[0] if len(first) else None,
+                )
                 self.stats.dropped += left
                 self.stats.queued = 0
                 self._queue.clear()
