@@ -294,6 +294,20 @@ class Settings(BaseSettings):
         description="Longest a logged row waits before it is written (an outcome for it is "
         "accepted once written).",
     )
+    pending_outcome_seconds: float = Field(
+        86_400.0,
+        gt=0,
+        description="How long an outcome reported for a prediction id that is not logged "
+        "(yet) is kept as pending, waiting for its log row, before it is deleted and counted "
+        'in costwise_pending_outcomes_total{result="expired"} (checked every '
+        "COSTWISE_MONITORING_REFRESH_SECONDS).",
+    )
+    pending_outcomes_max: int = Field(
+        100_000,
+        ge=0,
+        description="Most pending outcomes kept per model; beyond it an outcome for an id "
+        "that is not logged yet gets status refused (report it again later).",
+    )
     monitoring_refresh_seconds: float = Field(
         60.0,
         gt=0,

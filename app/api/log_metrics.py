@@ -12,6 +12,12 @@ the last refresh): ``costwise_monitoring_coverage``, ``costwise_monitoring_cost_
 (realised / expected cost of the labelled predictions) and ``costwise_monitoring_ece``;
 the last two from the latest COSTWISE_MONITORING_GAUGE_ROWS labelled predictions.
 Model names come from the registry (only existing models get series).
+``costwise_pending_outcomes_total{result}``: outcomes kept as pending (their prediction
+was not logged yet) that were later ``joined`` into their log row, discarded as
+``invalid`` (label not a class of the version that predicted) or ``conflict`` (another
+outcome was recorded first), ``expired`` (COSTWISE_PENDING_OUTCOME_SECONDS) or
+``refused`` (COSTWISE_PENDING_OUTCOMES_MAX reached); ``costwise_pending_outcomes_waiting{model}``:
+outcomes pending per model (as of the last upkeep round).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
+from app.services.outcomes import PendingCounters
 from app.services.prediction_log import OUTCOMES, LogStats
 
 #: Series that only make sense per model (hidden, not summed, without model names).
@@ -39,9 +46,14 @@ class PredictionLogCollector:
         self,
         stats: Callable[[], LogStats],
         snapshot: Callable[[], dict[tuple[str, int], dict[str, Any]]],
+        *,
+        pending: PendingCounters | None = None,
+        pending_by_model: Callable[[], dict[str, int]] = dict,
     ) -> None:
         self._stats = stats
         self._snapshot = snapshot
+        self._pending = pending if pending is not None else PendingCounters()
+        self._pending_by_model = pending_by_model
 
     def collect(self) -> Iterator[Metric]:
         stats = self._stats()
@@ -64,6 +76,23 @@ class PredictionLogCollector:
         )
         queued.add_metric([], stats.queued)
         yield queued
+        results = CounterMetricFamily(
+            "costwise_pending_outcomes",
+            "Pending outcomes by what became of them (joined, invalid, conflict, expired, "
+            "refused).",
+            labels=["result"],
+        )
+        for result in ("joined", "invalid", "conflict", "expired", "refused"):
+            results.add_metric([result], getattr(self._pending, result))
+        yield results
+        pending = GaugeMetricFamily(
+            "costwise_pending_outcomes_waiting",
+            "Outcomes waiting for their prediction to be logged, per model.",
+            labels=["model"],
+        )
+        for model, n in sorted(self._pending_by_model().items()):
+            pending.add_metric([model], n)
+        yield pending
         snapshot = self._snapshot()
         for name, doc, key in _GAUGES:
             gauge = GaugeMetricFamily(PER_MODEL_PREFIX + name, doc, labels=["model", "version"])

@@ -41,9 +41,12 @@ from typing import Any
 import numpy as np
 import orjson
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from app.errors import Conflict, InvalidArgument, ServiceError, Unavailable
 from app.registry.orm import PREDICTION_ID_LENGTH
+from app.registry.pending_outcomes import JOIN_ROWS, PendingCounters, PendingOutcomes
 from app.registry.prediction_log import LOG_COLUMNS, log_time, write_rows
 
 log = logging.getLogger(__name__)
@@ -288,6 +291,7 @@ class PredictionLogWriter:
         retry_seconds: float = 1.0,
         overflow: str = "wait",
         wait_seconds: float = 5.0,
+        pending: PendingCounters | None = None,
     ) -> None:
         if overflow not in OVERFLOW_MODES:
             raise ValueError(f"overflow: expected one of {OVERFLOW_MODES}, got {overflow!r}")
@@ -300,6 +304,7 @@ class PredictionLogWriter:
         self.flush_seconds = flush_seconds
         self.retry_seconds = retry_seconds
         self.stats = LogStats()
+        self.pending = pending if pending is not None else PendingCounters()
         self._queue: deque[LogEntry] = deque()
         lock = threading.Lock()
         self._cond = threading.Condition(lock)  # the writer waits for work, flush for it
@@ -464,7 +469,31 @@ class PredictionLogWriter:
             return True
         self.stats.written += new
         self.stats.duplicate += n - new
+        if new:
+            self._join_pending({e.model_id for e in batch})
         return True
+
+    def _join_pending(self, model_ids: set[int]) -> None:
+        """Record the pending outcomes of ``model_ids`` whose rows have now landed, in a
+        transaction right after the insert's commit (why this order cannot miss one:
+        :mod:`app.registry.pending_outcomes`). A failure loses nothing: the next batch
+        and the upkeep join them."""
+        try:
+            while True:
+                with Session(self._engine) as session, session.begin():
+                    counts = PendingOutcomes(session).join(model_ids)
+                self.pending.add_join(counts)
+                if counts.invalid or counts.conflict:
+                    log.warning(
+                        "pending outcomes discarded at the join: %d invalid labels, %d "
+                        "conflicting with a recorded outcome",
+                        counts.invalid,
+                        counts.conflict,
+                    )
+                if counts.joined + counts.invalid + counts.conflict + counts.same < JOIN_ROWS:
+                    return
+        except (ServiceError, SQLAlchemyError) as error:
+            log.warning("pending outcomes: join after a log batch failed (retried): %s", error)
 
     def write_pending(self) -> None:
         """Write everything queued, in the calling thread (for tools and benchmarks; the

@@ -97,7 +97,7 @@ def test_outcomes_are_idempotent_and_reported_per_item(
     assert [x["status"] for x in out["results"]] == [
         "recorded",
         "recorded",
-        "unknown",
+        "pending",  # not logged (yet): kept, never unknown
         "invalid",
         "invalid",
     ]
@@ -105,8 +105,9 @@ def test_outcomes_are_idempotent_and_reported_per_item(
         "recorded": 2,
         "unchanged": 0,
         "conflict": 0,
-        "unknown": 1,
+        "pending": 1,
         "invalid": 2,
+        "refused": 0,
     }
     assert "not a class of version 1 [0, 1]" in out["results"][3]["detail"]
     again = _outcomes(client, [{"id": "a", "label": 1}, {"id": "b", "label": 1}]).json()
