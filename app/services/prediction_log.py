@@ -174,6 +174,21 @@ def _tail(a: np.ndarray | None) -> tuple[int, ...] | None:
     return None if a is None else a.shape[1:]
 
 
+def log_times(times: Sequence[datetime]) -> list[str]:
+    """:func:`~app.registry.prediction_log.log_time` of each of ``times``, formatting
+    each distinct second once (the entries of a batch span a few seconds): a
+    ``strftime`` per entry was a third of :func:`columns_of`'s time on one-row requests."""
+    heads: dict[datetime, str] = {}
+    out: list[str] = []
+    for t in times:
+        whole = t.replace(microsecond=0)
+        head = heads.get(whole)
+        if head is None:
+            head = heads[whole] = log_time(whole)[:19]  # "YYYY-MM-DD HH:MM:SS"
+        out.append(f"{head}.{t.microsecond:06d}")
+    return out
+
+
 def _layout(e: LogEntry) -> tuple[Any, ...]:
     """What must agree for entries' arrays to be concatenated (all but the row count)."""
     costs = ("matrix",) if e.costs.ndim == 2 else ("rows", *e.costs.shape[1:])
@@ -233,7 +248,7 @@ def _add_run(cols: dict[str, list[Any]], run: Sequence[LogEntry]) -> None:
     for e in run:
         cols["prediction_id"] += e.ids
     cols["alias"] += _repeat([e.alias for e in run], counts, n)
-    cols["created_at"] += _repeat([log_time(e.created_at) for e in run], counts, n)
+    cols["created_at"] += _repeat(log_times([e.created_at for e in run]), counts, n)
     raw = None if first.raw is None else _cat([e.raw for e in run])  # type: ignore[misc]
     proba = None if first.proba is None else _cat([e.proba for e in run])  # type: ignore[misc]
     cols["raw_score"] += _json_rows(raw, n)

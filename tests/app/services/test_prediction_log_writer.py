@@ -419,3 +419,17 @@ def test_a_batch_over_several_statements_keeps_every_row_and_skips_logged_ids(
         assert r.probabilities == [1 - p1[i], p1[i]] and r.raw_score == p1[i]
         assert r.decision == int(p1[i] >= 0.5) and r.expected_cost == min(p1[i], 1 - p1[i])
     assert got[first.ids[0]].raw_score == first.raw[0]  # type: ignore[index]  # first stands
+
+
+def test_log_times_format_every_time_as_log_time_does() -> None:
+    """The per-second memo of log_times gives exactly log_time's text (UTC), across
+    second, day and zone boundaries."""
+    from datetime import timezone
+
+    from app.registry.prediction_log import log_time
+    from app.services.prediction_log import log_times
+
+    start = datetime(2026, 12, 31, 23, 59, 58, 999_999, tzinfo=UTC)
+    times = [start + timedelta(microseconds=37 * i) for i in range(80_000)]
+    times.append(datetime(2026, 1, 1, 0, 0, 0, 5, tzinfo=timezone(timedelta(hours=5))))
+    assert log_times(times) == [log_time(t) for t in times]
