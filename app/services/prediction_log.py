@@ -287,6 +287,9 @@ class LogStats:
     queued: int = 0
 
 
+#: How many times ``batch_rows`` one batch may hold while the writer is behind.
+CATCH_UP = 4
+
 SQLITE_WRITE_GAP_SECONDS = 0.15
 """Pause of the writer after each batch on SQLite (longer than the busy handler's
 longest sleep, 100 ms): a 16-client load with a training every 5 s once had its
@@ -419,11 +422,19 @@ class PredictionLogWriter:
             self._thread.start()
 
     def _take(self) -> list[LogEntry]:
-        """Entries of at most ``batch_rows`` rows (at least one entry), left queued."""
+        """Entries of at most ``batch_rows`` rows (at least one entry), left queued;
+        up to CATCH_UP x ``batch_rows`` while the writer is behind (requests wait for
+        room, or the queue is over half full) and no batch failed lately: the fixed
+        costs of a batch (its commit, SQLite's pause for other writers) then weigh less
+        per row, so that backpressure lasts less."""
+        limit = self._limit
+        behind = self._waiting > 0 or 2 * self.stats.queued > self.max_rows
+        if behind and limit == self.batch_rows:
+            limit = CATCH_UP * self.batch_rows
         taken: list[LogEntry] = []
         rows = 0
         for e in self._queue:
-            if taken and rows + len(e) > self._limit:
+            if taken and rows + len(e) > limit:
                 break
             taken.append(e)
             rows += len(e)

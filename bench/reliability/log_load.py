@@ -51,7 +51,13 @@ from sqlalchemy.pool import NullPool
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.machine import machine  # noqa: E402
-from bench.reliability.load import _data, _rss, _train_body, memory_summary  # noqa: E402
+from bench.reliability.load import (  # noqa: E402
+    _data,
+    _percentiles,
+    _rss,
+    _train_body,
+    memory_summary,
+)
 from bench.reliability.server import ROOT, Server, start_server  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -65,6 +71,7 @@ class Tally:
     def __init__(self) -> None:
         self.answered_rows = 0
         self.requests: Counter[str] = Counter()  # one / big
+        self.latencies: dict[str, list[float]] = {"one": [], "big": []}  # answered ones
         self.refused: Counter[str] = Counter()  # 503 with Retry-After (log backpressure)
         self.refused_rows = 0
         self.errors: list[str] = []
@@ -123,6 +130,7 @@ async def _predictor(
     headers = {"content-type": "application/json"}
     async with httpx.AsyncClient(base_url=base, timeout=120) as client:
         while time.monotonic() < stop:
+            sent = time.perf_counter()
             try:
                 r = await client.post(
                     "/v1/models/load/predict", content=rng.choice(bodies), headers=headers
@@ -139,6 +147,7 @@ async def _predictor(
             if r.status_code != 200:
                 tally.error(f"{kind}: {r.status_code} {r.text[:200]}")
                 continue
+            tally.latencies[kind].append(time.perf_counter() - sent)
             predictions = orjson.loads(r.content)["predictions"]
             tally.answered_rows += len(predictions)
             if outcomes:
@@ -183,6 +192,7 @@ async def _round(
         "answered_rows": tally.answered_rows,
         "rows_per_second": round(tally.answered_rows / elapsed, 1),
         "requests_per_second": {k: round(n / elapsed, 1) for k, n in tally.requests.items()},
+        "latency": {k: _percentiles(v) for k, v in tally.latencies.items() if v},
         "refused_503": dict(tally.refused),
         "refused_rows": tally.refused_rows,
         "errors": len(tally.errors),
