@@ -360,7 +360,7 @@ class PredictionLogWriter:
             if not self._closing and not self._waiting and self._fits(n):
                 self._append(entry)
                 return True
-            if self.overflow == "drop" and not self._closing:
+            if self.overflow == "drop":
                 self.stats.dropped += n
                 return False
             if self._closing or not self._wait_for_room(n):
