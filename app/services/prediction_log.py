@@ -18,10 +18,11 @@ batch that fails because the database is unavailable stays queued and is retried
 (with backoff, while new rows keep queueing up to the bound); a batch refused for any
 other reason (e.g. its version was deleted meanwhile) is counted as ``failed``. Ids
 already logged for the model are skipped (``duplicate``): the first record of an id
-stands. :meth:`close` writes what is queued before the process exits. The writer
-thread runs at the lowest CPU priority (nice 19) on PostgreSQL, so that under CPU
-contention the requests go first; on SQLite it keeps the process's priority, because its
-insert holds the database's one write lock (:func:`_lowest_priority`).
+stands. :meth:`close` writes what is queued before the process exits. With
+``overflow="drop"`` on PostgreSQL the writer thread runs at the lowest CPU priority
+(nice 19), so that under CPU contention the requests go first; with ``wait`` (requests
+wait for the writer's room) and on SQLite (its insert holds the database's one write
+lock) it keeps the process's priority (:func:`_lowest_priority`).
 """
 
 from __future__ import annotations
@@ -441,7 +442,12 @@ class PredictionLogWriter:
         return taken
 
     def _run(self) -> None:
-        if not self._sqlite:  # SQLite's one write lock: see _lowest_priority
+        # lowest priority only where nothing waits for the writer: with backpressure
+        # (overflow="wait") requests wait for its room, and a nice-19 writer on a busy
+        # CPU made them wait until refused (a priority inversion, seen on PostgreSQL
+        # under the mixed load of tests/reliability/test_log_lossless.py); on SQLite see
+        # _lowest_priority
+        if not self._sqlite and self.overflow == "drop":
             _lowest_priority()
         while True:
             with self._cond:
