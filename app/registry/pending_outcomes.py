@@ -181,9 +181,8 @@ class PendingOutcomes:
             _P.c.cost,
             _L.c.label,
             _L.c.outcome_cost,
-            ModelVersion.data,
+            _L.c.version_id,
         ).join(_L, (_L.c.model_id == _P.c.model_id) & (_L.c.prediction_id == _P.c.prediction_id))
-        query = query.join(ModelVersion, ModelVersion.id == _L.c.version_id)
         if model_ids is not None:
             query = query.where(_P.c.model_id.in_(sorted(set(model_ids))))
         counts = JoinCounts()
@@ -197,11 +196,12 @@ class PendingOutcomes:
                 rows = list(self.session.execute(query.order_by(_P.c.id).limit(limit)))
             if not rows:
                 return counts
+            classes = self._classes({row[-1] for row in rows})
             now = utcnow()
             done: list[int] = []
-            for pending_id, model_id, pid, label, cost, current, current_cost, data in rows:
+            for pending_id, model_id, pid, label, cost, current, current_cost, vid in rows:
                 done.append(pending_id)
-                index = label_index(label, list((data or {}).get("classes") or []))
+                index = label_index(label, classes.get(vid, []))
                 if index is None:
                     counts.invalid += 1
                     counts.status[pid] = "invalid"
@@ -235,6 +235,17 @@ class PendingOutcomes:
                 self.session.execute(delete(_P).where(_P.c.id.in_(done[start : start + _CHUNK])))
             self.session.flush()
         return counts
+
+    def _classes(self, version_ids: set[int]) -> dict[int, list[Any]]:
+        """Classes of each version id, read once per join (a version's data, parsed per
+        pending row, cost the writer memory and time when thousands were pending)."""
+        query = select(ModelVersion.id, ModelVersion.data).where(
+            ModelVersion.id.in_(sorted(version_ids))
+        )
+        return {
+            vid: list((data or {}).get("classes") or [])
+            for vid, data in self.session.execute(query)
+        }
 
     def expire(self, cutoff: datetime, limit: int = 10_000) -> int:
         """Delete at most ``limit`` pending outcomes received before ``cutoff``; how many."""
