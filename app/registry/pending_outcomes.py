@@ -29,12 +29,15 @@ from typing import Any, cast
 
 from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.db import database_errors
+from app.errors import Unavailable
 from app.registry.orm import LoggedPrediction, ModelVersion, PendingOutcome, utcnow
 
-__all__ = ["JoinCounts", "PendingCounters", "PendingOutcomes", "label_index"]
+__all__ = ["JoinCounts", "PendingCounters", "PendingOutcomes", "join_pending", "label_index"]
 
 _P = cast(Table, PendingOutcome.__table__)
 _L = cast(Table, LoggedPrediction.__table__)
@@ -256,3 +259,14 @@ class PendingOutcomes:
                 self.session.execute(delete(_P).where(_P.c.id.in_(ids)))
                 self.session.flush()
         return len(ids)
+
+
+def join_pending(engine: Engine, model_ids: Iterable[int]) -> JoinCounts:
+    """:meth:`PendingOutcomes.join` for ``model_ids`` in a transaction of its own on
+    ``engine`` (what the log writer runs right after each batch's commit); database
+    errors become :class:`~app.errors.Unavailable`, as :func:`write_rows` does."""
+    try:
+        with Session(engine) as session, session.begin():
+            return PendingOutcomes(session).join(model_ids)
+    except SQLAlchemyError as error:
+        raise Unavailable(f"pending outcomes not joined ({type(error).__name__})") from error

@@ -42,12 +42,10 @@ from typing import Any
 import numpy as np
 import orjson
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session
 
 from app.errors import Conflict, InvalidArgument, ServiceError, Unavailable
 from app.registry.orm import PREDICTION_ID_LENGTH
-from app.registry.pending_outcomes import JOIN_ROWS, PendingCounters, PendingOutcomes
+from app.registry.pending_outcomes import JOIN_ROWS, PendingCounters, join_pending
 from app.registry.prediction_log import LOG_COLUMNS, log_time, write_rows
 
 log = logging.getLogger(__name__)
@@ -512,8 +510,7 @@ class PredictionLogWriter:
         and the upkeep join them."""
         try:
             while True:
-                with Session(self._engine) as session, session.begin():
-                    counts = PendingOutcomes(session).join(model_ids)
+                counts = join_pending(self._engine, model_ids)
                 self.pending.add_join(counts)
                 if counts.invalid or counts.conflict:
                     log.warning(
@@ -524,7 +521,7 @@ class PredictionLogWriter:
                     )
                 if counts.joined + counts.invalid + counts.conflict + counts.same < JOIN_ROWS:
                     return
-        except (ServiceError, SQLAlchemyError) as error:
+        except ServiceError as error:
             log.warning("pending outcomes: join after a log batch failed (retried): %s", error)
 
     def write_pending(self) -> None:
