@@ -128,7 +128,11 @@ async def _predictor(
         body = {"instances": pool[start : start + rows].tolist(), "costs": {"c_fp": 1, "c_fn": 5}}
         bodies.append(orjson.dumps(body))
     headers = {"content-type": "application/json"}
-    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+    # idle connections are let go after 1 s, before the server's keep-alive timeout (5 s):
+    # httpx's default (5 s) raced it, and a POST sent on a connection the server was
+    # closing failed with ReadError (a client-side race, not the service)
+    limits = httpx.Limits(keepalive_expiry=1.0)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
         while time.monotonic() < stop:
             sent = time.perf_counter()
             try:
