@@ -22,8 +22,9 @@ first's says whether it is flat).
 
 ``--bench``: throughput of one-row predicts (``--one-row`` clients alone) and of
 ``--big-rows``-row predicts (``--big`` clients alone), each with the prediction log on
-and off (COSTWISE_PREDICTION_LOG=false), four servers one after the other in one run;
-the ratios on/off are the log's cost. Results go to ``--out`` (default
+and off (COSTWISE_PREDICTION_LOG=false), a fresh server per phase, ``--runs`` rounds
+interleaving off and on in one run; the ratios of the median rows/s on/off are the
+log's cost. Results go to ``--out`` (default
 ``bench/results/log-load-<date>-<database>[-bench].json`` and ``.md``).
 """
 
@@ -337,45 +338,50 @@ def run_lossless(
 def run_bench(
     *,
     seconds: float = 20.0,
+    rounds: int = 2,
     one_row: int = 24,
     big: int = 8,
     big_rows: int = 1000,
     database_url: str | None = None,
 ) -> dict[str, Any]:
-    """Throughput of one-row and of ``big_rows``-row predicts, log on and off."""
-    phases: dict[str, Any] = {}
+    """Throughput of one-row and of ``big_rows``-row predicts, log on and off, in
+    ``rounds`` interleaved rounds (off, on, for each kind); the ratio of the medians."""
+    phases: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory(prefix="costwise-log-bench-") as tmp:
-        for log in ("on", "off"):
+        for i in range(rounds):
             for kind, (ones, bigs) in (("one_row", (one_row, 0)), ("big", (0, big))):
-                url = _url(database_url, tmp, f"{log}-{kind}")
-                if database_url is not None:
-                    _reset(url)
-                env = {} if log == "on" else {"COSTWISE_PREDICTION_LOG": "false"}
-                server = _start(url, Path(tmp), env)
-                try:
-                    result = asyncio.run(_round(server, seconds, ones, bigs, big_rows, False))
-                    if log == "on":
-                        result["log_counters"] = _drain(server)
-                finally:
-                    server.stop()
-                phases[f"{kind}_log_{log}"] = result
+                for log in ("off", "on"):
+                    url = _url(database_url, tmp, f"{log}-{kind}-{i}")
+                    if database_url is not None:
+                        _reset(url)
+                    env = {} if log == "on" else {"COSTWISE_PREDICTION_LOG": "false"}
+                    server = _start(url, Path(tmp), env)
+                    try:
+                        result = asyncio.run(_round(server, seconds, ones, bigs, big_rows, False))
+                        if log == "on":
+                            result["log_counters"] = _drain(server)
+                    finally:
+                        server.stop()
+                    phases.setdefault(f"{kind}_log_{log}", []).append(result)
+    medians = {
+        name: float(np.median([r["rows_per_second"] for r in results]))
+        for name, results in phases.items()
+    }
     ratios = {
-        kind: round(
-            phases[f"{kind}_log_on"]["rows_per_second"]
-            / phases[f"{kind}_log_off"]["rows_per_second"],
-            3,
-        )
+        kind: round(medians[f"{kind}_log_on"] / medians[f"{kind}_log_off"], 3)
         for kind in ("one_row", "big")
     }
     return {
         "config": {
             "seconds_per_phase": seconds,
+            "rounds": rounds,
             "one_row_clients": one_row,
             "big_clients": big,
             "big_rows": big_rows,
             "database": (database_url or "sqlite").split(":")[0].split("+")[0],
         },
         "phases": phases,
+        "median_rows_per_second": medians,
         "throughput_ratio_log_on_over_off": ratios,
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
@@ -415,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.bench:
         result = run_bench(
             seconds=args.seconds or 20.0,
+            rounds=args.runs,
             one_row=args.one_row,
             big=args.big,
             big_rows=args.big_rows,
