@@ -270,9 +270,24 @@ class Settings(BaseSettings):
     prediction_log_queue_rows: int = Field(
         200_000,
         ge=1,
-        description="Most rows waiting to be written; a request whose rows do not fit is "
-        "answered but not logged, and counted in costwise_prediction_log_rows_total"
-        '{outcome="dropped"} (predictions never wait for the log).',
+        description="Most rows waiting to be written; a request whose rows do not fit "
+        "waits for room (COSTWISE_PREDICTION_LOG_OVERFLOW=wait) or is answered without "
+        "being logged (drop).",
+    )
+    prediction_log_overflow: Literal["wait", "drop"] = Field(
+        "wait",
+        description="What a predict does when its rows do not fit in the log queue: wait "
+        "for room up to COSTWISE_PREDICTION_LOG_WAIT_SECONDS, then 503 with Retry-After "
+        "and no decisions (every answered row is logged; counted in "
+        'costwise_prediction_log_rows_total{outcome="refused"}), or drop: answer and not '
+        'log them (counted as outcome="dropped").',
+    )
+    prediction_log_wait_seconds: float = Field(
+        5.0,
+        ge=0,
+        le=60,
+        description="Longest a predict waits for room in a full log queue "
+        "(COSTWISE_PREDICTION_LOG_OVERFLOW=wait) before it is refused with 503.",
     )
     prediction_log_batch_rows: int = Field(
         10_000, ge=1, description="Most rows the log writer inserts in one statement."
@@ -283,6 +298,20 @@ class Settings(BaseSettings):
         le=60,
         description="Longest a logged row waits before it is written (an outcome for it is "
         "accepted once written).",
+    )
+    pending_outcome_seconds: float = Field(
+        86_400.0,
+        gt=0,
+        description="How long an outcome reported for a prediction id that is not logged "
+        "(yet) is kept as pending, waiting for its log row, before it is deleted and counted "
+        'in costwise_pending_outcomes_total{result="expired"} (checked every '
+        "COSTWISE_MONITORING_REFRESH_SECONDS).",
+    )
+    pending_outcomes_max: int = Field(
+        100_000,
+        ge=0,
+        description="Most pending outcomes kept per model; beyond it an outcome for an id "
+        "that is not logged yet gets status refused (report it again later).",
     )
     monitoring_refresh_seconds: float = Field(
         60.0,

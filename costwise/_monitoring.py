@@ -26,7 +26,9 @@ def send_outcomes(
     """``POST /v1/models/{name}/outcomes``: the true labels (and optionally realised
     ``cost``) of logged predictions, by prediction id: ``[{"id", "label", "cost"}]`` or
     ``(id, label)`` pairs; at most 10,000 per call. Each item is answered on its own
-    (recorded, unchanged, conflict, unknown, invalid); idempotent, so retried on 503."""
+    (recorded, unchanged, conflict, pending, invalid, refused); idempotent, so retried
+    on 503. ``pending``: no prediction with this id is logged yet; the outcome is kept and
+    recorded when it is."""
     items = [
         _outcome(o) if isinstance(o, Mapping) else {"id": str(o[0]), "label": o[1]}
         for o in outcomes

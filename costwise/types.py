@@ -344,7 +344,8 @@ class WhatIf:
 @dataclass(frozen=True)
 class OutcomeResult:
     """What happened to one reported outcome: ``status`` is recorded, unchanged,
-    conflict, unknown or invalid (``detail`` says why)."""
+    conflict, pending (kept until its prediction is logged), invalid or refused
+    (``detail`` says why)."""
 
     id: str
     status: str

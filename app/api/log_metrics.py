@@ -1,14 +1,23 @@
 """Prometheus series of the prediction log, read at scrape time (no work per request).
 
 ``costwise_prediction_log_rows_total{outcome}``: rows ``written``, skipped as
-``duplicate`` (id already logged for the model), ``dropped`` (the writer's queue was
-full: the database was slower than the traffic, or down, for too long) and ``failed``
-(refused by the database); ``costwise_prediction_log_queued_rows``: rows waiting.
+``duplicate`` (id already logged for the model), ``refused`` (the writer's queue stayed
+full for COSTWISE_PREDICTION_LOG_WAIT_SECONDS: the request got 503 and no decisions),
+``dropped`` (queue full with COSTWISE_PREDICTION_LOG_OVERFLOW=drop, or not written at
+shutdown) and ``failed`` (refused by the database);
+``costwise_prediction_log_waited_rows_total``: rows of requests that had to wait for
+room; ``costwise_prediction_log_queued_rows``: rows waiting to be written.
 Per model and logged version, over the last COSTWISE_MONITORING_WINDOW_HOURS (as of
 the last refresh): ``costwise_monitoring_coverage``, ``costwise_monitoring_cost_ratio``
 (realised / expected cost of the labelled predictions) and ``costwise_monitoring_ece``;
 the last two from the latest COSTWISE_MONITORING_GAUGE_ROWS labelled predictions.
 Model names come from the registry (only existing models get series).
+``costwise_pending_outcomes_total{result}``: outcomes kept as pending (their prediction
+was not logged yet) that were later ``joined`` into their log row, discarded as
+``invalid`` (label not a class of the version that predicted) or ``conflict`` (another
+outcome was recorded first), ``expired`` (COSTWISE_PENDING_OUTCOME_SECONDS) or
+``refused`` (COSTWISE_PENDING_OUTCOMES_MAX reached); ``costwise_pending_outcomes_waiting{model}``:
+outcomes pending per model (as of the last upkeep round).
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
+from app.services.outcomes import PendingCounters
 from app.services.prediction_log import OUTCOMES, LogStats
 
 #: Series that only make sense per model (hidden, not summed, without model names).
@@ -36,25 +46,53 @@ class PredictionLogCollector:
         self,
         stats: Callable[[], LogStats],
         snapshot: Callable[[], dict[tuple[str, int], dict[str, Any]]],
+        *,
+        pending: PendingCounters | None = None,
+        pending_by_model: Callable[[], dict[str, int]] = dict,
     ) -> None:
         self._stats = stats
         self._snapshot = snapshot
+        self._pending = pending if pending is not None else PendingCounters()
+        self._pending_by_model = pending_by_model
 
     def collect(self) -> Iterator[Metric]:
         stats = self._stats()
         rows = CounterMetricFamily(
             "costwise_prediction_log_rows",
-            "Prediction log rows by outcome (written, duplicate, dropped, failed).",
+            "Prediction log rows by outcome (written, duplicate, dropped, failed, refused).",
             labels=["outcome"],
         )
         for outcome in OUTCOMES:
             rows.add_metric([outcome], getattr(stats, outcome))
         yield rows
+        waited = CounterMetricFamily(
+            "costwise_prediction_log_waited_rows",
+            "Rows of predicts that waited for room in the full prediction log queue.",
+        )
+        waited.add_metric([], stats.waited)
+        yield waited
         queued = GaugeMetricFamily(
             "costwise_prediction_log_queued_rows", "Prediction log rows waiting to be written."
         )
         queued.add_metric([], stats.queued)
         yield queued
+        results = CounterMetricFamily(
+            "costwise_pending_outcomes",
+            "Pending outcomes by what became of them (joined, invalid, conflict, expired, "
+            "refused).",
+            labels=["result"],
+        )
+        for result in ("joined", "invalid", "conflict", "expired", "refused"):
+            results.add_metric([result], getattr(self._pending, result))
+        yield results
+        pending = GaugeMetricFamily(
+            "costwise_pending_outcomes_waiting",
+            "Outcomes waiting for their prediction to be logged, per model.",
+            labels=["model"],
+        )
+        for model, n in sorted(self._pending_by_model().items()):
+            pending.add_metric([model], n)
+        yield pending
         snapshot = self._snapshot()
         for name, doc, key in _GAUGES:
             gauge = GaugeMetricFamily(PER_MODEL_PREFIX + name, doc, labels=["model", "version"])

@@ -56,7 +56,7 @@ from app.services.known_models import KnownModels
 from app.services.log_maintenance import LogMaintenance
 from app.services.model_registry import ModelRegistry
 from app.services.monitoring import Monitoring
-from app.services.outcomes import Outcomes
+from app.services.outcomes import Outcomes, PendingCounters
 from app.services.plots.service import Plots
 from app.services.prediction_log import LogStats, PredictionLogWriter
 from app.services.predictor import Predictor
@@ -211,12 +211,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     known_models = KnownModels(read_sessions, settings.known_models_refresh_seconds)
     queue = make_queue(settings, sessions)
+    pending = PendingCounters()  # what became of pending outcomes (writer, outcomes, upkeep)
     writer = (
         PredictionLogWriter(
             engine,
             max_rows=settings.prediction_log_queue_rows,
             batch_rows=settings.prediction_log_batch_rows,
             flush_seconds=settings.prediction_log_flush_seconds,
+            overflow=settings.prediction_log_overflow,
+            wait_seconds=settings.prediction_log_wait_seconds,
+            pending=pending,
         )
         if settings.prediction_log
         else None
@@ -233,11 +237,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         retention_days=settings.prediction_log_days,
         refresh_seconds=settings.monitoring_refresh_seconds,
         window_hours=settings.monitoring_window_hours,
+        pending_seconds=settings.pending_outcome_seconds,
+        counters=pending,
     )
     metrics.registry.register(
         PredictionLogCollector(
             lambda: writer.stats if writer is not None else LogStats(),
             lambda: maintenance.snapshot,
+            pending=pending,
+            pending_by_model=lambda: maintenance.pending,
         )
     )
     job_service = JobService(sessions, settings, queue)
@@ -271,7 +279,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         health=db_health,
         readiness=Readiness(engine, db_health, checks),
         stopping=stopping,
-        outcomes=Outcomes(sessions),
+        outcomes=Outcomes(sessions, max_pending=settings.pending_outcomes_max, counters=pending),
         monitoring=monitor,
         recalibrator=Recalibrator(
             sessions,

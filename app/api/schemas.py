@@ -655,12 +655,15 @@ class OutcomeOut(BaseModel):
     id: str
     status: str = Field(
         description="recorded (first report), unchanged (the same report again), conflict "
-        "(a different label or cost for a recorded outcome: nothing changed), unknown (no "
-        "logged prediction with this id for this model) or invalid (label not a class of "
-        "the version, or a negative cost)."
+        "(a different label or cost for a recorded or pending outcome: nothing changed), "
+        "pending (no prediction with this id is logged yet: kept, and recorded when it is; "
+        "expires after COSTWISE_PENDING_OUTCOME_SECONDS), invalid (label not a class of "
+        "the version, or of any version while pending; or a negative cost) or refused "
+        "(COSTWISE_PENDING_OUTCOMES_MAX outcomes of the model already pending: report it "
+        "again later). Never unknown."
     )
     version: int | None = Field(description="The version that made the prediction.")
-    detail: str | None = Field(description="Why, for conflict, unknown and invalid.")
+    detail: str | None = Field(description="Why, for conflict, pending, invalid and refused.")
 
 
 class OutcomesResponse(BaseModel):
@@ -715,6 +718,11 @@ class MonitoringResponse(BaseModel):
     until: str | None
     bucket: str
     versions: list[VersionMonitoring]
+    pending_outcomes: int = Field(
+        0,
+        description="Outcomes of this model reported for ids whose prediction is not "
+        "logged yet (kept, joined when it is; not in any version's figures until then).",
+    )
 
 
 # ---------------------------------------------------------------- recalibration

@@ -4,8 +4,9 @@
 optionally ``cost`` (empty: not reported), and sends it in batches of 10,000. A label
 that reads as an integer is sent as one (``1``), ``true``/``false`` as booleans,
 anything else as text: the classes of a model trained from a CSV are of these types.
-It prints the counts per status and every item that was not recorded or unchanged,
-and exits 1 when there was any (conflict, unknown, invalid), 0 otherwise.
+It prints the counts per status and every item that was not recorded, unchanged or
+pending (kept until its prediction is logged), and exits 1 when there was any
+(conflict, invalid, refused), 0 otherwise.
 ``monitor`` prints per version one line per hour or day bucket (``--json``: the
 server's document).
 """
@@ -64,7 +65,7 @@ def cmd_outcomes(args: argparse.Namespace, settings: Settings) -> int:
             report = client.send_outcomes(args.model, items[start : start + MAX_OUTCOMES])
             counts.update(report.counts)
             for r in report.results:
-                if r.status not in ("recorded", "unchanged"):
+                if r.status not in ("recorded", "unchanged", "pending"):
                     problems += 1
                     print(f"{r.id}\t{r.status}\t{r.detail or ''}", file=sys.stderr)
     print("\t".join(f"{k}={counts.get(k, 0)}" for k in sorted(counts)))

@@ -365,6 +365,36 @@ class LoggedPrediction(Base):
         return f"LoggedPrediction(model_id={self.model_id}, prediction_id={self.prediction_id!r})"
 
 
+class PendingOutcome(Base):
+    """An outcome reported for a prediction id that is not (yet) in the log.
+
+    Kept by :class:`app.services.outcomes.Outcomes` when the id's log row has not landed
+    (the writer is behind, or the client sent its own ``ids`` and reported before
+    predicting); joined into ``logged_predictions`` once the row lands, by the log
+    writer right after each batch and by the outcome report itself (see
+    :mod:`app.registry.pending_outcomes`), then deleted. ``label`` is the reported
+    class as JSON (validated against the version's classes at the join); ``cost`` the
+    reported realised cost. One per ``(model_id, prediction_id)``; expired after
+    COSTWISE_PENDING_OUTCOME_SECONDS.
+    """
+
+    __tablename__ = "pending_outcomes"
+    __table_args__ = (
+        UniqueConstraint("model_id", "prediction_id"),
+        Index("ix_pending_outcomes_received_at", "received_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH))
+    label: Mapped[Any] = mapped_column(JSON)
+    cost: Mapped[float | None] = mapped_column(Float, default=None)
+    received_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def __repr__(self) -> str:
+        return f"PendingOutcome(model_id={self.model_id}, prediction_id={self.prediction_id!r})"
+
+
 class PriorEstimate(Base):
     """Deployment class priors of one version estimated from its logged probabilities.
 

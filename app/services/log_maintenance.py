@@ -8,7 +8,12 @@ the last ``window_hours`` (coverage, realised / expected cost, ECE, ...) are
 recomputed into :attr:`LogMaintenance.snapshot`, which ``/metrics`` publishes as
 gauges. Only models that exist get series (their names come from the registry), so
 the number of series is bounded by the registry. A failed round (database down) keeps
-the last snapshot and is retried at the next.
+the last snapshot and is retried at the next. (3) Pending outcomes
+(:mod:`app.registry.pending_outcomes`) whose log row has landed are joined (a safety
+net: the log writer joins them after each batch), those received more than
+``pending_seconds`` ago (COSTWISE_PENDING_OUTCOME_SECONDS) are deleted and counted as
+``expired``, and the number still pending per model is kept in
+:attr:`LogMaintenance.pending` for ``/metrics``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import ServiceError
 from app.registry.orm import RegisteredModel
+from app.registry.pending_outcomes import JOIN_ROWS, PendingCounters, PendingOutcomes
 from app.registry.prediction_log import PredictionLog
 from app.services.monitoring import Monitoring
 from app.services.periodic import every
@@ -43,6 +49,8 @@ class LogMaintenance:
         retention_days: float = 30.0,
         refresh_seconds: float = 60.0,
         window_hours: float = 24.0,
+        pending_seconds: float = 86_400.0,
+        counters: PendingCounters | None = None,
     ) -> None:
         self._sessions = sessions
         self._monitoring = monitoring
@@ -52,6 +60,9 @@ class LogMaintenance:
         # (model name, version) -> figures of monitoring.summarise (swapped whole)
         self.snapshot: dict[tuple[str, int], dict[str, Any]] = {}
         self.deleted = 0
+        self.pending_seconds = pending_seconds
+        self.counters = counters if counters is not None else PendingCounters()
+        self.pending: dict[str, int] = {}  # model name -> outcomes pending (last round)
 
     def purge(self, now: datetime | None = None) -> int:
         """Delete logged predictions older than the retention; how many (0: keep all)."""
@@ -67,6 +78,32 @@ class LogMaintenance:
                 break
         self.deleted += total
         return total
+
+    def upkeep_pending(self, now: datetime | None = None) -> int:
+        """Join the pending outcomes whose rows landed, expire the old ones (how many
+        expired) and count what is left per model."""
+        while True:
+            with self._sessions.begin() as s:
+                counts = PendingOutcomes(s).join()
+            self.counters.add_join(counts)
+            if counts.joined + counts.invalid + counts.conflict + counts.same < JOIN_ROWS:
+                break
+        cutoff = (now or datetime.now(UTC)) - timedelta(seconds=self.pending_seconds)
+        expired = 0
+        while True:
+            with self._sessions.begin() as s:
+                n = PendingOutcomes(s).expire(cutoff)
+            expired += n
+            if n == 0:
+                break
+        if expired:
+            log.warning("pending outcomes: %d expired without their prediction logged", expired)
+            self.counters.add(expired=expired)
+        with self._sessions() as s:
+            by_id = PendingOutcomes(s).counts()
+            names = {m: n for m, n in s.execute(select(RegisteredModel.id, RegisteredModel.name))}
+        self.pending = {names[m]: n for m, n in by_id.items() if m in names}
+        return expired
 
     def refresh(self, now: datetime | None = None) -> dict[tuple[str, int], dict[str, Any]]:
         """Recompute the snapshot of every model's logged versions over the window."""
@@ -87,6 +124,7 @@ class LogMaintenance:
             if removed:
                 log.info("prediction log: %d rows past retention deleted", removed)
             self.refresh()
+            self.upkeep_pending()
         except ServiceError as error:  # the database unavailable: translated below us
             log.warning("prediction log upkeep failed (retried later): %s", error)
             return False

@@ -28,6 +28,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, NotFound, PayloadTooLarge, Unavailable
+from app.registry.pending_outcomes import PendingOutcomes
 from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.core_errors import core_errors
@@ -184,12 +185,14 @@ class Monitoring:
                 k = _n_classes(classes.get(v))
                 columns = log.columns(model.id, v, k, since, until)
                 versions.append(_version_report(v, classes.get(v), columns, BUCKETS[bucket]))
+            pending = PendingOutcomes(s).count(model.id)
         return {
             "model": name,
             "since": None if since is None else _iso(since),
             "until": None if until is None else _iso(until),
             "bucket": bucket,
             "versions": versions,
+            "pending_outcomes": pending,
         }
 
     def totals(self, model_id: int, since: datetime) -> dict[int, dict[str, Any]]:

@@ -2,28 +2,33 @@
 
 A predict hands its rows over as one :class:`LogEntry` (arrays, not per-row objects:
 building it costs microseconds) with :meth:`PredictionLogWriter.submit`, which never
-blocks and never touches the database. One background thread takes everything
+touches the database and only blocks when the queue is full (below). One background thread takes everything
 waiting (up to ``batch_rows`` at a time), turns it into columns (:func:`columns_of`, no
 Python work per row) and inserts it in one statement (:func:`app.registry.prediction_log.write_rows`) every ``flush_seconds``
 at most.
 
 When the database is slower than the traffic (or down), rows wait in memory up to
-``max_rows``; a request whose rows do not fit is still answered, but its rows are
-**dropped and counted** (``dropped``), never waited for: a predict must not slow down
-or fail because of its log (the same rule as serving through registry outages). A
+``max_rows``. A request whose rows do not fit **waits for room** (in its worker
+thread, first come first served) up to ``wait_seconds``; if there is still none it is
+**refused** with 503 and Retry-After and its decisions are never returned, so that
+every answered row is logged (``refused`` counts those rows). ``overflow="drop"``
+(COSTWISE_PREDICTION_LOG_OVERFLOW=drop) restores the old behaviour: such a request is
+answered and its rows are **dropped and counted** (``dropped``). A
 batch that fails because the database is unavailable stays queued and is retried
 (with backoff, while new rows keep queueing up to the bound); a batch refused for any
 other reason (e.g. its version was deleted meanwhile) is counted as ``failed``. Ids
 already logged for the model are skipped (``duplicate``): the first record of an id
-stands. :meth:`close` writes what is queued before the process exits. The writer
-thread runs at the lowest CPU priority (nice 19) on PostgreSQL, so that under CPU
-contention the requests go first; on SQLite it keeps the process's priority, because its
-insert holds the database's one write lock (:func:`_lowest_priority`).
+stands. :meth:`close` writes what is queued before the process exits. With
+``overflow="drop"`` on PostgreSQL the writer thread runs at the lowest CPU priority
+(nice 19), so that under CPU contention the requests go first; with ``wait`` (requests
+wait for the writer's room) and on SQLite (its insert holds the database's one write
+lock) it keeps the process's priority (:func:`_lowest_priority`).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import threading
@@ -40,6 +45,7 @@ from sqlalchemy.engine import Engine
 
 from app.errors import Conflict, InvalidArgument, ServiceError, Unavailable
 from app.registry.orm import PREDICTION_ID_LENGTH
+from app.registry.pending_outcomes import JOIN_ROWS, PendingCounters, join_pending
 from app.registry.prediction_log import LOG_COLUMNS, log_time, write_rows
 
 log = logging.getLogger(__name__)
@@ -54,7 +60,9 @@ __all__ = [
     "new_ids",
 ]
 
-OUTCOMES = ("written", "duplicate", "dropped", "failed")
+OUTCOMES = ("written", "duplicate", "dropped", "failed", "refused")
+#: What a request does when its rows do not fit in the queue (COSTWISE_PREDICTION_LOG_OVERFLOW).
+OVERFLOW_MODES = ("wait", "drop")
 
 
 #: ``-0``, ``-1``, ...: the row-number suffixes of new ids, made once (grown on demand).
@@ -165,6 +173,21 @@ def _tail(a: np.ndarray | None) -> tuple[int, ...] | None:
     return None if a is None else a.shape[1:]
 
 
+def log_times(times: Sequence[datetime]) -> list[str]:
+    """:func:`~app.registry.prediction_log.log_time` of each of ``times``, formatting
+    each distinct second once (the entries of a batch span a few seconds): a
+    ``strftime`` per entry was a third of :func:`columns_of`'s time on one-row requests."""
+    heads: dict[datetime, str] = {}
+    out: list[str] = []
+    for t in times:
+        whole = t.replace(microsecond=0)
+        head = heads.get(whole)
+        if head is None:
+            head = heads[whole] = log_time(whole)[:19]  # "YYYY-MM-DD HH:MM:SS"
+        out.append(f"{head}.{t.microsecond:06d}")
+    return out
+
+
 def _layout(e: LogEntry) -> tuple[Any, ...]:
     """What must agree for entries' arrays to be concatenated (all but the row count)."""
     costs = ("matrix",) if e.costs.ndim == 2 else ("rows", *e.costs.shape[1:])
@@ -224,7 +247,7 @@ def _add_run(cols: dict[str, list[Any]], run: Sequence[LogEntry]) -> None:
     for e in run:
         cols["prediction_id"] += e.ids
     cols["alias"] += _repeat([e.alias for e in run], counts, n)
-    cols["created_at"] += _repeat([log_time(e.created_at) for e in run], counts, n)
+    cols["created_at"] += _repeat(log_times([e.created_at for e in run]), counts, n)
     raw = None if first.raw is None else _cat([e.raw for e in run])  # type: ignore[misc]
     proba = None if first.proba is None else _cat([e.proba for e in run])  # type: ignore[misc]
     cols["raw_score"] += _json_rows(raw, n)
@@ -258,8 +281,13 @@ class LogStats:
     duplicate: int = 0
     dropped: int = 0
     failed: int = 0
+    refused: int = 0  # rows of requests refused (503) after waiting for room in vain
+    waited: int = 0  # rows of requests that had to wait for room (then queued or refused)
     queued: int = 0
 
+
+#: How many times ``batch_rows`` one batch may hold while the writer is behind.
+CATCH_UP = 4
 
 SQLITE_WRITE_GAP_SECONDS = 0.15
 """Pause of the writer after each batch on SQLite (longer than the busy handler's
@@ -278,15 +306,30 @@ class PredictionLogWriter:
         batch_rows: int = 10_000,
         flush_seconds: float = 0.2,
         retry_seconds: float = 1.0,
+        overflow: str = "wait",
+        wait_seconds: float = 5.0,
+        pending: PendingCounters | None = None,
     ) -> None:
+        if overflow not in OVERFLOW_MODES:
+            raise ValueError(f"overflow: expected one of {OVERFLOW_MODES}, got {overflow!r}")
         self._engine = engine
         self.max_rows = max_rows
+        self.overflow = overflow
+        self.wait_seconds = wait_seconds
+        self.retry_after = max(1, math.ceil(wait_seconds))
         self.batch_rows = batch_rows
         self.flush_seconds = flush_seconds
         self.retry_seconds = retry_seconds
         self.stats = LogStats()
+        self.pending = pending if pending is not None else PendingCounters()
         self._queue: deque[LogEntry] = deque()
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # the writer waits for work, flush for it
+        self._room = threading.Condition(lock)  # requests wait for room in the queue
+        self._waiting = 0  # requests waiting for room
+        self._next_ticket = 0  # their turns: first come, first served
+        self._serving = 0
+        self._abandoned: set[int] = set()  # turns given up (timed out) before they came
         self._thread: threading.Thread | None = None
         self._closing = False
         self._busy = False
@@ -299,17 +342,72 @@ class PredictionLogWriter:
 
     # ------------------------------------------------------------ request path
     def submit(self, entry: LogEntry) -> bool:
-        """Queue ``entry`` (never blocks); False when it did not fit and was dropped."""
+        """Queue ``entry``; True once queued.
+
+        With room in the queue (and nobody waiting before it) it never blocks. Without:
+        ``overflow="wait"`` (the default) waits for room in the calling thread, first
+        come first served, up to ``wait_seconds``, then raises :class:`Unavailable`
+        (503 with Retry-After: the request is refused and its decisions are never
+        returned, so nothing answered goes unlogged; counted as ``refused``);
+        ``overflow="drop"`` returns False at once (the request is answered, its rows
+        are counted as ``dropped``). Never call it on an event loop with waiting on: a
+        predict runs in a worker thread (:func:`app.api.deps.in_prediction_thread`).
+        An entry larger than the whole queue waits until the queue is empty.
+        """
         n = len(entry)
         with self._cond:
-            if self._closing or self.stats.queued + n > self.max_rows:
+            if not self._closing and not self._waiting and self._fits(n):
+                self._append(entry)
+                return True
+            if self.overflow == "drop":
                 self.stats.dropped += n
                 return False
-            self._queue.append(entry)
-            self.stats.queued += n
-            if self.stats.queued >= self.batch_rows:
-                self._cond.notify()
+            if self._closing or not self._wait_for_room(n):
+                self.stats.refused += n
+                raise Unavailable(
+                    f"the prediction log cannot keep up: {self.stats.queued} rows wait to be "
+                    f"written (COSTWISE_PREDICTION_LOG_QUEUE_ROWS={self.max_rows}); the "
+                    f"request was not answered, retry in {self.retry_after} s",
+                    retry_after=self.retry_after,
+                )
+            self._append(entry)
         return True
+
+    def _fits(self, n: int) -> bool:
+        return self.stats.queued + n <= self.max_rows or self.stats.queued == 0
+
+    def _append(self, entry: LogEntry) -> None:
+        self._queue.append(entry)
+        self.stats.queued += len(entry)
+        if self.stats.queued >= self.batch_rows:
+            self._cond.notify()
+
+    def _wait_for_room(self, n: int) -> bool:
+        """Wait (lock held, released while waiting) for room for ``n`` rows, in turn
+        (tickets: a large request is not overtaken forever by small ones); False after
+        ``wait_seconds`` or when the writer closes."""
+        ticket = self._next_ticket
+        self._next_ticket += 1
+        self._waiting += 1
+        self.stats.waited += n
+        deadline = time.monotonic() + self.wait_seconds
+        try:
+            while not (ticket == self._serving and self._fits(n)):
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closing:
+                    return False
+                self._room.wait(left)
+            return True
+        finally:
+            self._waiting -= 1
+            if ticket == self._serving:
+                self._serving += 1
+            else:  # gave up out of turn: the tickets after it must not wait for it
+                self._abandoned.add(ticket)
+            while self._serving in self._abandoned:
+                self._abandoned.discard(self._serving)
+                self._serving += 1
+            self._room.notify_all()
 
     # ------------------------------------------------------------ writer thread
     def start(self) -> None:
@@ -323,18 +421,31 @@ class PredictionLogWriter:
             self._thread.start()
 
     def _take(self) -> list[LogEntry]:
-        """Entries of at most ``batch_rows`` rows (at least one entry), left queued."""
+        """Entries of at most ``batch_rows`` rows (at least one entry), left queued;
+        up to CATCH_UP x ``batch_rows`` while the writer is behind (requests wait for
+        room, or the queue is over half full) and no batch failed lately: the fixed
+        costs of a batch (its commit, SQLite's pause for other writers) then weigh less
+        per row, so that backpressure lasts less."""
+        limit = self._limit
+        behind = self._waiting > 0 or 2 * self.stats.queued > self.max_rows
+        if behind and limit == self.batch_rows:
+            limit = CATCH_UP * self.batch_rows
         taken: list[LogEntry] = []
         rows = 0
         for e in self._queue:
-            if taken and rows + len(e) > self._limit:
+            if taken and rows + len(e) > limit:
                 break
             taken.append(e)
             rows += len(e)
         return taken
 
     def _run(self) -> None:
-        if not self._sqlite:  # SQLite's one write lock: see _lowest_priority
+        # lowest priority only where nothing waits for the writer: with backpressure
+        # (overflow="wait") requests wait for its room, and a nice-19 writer on a busy
+        # CPU made them wait until refused (a priority inversion, seen on PostgreSQL
+        # under the mixed load of tests/reliability/test_log_lossless.py); on SQLite see
+        # _lowest_priority
+        if not self._sqlite and self.overflow == "drop":
             _lowest_priority()
         while True:
             with self._cond:
@@ -354,6 +465,7 @@ class PredictionLogWriter:
                         self._queue.popleft()
                     self.stats.queued -= sum(len(e) for e in batch)
                     self._cond.notify_all()
+                    self._room.notify_all()
                     self._limit = min(self.batch_rows, 2 * self._limit)
                 elif self._closing:
                     return
@@ -387,7 +499,30 @@ class PredictionLogWriter:
             return True
         self.stats.written += new
         self.stats.duplicate += n - new
+        if new:
+            self._join_pending({e.model_id for e in batch})
         return True
+
+    def _join_pending(self, model_ids: set[int]) -> None:
+        """Record the pending outcomes of ``model_ids`` whose rows have now landed, in a
+        transaction right after the insert's commit (why this order cannot miss one:
+        :mod:`app.registry.pending_outcomes`). A failure loses nothing: the next batch
+        and the upkeep join them."""
+        try:
+            while True:
+                counts = join_pending(self._engine, model_ids)
+                self.pending.add_join(counts)
+                if counts.invalid or counts.conflict:
+                    log.warning(
+                        "pending outcomes discarded at the join: %d invalid labels, %d "
+                        "conflicting with a recorded outcome",
+                        counts.invalid,
+                        counts.conflict,
+                    )
+                if counts.joined + counts.invalid + counts.conflict + counts.same < JOIN_ROWS:
+                    return
+        except ServiceError as error:
+            log.warning("pending outcomes: join after a log batch failed (retried): %s", error)
 
     def write_pending(self) -> None:
         """Write everything queued, in the calling thread (for tools and benchmarks; the
@@ -403,6 +538,7 @@ class PredictionLogWriter:
                 for _ in batch:
                     self._queue.popleft()
                 self.stats.queued -= sum(len(e) for e in batch)
+                self._room.notify_all()
 
     # ------------------------------------------------------------ lifecycle
     def flush(self, timeout: float = 10.0) -> bool:
@@ -421,18 +557,32 @@ class PredictionLogWriter:
     def close(self, timeout: float = 10.0) -> None:
         """Write what is queued (at most ``timeout`` seconds), then stop the thread.
 
-        Rows still queued after that (database down) are counted as ``dropped``."""
+        Rows still queued after that (database down) are logged as an error (how many,
+        of which models and when) and counted as ``dropped``."""
         self.flush(timeout)
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+            self._room.notify_all()  # waiting requests are refused (503), not answered
             thread = self._thread
         if thread is not None:
             thread.join(timeout=max(1.0, self.retry_seconds + 1))
         with self._cond:
             left = sum(len(e) for e in self._queue)
-            if left:
-                log.error("prediction log: %d rows not written at shutdown", left)
+            if left:  # answered but never logged: say which, loudly
+                first, last = self._queue[0], self._queue[-1]
+                log.error(
+                    "prediction log: %d rows of %d answered requests NOT WRITTEN at shutdown "
+                    "(the database did not take them within %.0f s); models %s, made %s to "
+                    "%s, first id %s: their outcomes will be kept as pending and expire",
+                    left,
+                    len(self._queue),
+                    timeout,
+                    sorted({e.model_id for e in self._queue}),
+                    first.created_at.isoformat(),
+                    last.created_at.isoformat(),
+                    first.ids[0] if len(first) else None,
+                )
                 self.stats.dropped += left
                 self.stats.queued = 0
                 self._queue.clear()

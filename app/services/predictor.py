@@ -14,7 +14,9 @@ look-up raises :class:`app.errors.Unavailable`, at once while
 
 The prediction log: every predicted row (with its id, raw score, probabilities, decision
 and costs) is handed to :class:`app.services.prediction_log.PredictionLogWriter`, which
-writes it off the request path; a predict never waits for the log.
+writes it off the request path; a predict only waits for the log when the writer's
+queue is full (bounded, then 503 without its decisions: an answered row is always logged;
+see COSTWISE_PREDICTION_LOG_OVERFLOW).
 """
 
 from __future__ import annotations
@@ -362,7 +364,9 @@ class Predictor:
         setting: CostSetting,
         priors: Sequence[float] | None,
     ) -> list[str] | None:
-        """Hand the rows to the log writer (never blocks); their ids, or None if not logged.
+        """Hand the rows to the log writer; their ids, or None if not logged. Waits
+        (bounded) while the writer's queue is full, then raises Unavailable (503): the
+        decisions are not returned unless their rows are queued.
 
         Models that decide without probabilities (``fixed`` rule) are not logged:
         monitoring needs probabilities."""

@@ -14,12 +14,16 @@ from tests.costwise.test_cli_remote import costwise
 
 
 def _until_written(client: Client, items: list[dict[str, Any]]) -> OutcomesReport:
-    """Send outcomes until none is ``unknown`` (the log writes within ~0.2 s)."""
+    """Send outcomes, then wait until the pending ones are recorded (the log writes
+    within ~0.2 s and joins them); the report sent again says ``unchanged`` for those."""
+    first = client.send_outcomes("fraud", items)
+    assert first.counts.get("unknown", 0) == 0
+    assert first.counts["pending"] + first.counts["recorded"] == len(items), first.counts
     deadline = time.monotonic() + 10
     while True:
         report = client.send_outcomes("fraud", items)
-        if report.counts["unknown"] == 0 or time.monotonic() > deadline:
-            return report
+        if report.counts["pending"] == 0 or time.monotonic() > deadline:
+            return first if first.counts["pending"] == 0 else report
         time.sleep(0.1)
 
 
@@ -32,7 +36,8 @@ def test_client_predict_ids_outcomes_and_monitoring(client: Client, fraud: dict[
     assert client.predict("fraud", X[:2]).predictions[0].id  # the service's own id
     items = [{"id": f"c{i}", "label": int(y[i])} for i in range(10)]
     report = _until_written(client, items)
-    assert report.counts["recorded"] == 10 and report.results[0].status == "recorded"
+    assert report.counts["recorded"] + report.counts["unchanged"] == 10
+    assert report.results[0].status in ("recorded", "unchanged")
     again = client.send_outcomes("fraud", [(f"c{i}", int(y[i])) for i in range(10)])
     assert again.counts["unchanged"] == 10
     deadline = time.monotonic() + 10  # the second request's 2 rows may be a later batch
@@ -63,12 +68,12 @@ def test_cli_outcomes_send_and_monitor(
     lines = ["id,label,cost"] + [
         f"cli{i},{int(y[i])},{'2.5' if i == 1 else ''}" for i in range(1, 4)
     ]
-    csv.write_text("\n".join([*lines, "nobody,1,"]) + "\n")
+    csv.write_text("\n".join([*lines, "nobody,1,", "cli4,7,"]) + "\n")
     remote = ["--url", server.url, "--api-key", ADMIN_KEY]
     out = costwise("outcomes", "send", str(csv), "--model", "fraud", *remote, check=False)
-    assert out.returncode == 1, out.stderr  # one unknown id
-    assert "recorded=3" in out.stdout and "unknown=1" in out.stdout
-    assert "nobody\tunknown" in out.stderr
+    assert out.returncode == 1, out.stderr  # one invalid label
+    assert "recorded=3" in out.stdout and "pending=1" in out.stdout and "invalid=1" in out.stdout
+    assert "cli4\tinvalid" in out.stderr and "nobody" not in out.stderr  # pending: accepted
     mon = costwise("monitor", "fraud", "--bucket", "day", *remote)
     assert "# fraud version 1" in mon.stdout and "total\t" in mon.stdout
     doc = json.loads(costwise("monitor", "fraud", "--json", *remote).stdout)

@@ -35,6 +35,7 @@ REGISTRY_TABLES = {
     "training_job_inputs",
     "logged_predictions",
     "prior_estimates",
+    "pending_outcomes",
 }
 
 

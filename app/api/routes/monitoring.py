@@ -38,10 +38,13 @@ router = APIRouter(
     response_model=OutcomesResponse,
     summary="Report the true labels (and realised costs) of logged predictions",
     description="Idempotent, per item: `recorded`, `unchanged` (the same again), `conflict` "
-    "(a different label or cost for a recorded outcome: a recorded outcome is final), "
-    "`unknown` (no logged prediction with this id for this model) or `invalid` (label not "
-    "a class of the version that predicted, or a negative cost); never fatal for the "
-    "batch. The same id twice in one batch is a 422 and records nothing. Role: predictor.",
+    "(a different label or cost for a recorded or pending outcome: the first report "
+    "stands), `pending` (no prediction with this id is logged yet: kept, and recorded when "
+    "its log row lands; expires after COSTWISE_PENDING_OUTCOME_SECONDS), `invalid` (label "
+    "not a class of the version that predicted, or a negative cost) or `refused` (too many "
+    "pending outcomes for the model: report it again later); an id the service answered "
+    "is never `unknown`. Never fatal for the batch. The same id twice in one batch is a "
+    "422 and records nothing. Role: predictor.",
 )
 async def outcomes(name: ModelName, body: OutcomesRequest, services: ServicesDep) -> Any:
     items = [Outcome(o.id, o.label, o.cost) for o in body.outcomes]

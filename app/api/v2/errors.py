@@ -25,13 +25,15 @@ log = logging.getLogger(__name__)
 V2_STATUS = {**STATUS_BY_CODE, "INVALID_ARGUMENT": 400, "TRAINING_TIME_LIMIT": 400}
 
 
-def v2_error(code: str, detail: str) -> FastJSONResponse:
+def v2_error(code: str, detail: str, retry_after: Any = None) -> FastJSONResponse:
     status = V2_STATUS.get(code, 500)
     if status >= 500 or code in OPERATOR_CODES:
         log.warning("%s: %s", code, detail)
     response = FastJSONResponse({"error": detail}, status_code=status)
     if code == "UNAUTHORIZED":
         response.headers["WWW-Authenticate"] = 'Bearer realm="costwise"'
+    if retry_after is not None:  # e.g. the prediction log's queue stayed full
+        response.headers["Retry-After"] = str(retry_after)
     return response
 
 
@@ -49,7 +51,7 @@ class V2Route(APIRoute):
             try:
                 return await handler(request)
             except ServiceError as exc:
-                return v2_error(exc.code, exc.detail)
+                return v2_error(exc.code, exc.detail, exc.extra.get("retry_after"))
             except RequestValidationError as exc:
                 code, detail, _, _ = describe_validation(list(exc.errors()))
                 return v2_error(code, detail)

@@ -97,7 +97,7 @@ def test_outcomes_are_idempotent_and_reported_per_item(
     assert [x["status"] for x in out["results"]] == [
         "recorded",
         "recorded",
-        "unknown",
+        "pending",  # not logged (yet): kept, never unknown
         "invalid",
         "invalid",
     ]
@@ -105,8 +105,9 @@ def test_outcomes_are_idempotent_and_reported_per_item(
         "recorded": 2,
         "unchanged": 0,
         "conflict": 0,
-        "unknown": 1,
+        "pending": 1,
         "invalid": 2,
+        "refused": 0,
     }
     assert "not a class of version 1 [0, 1]" in out["results"][3]["detail"]
     again = _outcomes(client, [{"id": "a", "label": 1}, {"id": "b", "label": 1}]).json()
@@ -359,3 +360,28 @@ def test_multiclass_monitoring_reports_class_shares(client: TestClient) -> None:
     assert all(isinstance(r.raw_score, list) and len(r.raw_score) == 3 for r in rows) or all(
         r.raw_score is None for r in rows
     )
+
+
+def test_a_predict_the_log_cannot_take_is_refused_with_retry_after(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    """A writer that takes no more rows (here: closed) refuses the request with 503 and
+    Retry-After, in /v1 and /v2, without its decisions; counted as refused, not dropped."""
+    writer = client.app.state.services.prediction_log  # type: ignore[attr-defined]
+    writer.close()
+    X, _ = dataset(300)
+    r = client.post("/v1/models/fraud/predict", json={"instances": X[:3].tolist()})
+    assert r.status_code == 503 and r.headers["retry-after"] == "5", r.text
+    assert r.json()["code"] == "UNAVAILABLE" and "predictions" not in r.json()
+    assert "prediction log" in r.json()["detail"]
+    body = {
+        "inputs": [
+            {"name": "features", "shape": [2, 4], "datatype": "FP64", "data": X[:2].tolist()}
+        ]
+    }
+    v2 = client.post("/v2/models/fraud/infer", json=body)
+    assert v2.status_code == 503 and v2.headers["retry-after"] == "5", v2.text
+    assert "outputs" not in v2.json()
+    assert (writer.stats.refused, writer.stats.dropped) == (5, 0)
+    metrics = client.get("/metrics").text
+    assert 'costwise_prediction_log_rows_total{outcome="refused"} 5.0' in metrics

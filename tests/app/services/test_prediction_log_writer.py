@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,6 +13,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, upgrade_to_head
+from app.errors import Unavailable
 from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel
 from app.registry.prediction_log import PredictionLog
 from app.services.log_maintenance import LogMaintenance
@@ -65,13 +67,74 @@ def _count(engine: Engine) -> int:
 
 
 def test_a_full_queue_drops_and_counts_never_blocks(engine: Engine) -> None:
-    writer = PredictionLogWriter(engine, max_rows=5)  # not started: nothing drains it
+    writer = PredictionLogWriter(engine, max_rows=5, overflow="drop")  # nothing drains it
     started = time.perf_counter()
     assert writer.submit(_entry(3))
     assert not writer.submit(_entry(3))  # 3 + 3 > 5: dropped at once
     assert writer.submit(_entry(2))
     assert time.perf_counter() - started < 0.5
     assert (writer.stats.queued, writer.stats.dropped) == (5, 3)
+
+
+def test_a_full_queue_refuses_after_the_bounded_wait(engine: Engine) -> None:
+    """overflow="wait": no room within wait_seconds -> Unavailable with retry_after,
+    counted as refused; nothing is dropped, the queue keeps its bound."""
+    writer = PredictionLogWriter(engine, max_rows=5, wait_seconds=0.2)  # nothing drains it
+    assert writer.submit(_entry(3))
+    started = time.perf_counter()
+    with pytest.raises(Unavailable) as caught:
+        writer.submit(_entry(3))
+    waited = time.perf_counter() - started
+    assert 0.15 <= waited < 2.0
+    assert caught.value.extra["retry_after"] == 1
+    assert "COSTWISE_PREDICTION_LOG_QUEUE_ROWS" in caught.value.detail
+    assert writer.submit(_entry(2))  # fits: no wait
+    stats = writer.stats
+    assert (stats.queued, stats.dropped, stats.refused, stats.waited) == (5, 0, 3, 3)
+
+
+def test_a_waiting_request_is_queued_once_the_writer_makes_room(
+    engine: Engine,
+) -> None:
+    """Requests wait in turn for room and are all queued and written, none refused,
+    when the writer drains faster than the wait bound; one larger than the queue
+    waits for an empty queue."""
+    model_id, version_id = _registry_with_a_version(engine)
+    writer = PredictionLogWriter(
+        engine, max_rows=10, batch_rows=4, flush_seconds=0.01, wait_seconds=10.0
+    )
+    writer.start()
+    errors: list[BaseException] = []
+
+    def client(n: int) -> None:
+        try:
+            for _ in range(5):
+                writer.submit(_entry(n, model_id, version_id))
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    try:
+        threads = [threading.Thread(target=client, args=(n,)) for n in (1, 3, 7, 12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors
+        assert writer.flush(30.0)
+        stats = writer.stats
+        assert (stats.written, stats.dropped, stats.refused, stats.queued) == (115, 0, 0, 0)
+        assert stats.waited > 0
+        assert _count(engine) == 115
+    finally:
+        writer.close()
+
+
+def test_a_closing_writer_refuses_instead_of_dropping(engine: Engine) -> None:
+    writer = PredictionLogWriter(engine, max_rows=5, wait_seconds=30.0)
+    writer.close()
+    with pytest.raises(Unavailable):
+        writer.submit(_entry(1))
+    assert (writer.stats.refused, writer.stats.dropped) == (1, 0)
 
 
 def test_rows_wait_while_the_database_is_down_then_are_written(tmp_path: Path) -> None:
@@ -356,3 +419,17 @@ def test_a_batch_over_several_statements_keeps_every_row_and_skips_logged_ids(
         assert r.probabilities == [1 - p1[i], p1[i]] and r.raw_score == p1[i]
         assert r.decision == int(p1[i] >= 0.5) and r.expected_cost == min(p1[i], 1 - p1[i])
     assert got[first.ids[0]].raw_score == first.raw[0]  # type: ignore[index]  # first stands
+
+
+def test_log_times_format_every_time_as_log_time_does() -> None:
+    """The per-second memo of log_times gives exactly log_time's text (UTC), across
+    second, day and zone boundaries."""
+    from datetime import timezone
+
+    from app.registry.prediction_log import log_time
+    from app.services.prediction_log import log_times
+
+    start = datetime(2026, 12, 31, 23, 59, 58, 999_999, tzinfo=UTC)
+    times = [start + timedelta(microseconds=37 * i) for i in range(80_000)]
+    times.append(datetime(2026, 1, 1, 0, 0, 0, 5, tzinfo=timezone(timedelta(hours=5))))
+    assert log_times(times) == [log_time(t) for t in times]

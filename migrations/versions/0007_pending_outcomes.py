@@ -1,0 +1,53 @@
+"""Pending outcomes: outcomes reported for prediction ids not (yet) in the log.
+
+Revision ID: 0007
+Revises: 0006
+Create Date: 2026-11-27
+
+Hand-written against ``app.registry.orm.PendingOutcome``; tests/migrations checks that
+autogenerate finds no difference. ``(model_id, prediction_id)`` is unique (one pending
+outcome per id: the first report stands) and serves the join with
+``logged_predictions``; ``received_at`` serves the expiry delete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0007"
+down_revision: str | None = "0006"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "pending_outcomes",
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
+        sa.Column("model_id", sa.Integer(), nullable=False),
+        sa.Column("prediction_id", sa.String(length=128), nullable=False),
+        sa.Column("label", sa.JSON(), nullable=False),
+        sa.Column("cost", sa.Float(), nullable=True),
+        sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["model_id"],
+            ["registered_models.id"],
+            name=op.f("fk_pending_outcomes_model_id_registered_models"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_pending_outcomes")),
+        sa.UniqueConstraint(
+            "model_id", "prediction_id", name=op.f("uq_pending_outcomes_model_id_prediction_id")
+        ),
+    )
+    op.create_index(
+        "ix_pending_outcomes_received_at", "pending_outcomes", ["received_at"], unique=False
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ix_pending_outcomes_received_at", table_name="pending_outcomes")
+    op.drop_table("pending_outcomes")
