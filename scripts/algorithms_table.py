@@ -6,15 +6,11 @@ python scripts/algorithms_table.py --check    # exit 1 if docs/algorithms.md is 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import doc_tables  # scripts/doc_tables.py (run as python scripts/...)
 
 from models.algorithms import algorithms
 
-BEGIN = "<!-- algorithms:begin -->"
-END = "<!-- algorithms:end -->"
 PIPE = "\\|"  # a literal | inside a markdown table cell
-README = Path(__file__).resolve().parents[1] / "docs" / "algorithms.md"  # where the table lives
 
 
 def _yes(flag: bool | None) -> str:
@@ -68,24 +64,8 @@ def table() -> str:
 
 
 def main() -> int:
-    block = f"{BEGIN}\n{table()}\n{END}"
-    if "--check" in sys.argv:
-        text = README.read_text()
-        ok = BEGIN in text and text[text.index(BEGIN) : text.index(END) + len(END)] == block
-        print(
-            "docs/algorithms.md: the algorithm table is up to date"
-            if ok
-            else "docs/algorithms.md: the algorithm table is stale: run python scripts/algorithms_table.py --write"
-        )
-        return 0 if ok else 1
-    if "--write" in sys.argv:
-        text = README.read_text()
-        start, end = text.index(BEGIN), text.index(END) + len(END)
-        README.write_text(text[:start] + block + text[end:])
-        return 0
-    print(block)
-    return 0
+    return doc_tables.main("algorithms.md", "algorithms", table(), "algorithms_table.py")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -10,18 +10,13 @@ field's type and bounds) and its description, so the page says what the code doe
 
 from __future__ import annotations
 
-import sys
 import typing
-from pathlib import Path
 from typing import Any
 
+import doc_tables  # scripts/doc_tables.py (run as python scripts/...)
 from pydantic.fields import FieldInfo
 
 from app.settings import Settings
-
-BEGIN = "<!-- settings:begin -->"
-END = "<!-- settings:end -->"
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 
 def _default(field: FieldInfo) -> str:
@@ -67,23 +62,7 @@ def table() -> str:
 
 
 def main() -> int:
-    block = f"{BEGIN}\n{table()}\n{END}"
-    text = PAGE.read_text()
-    if "--check" in sys.argv:
-        ok = BEGIN in text and text[text.index(BEGIN) : text.index(END) + len(END)] == block
-        print(
-            "docs/configuration.md: the settings table is up to date"
-            if ok
-            else "docs/configuration.md: the settings table is stale: run "
-            "python scripts/configuration_table.py --write"
-        )
-        return 0 if ok else 1
-    if "--write" in sys.argv:
-        start, end = text.index(BEGIN), text.index(END) + len(END)
-        PAGE.write_text(text[:start] + block + text[end:])
-        return 0
-    print(block)
-    return 0
+    return doc_tables.main("configuration.md", "settings", table(), "configuration_table.py")
 
 
 if __name__ == "__main__":

@@ -11,34 +11,15 @@ tests/reliability/test_role_matrix.py parses the page's table and walks it.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import doc_tables  # scripts/doc_tables.py (run as python scripts/...)
 
 from app.api.permissions import permission_table
 
-BEGIN = "<!-- permissions:begin -->"
-END = "<!-- permissions:end -->"
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "authentication.md"
-
 
 def main() -> int:
-    block = f"{BEGIN}\n{permission_table()}\n{END}"
-    text = PAGE.read_text()
-    if "--check" in sys.argv:
-        ok = BEGIN in text and text[text.index(BEGIN) : text.index(END) + len(END)] == block
-        print(
-            "docs/authentication.md: the permission table is up to date"
-            if ok
-            else "docs/authentication.md: the permission table is stale: run "
-            "python scripts/permissions_table.py --write"
-        )
-        return 0 if ok else 1
-    if "--write" in sys.argv:
-        start, end = text.index(BEGIN), text.index(END) + len(END)
-        PAGE.write_text(text[:start] + block + text[end:])
-        return 0
-    print(block)
-    return 0
+    return doc_tables.main(
+        "authentication.md", "permissions", permission_table(), "permissions_table.py"
+    )
 
 
 if __name__ == "__main__":
