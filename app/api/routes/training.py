@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.api.bodies import JSON, media_type
+from app.api.body_limits import RouteBody
+from app.api.body_scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
 from app.api.parse_pool import BodyInvalid
@@ -79,10 +81,26 @@ Parsed = tuple[TrainingData | DatasetRef, TrainingSpec, str | None, dict[str, st
 
 
 _REFERENCE_BYTES = 64 * 1024  # a body naming a dataset is small
+FORM = "multipart/form-data"
+# rows are bounded by COSTWISE_MAX_TRAIN_ROWS and COSTWISE_MAX_CELLS, whose largest
+# bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits); a CSV
+# upload is parsed as it streams in (spooled to disk), counted by the body-limit middleware
+TRAINING_BODY = RouteBody(media_types=(JSON, FORM), default="", streamed=(FORM,))
 
 
-def _from_json(body: bytes, settings: Settings) -> Parsed:
-    """Parse and check a JSON training body (in a parse worker process when large)."""
+def _from_json(body: bytes, settings: Settings, large: bool = False) -> Parsed:
+    """Parse and check a JSON training body (in a parse worker process when ``large``,
+    after a count of its rows and values: :mod:`app.api.body_scan`)."""
+    if large:
+        refuse_oversized(
+            body,
+            field="features",
+            max_rows=settings.max_train_rows,
+            max_cells=settings.max_cells,
+            max_classes=settings.max_classes,
+            values_per_row=1,  # its label
+            rows_setting="COSTWISE_MAX_TRAIN_ROWS",
+        )
     if len(body) <= _REFERENCE_BYTES and _names_dataset(body):
         ref_req = DatasetTrainingRequest.model_validate_json(body)
         ref = DatasetRef.from_mapping(
@@ -170,15 +188,18 @@ ModeQuery = Annotated[
     },
 )
 async def create_version(
-    name: ModelName, request: Request, services: ServicesDep, mode: ModeQuery = "auto"
+    name: ModelName,
+    request: Request,
+    body: Annotated[bytes, Depends(TRAINING_BODY)],
+    services: ServicesDep,
+    mode: ModeQuery = "auto",
 ) -> Any:
     trainer = services.trainer
-    ctype = media_type(request, accepted=(JSON, "multipart/form-data"), default="")
+    ctype = media_type(request, accepted=TRAINING_BODY.media_types, default="")
     try:
         if ctype == JSON:
-            body = await request.body()
             if services.parsing.offloads(len(body)):  # a worker process (app.api.parse_pool)
-                parsed = await services.parsing.run(_from_json, body, services.settings)
+                parsed = await services.parsing.run(_from_json, body, services.settings, True)
             else:
                 parsed = await run_in_threadpool(_from_json, body, services.settings)
             data, spec, description, tags = parsed
