@@ -33,6 +33,7 @@ from typing import Any, Generic, TypeVar
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies import JSON, media_type
 from app.api.body_scan import scan
@@ -79,14 +80,36 @@ def validate_json(body: bytes, model: type[M], items: Items | None, large: bool)
     return value
 
 
-async def parse_body(parsing: ParsePool, fn: Any, body: bytes, *args: Any) -> Any:
-    """``fn(body, *args, large)``: on the event loop for a small body (``large`` False),
-    in the parse worker for one of COSTWISE_PARSE_OFFLOAD_BYTES or more (``large``
-    True; ``fn`` importable by name, ``args`` picklable). Errors as :meth:`ParsePool.run`
-    raises them, or pydantic's ValidationError for a small body."""
-    if parsing.offloads(len(body)):
-        return await parsing.run(fn, body, *args, True)
-    return fn(body, *args, False)
+class Body:
+    """A request body as it arrived: its chunks, joined only when parsed here (a large
+    one travels to the parse worker without being joined: :meth:`ParsePool.run_on_body`)."""
+
+    __slots__ = ("chunks", "size")
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+        self.size = sum(len(c) for c in chunks)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def join(self) -> bytes:
+        return b"".join(self.chunks)  # one chunk: the chunk itself, no copy
+
+
+async def parse_body(
+    parsing: ParsePool, fn: Any, body: Body, *args: Any, small_in_thread: bool = False
+) -> Any:
+    """``fn(bytes, *args, large)``: on the event loop for a small body (``large`` False;
+    in a thread with ``small_in_thread``), in the parse worker for one of
+    COSTWISE_PARSE_OFFLOAD_BYTES or more (``large`` True; ``fn`` importable by name,
+    ``args`` picklable). Errors as :meth:`ParsePool.run` raises them, or pydantic's
+    ValidationError for a small body."""
+    if parsing.offloads(body.size):
+        return await parsing.run_on_body(fn, body.chunks, *args)
+    if small_in_thread:
+        return await run_in_threadpool(fn, body.join(), *args, False)
+    return fn(body.join(), *args, False)
 
 
 class RouteBody:
@@ -126,29 +149,30 @@ class RouteBody:
             limit=limit,
         )
 
-    async def read(self, request: Request) -> tuple[str, bytes | None]:
-        """The media type, and the body (None for a ``streamed`` type); 413 over the
+    async def read(self, request: Request) -> tuple[str, Body]:
+        """The media type, and the body (empty for a ``streamed`` type); 413 over the
         limit, before reading when the length is declared, else as soon as it passes."""
         ctype = media_type(request, self.media_types, self.default)
         limit, why = self.limit(request)
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise self._refuse(limit, why)
-        if ctype in self.streamed:
-            return ctype, None
         chunks: list[bytes] = []
+        if ctype in self.streamed:
+            return ctype, Body(chunks)
         received = 0
         async for chunk in request.stream():
-            received += len(chunk)
-            if received > limit:
-                raise self._refuse(limit, why)
-            chunks.append(chunk)
-        return ctype, b"".join(chunks)
+            if chunk:
+                received += len(chunk)
+                if received > limit:
+                    raise self._refuse(limit, why)
+                chunks.append(chunk)
+        return ctype, Body(chunks)
 
-    async def __call__(self, request: Request) -> bytes:
-        """The dependency: the body's bytes (checked media type and size)."""
+    async def __call__(self, request: Request) -> Body:
+        """The dependency: the body (checked media type and size)."""
         _, body = await self.read(request)
-        return body or b""
+        return body
 
 
 class NoBody(RouteBody):
@@ -158,12 +182,12 @@ class NoBody(RouteBody):
     def __init__(self, max_bytes: int = SMALL_BODY_BYTES) -> None:
         super().__init__(max_bytes=max_bytes)
 
-    async def __call__(self, request: Request) -> bytes:
+    async def __call__(self, request: Request) -> Body:
         limit, why = self.limit(request)
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise self._refuse(limit, why)
-        return b""
+        return Body([])
 
 
 class JsonBody(RouteBody, Generic[M]):
@@ -181,7 +205,7 @@ class JsonBody(RouteBody, Generic[M]):
         _, body = await self.read(request)
         parsing: ParsePool = request.app.state.services.parsing
         try:
-            value: M = await parse_body(parsing, validate_json, body or b"", self.model, self.items)
+            value: M = await parse_body(parsing, validate_json, body, self.model, self.items)
         except ValidationError as exc:
             raise RequestValidationError(_at_body(exc.errors())) from None
         except BodyInvalid as exc:

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import ValidationError
 
 from app.api.bodies import Limits, PredictInput, predict_input
-from app.api.body_limits import RouteBody, parse_body
+from app.api.body_limits import Body, RouteBody, parse_body
 from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
 from app.api.errors import validation_errors
 from app.api.parse_pool import BodyInvalid
@@ -65,11 +65,11 @@ def _body(model: type[RowsRequest]) -> dict[str, Any]:
 # rows are bounded by COSTWISE_MAX_PREDICT_ROWS and COSTWISE_MAX_CELLS, whose largest
 # bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
 ROWS_BODY = RouteBody()
-RowsBody = Annotated[bytes, Depends(ROWS_BODY)]
+RowsBody = Annotated[Body, Depends(ROWS_BODY)]
 
 
 async def _parse(
-    body: bytes, services: Services, model: type[RowsRequest]
+    body: Body, services: Services, model: type[RowsRequest]
 ) -> PredictInput | FastJSONResponse:
     """One pass from bytes to checked input (pydantic-core's JSON parser). A large body
     is parsed in a worker process (:mod:`app.api.parse_pool`), after a count of its rows

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from app.api.body_limits import RouteBody, parse_body
+from app.api.body_limits import Body, RouteBody, parse_body
 from app.api.body_scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
@@ -127,7 +127,7 @@ async def recalibrate(
     name: ModelName,
     version: Version,
     request: Request,
-    body: Annotated[bytes, Depends(RECALIBRATION_BODY)],
+    body: Annotated[Body, Depends(RECALIBRATION_BODY)],
     services: ServicesDep,
 ) -> Any:
     try:  # a large body in a worker process (app.api.parse_pool)

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from app import __version__
 from app.api.bodies import Limits
-from app.api.body_limits import RouteBody, parse_body
+from app.api.body_limits import Body, RouteBody, parse_body
 from app.api.body_scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep, in_prediction_thread
 from app.api.errors import describe_validation
@@ -170,10 +170,10 @@ def parse_and_decode(body: bytes, limits: Limits, large: bool) -> tuple[str | No
 # tensors are bounded by the row and cell limits, whose largest bodies need
 # COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
 INFER_BODY = RouteBody()
-InferBody = Annotated[bytes, Depends(INFER_BODY)]
+InferBody = Annotated[Body, Depends(INFER_BODY)]
 
 
-async def _infer(name: str, version: str | None, raw: bytes, services: Any) -> FastJSONResponse:
+async def _infer(name: str, version: str | None, raw: Body, services: Any) -> FastJSONResponse:
     limits = Limits.of(services.settings)
     try:  # a large body in a worker process (app.api.parse_pool)
         request_id, decoded = await parse_body(services.parsing, parse_and_decode, raw, limits)
