@@ -12,7 +12,9 @@ process and, apart, of its children (the parse worker, :mod:`app.api.parse_pool`
 sampled every 20 ms.
 
 Usage: ``python bench/reliability/bodies.py [--mib 60] [--rounds 1]``; writes
-``bench/results/bodies-<date>.json``. ``tests/reliability/test_body_limits.py`` runs the
+``bench/results/bodies-<date>.json``. ``--one-row-before DIR [--rounds 5]`` instead
+compares the single-row predict latency (p50 of sequential requests) of the source tree
+DIR with this one, in alternating rounds (``bench/results/bodies-one-row-ab-<date>.json``). ``tests/reliability/test_body_limits.py`` runs the
 same measurement as a proof.
 """
 
@@ -211,14 +213,79 @@ def train_small_model(server: Server) -> None:
     r.raise_for_status()
 
 
+ONE_ROW = json.dumps({"instances": [[0.3, 0.1, 0.7, 0.2]], "costs": {"c_fp": 1, "c_fn": 20}})
+
+
+def one_row_ab(before: Path, rounds: int, requests: int) -> dict[str, Any]:
+    """Single-row predict latency of the source tree ``before`` and of this one, each a
+    ``costwise serve`` on its own SQLite registry with the same model; rounds alternate
+    (sequential requests on one keep-alive connection); median over rounds of each p50."""
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        servers = {
+            name: start_server(
+                f"sqlite:///{tmp}/{name}.db", Path(tmp) / f"{name}.log", serve=True, cwd=tree
+            )
+            for name, tree in (("before", before), ("now", ROOT))
+        }
+        try:
+            for server in servers.values():
+                train_small_model(server)
+            p50s: dict[str, list[float]] = {name: [] for name in servers}
+            headers = {"content-type": JSON}
+            for _ in range(rounds):
+                for name, server in servers.items():
+                    with httpx.Client(base_url=server.base_url, timeout=30) as c:
+                        path = f"/v1/models/{MODEL}/predict"
+                        for _ in range(50):  # warm-up
+                            c.post(path, content=ONE_ROW, headers=headers)
+                        took = []
+                        for _ in range(requests):
+                            t = time.perf_counter()
+                            r = c.post(path, content=ONE_ROW, headers=headers)
+                            took.append(time.perf_counter() - t)
+                            assert r.status_code == 200, r.text
+                    p50s[name].append(sorted(took)[len(took) // 2] * 1000)
+        finally:
+            for server in servers.values():
+                server.stop()
+    for name, values in p50s.items():
+        out[name] = {"p50_ms_per_round": [round(v, 3) for v in values]}
+        out[name]["p50_ms_median"] = round(sorted(values)[len(values) // 2], 3)
+    out["ratio_now_to_before"] = round(
+        out["now"]["p50_ms_median"] / out["before"]["p50_ms_median"], 3
+    )
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=float, default=60.0, help="body size (MiB)")
     parser.add_argument("--rounds", type=int, default=1, help="times each route is hit")
+    parser.add_argument(
+        "--one-row-before",
+        type=Path,
+        help="instead: single-row predict p50 of this source tree vs this one (A/B)",
+    )
+    parser.add_argument("--requests", type=int, default=500, help="A/B: requests per round")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, help="serve this source tree (default: this one)"
+    )
+    parser.add_argument("--label", default="", help="suffix of the results file")
     args = parser.parse_args()
+    if args.one_row_before is not None:
+        result = one_row_ab(args.one_row_before, max(args.rounds, 3), args.requests)
+        result["date_utc"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        result["load_average"] = list(psutil.getloadavg())
+        path = RESULTS / f"bodies-one-row-ab-{dt.date.today().isoformat()}.json"
+        path.write_text(json.dumps(result, indent=2) + "\n")
+        print(json.dumps(result, indent=2))
+        return 0
     size = int(args.mib * 2**20)
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(f"sqlite:///{tmp}/registry.db", Path(tmp) / "server.log", serve=True)
+        server = start_server(
+            f"sqlite:///{tmp}/registry.db", Path(tmp) / "server.log", serve=True, cwd=args.tree
+        )
         try:
             train_small_model(server)
             targets = body_targets(httpx.get(server.base_url + "/openapi.json").json())
@@ -249,7 +316,9 @@ def main() -> int:
         "probe_failures": prober.failures,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"bodies-{now.date().isoformat()}.json"
+    out["tree"] = "this checkout" if args.tree == ROOT else str(args.tree)
+    suffix = f"-{args.label}" if args.label else ""
+    path = RESULTS / f"bodies-{now.date().isoformat()}{suffix}.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {path}")
     return 0
