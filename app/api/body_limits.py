@@ -28,6 +28,7 @@ parameter would read and decode it on the event loop, so none has one
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from fastapi import Request
@@ -108,7 +109,7 @@ async def parse_body(
     if parsing.offloads(body.size):
         return await parsing.run_on_body(fn, body.chunks, *args)
     if small_in_thread:
-        return await run_in_threadpool(fn, body.join(), *args, False)
+        return await run_in_threadpool(partial(fn, body.join(), *args, False))
     return fn(body.join(), *args, False)
 
 
