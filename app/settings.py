@@ -77,7 +77,12 @@ class Settings(BaseSettings):
     port: int = Field(8000, ge=1, le=65535, description="Port `costwise serve` listens on.")
     workers: int = Field(1, ge=1, le=64, description="uvicorn worker processes.")
     log_level: str = Field("info", description="Python log level of the service.")
-    max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="Largest request body.")
+    max_body_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body. Routes whose items are bounded refuse less: "
+        "outcomes ~10 MB, batch 4 MiB, keys, aliases and model settings 64 KiB.",
+    )
     max_predict_rows: int = Field(100_000, ge=1, description="Most rows in one predict request.")
     max_train_rows: int = Field(2_000_000, ge=10, description="Most rows in one training request.")
     max_features: int = Field(10_000, ge=1, description="Most features per row.")
@@ -195,14 +200,14 @@ class Settings(BaseSettings):
     parse_offload_bytes: int = Field(
         1024 * 1024,
         ge=1024,
-        description="A JSON body (predict, evaluate, /v2 infer, training) at least this large "
+        description="A request body (every JSON body, and a training CSV) at least this large "
         "is parsed in a worker process (COSTWISE_PARSE_WORKERS), never on the event loop.",
     )
     parse_workers: int = Field(
         1,
         ge=0,
         le=64,
-        description="Worker processes per server process that parse large JSON bodies "
+        description="Worker processes per server process that parse large bodies "
         "(started at the first one); 0 parses them in a thread of the server process.",
     )
     max_large_requests: int = Field(

@@ -86,18 +86,21 @@ def refuse_oversized(
     max_classes: int,
     rows_depth: int | None = 3,
     row_objects_per_row: int = 1,
+    values_per_row: int = 6,
+    rows_setting: str = "COSTWISE_MAX_PREDICT_ROWS",
 ) -> None:
     """Raise PayloadTooLarge (naming ``field``) when the body provably holds more.
 
     Values: more commas than ``max_cells`` rows x features plus what every other field
     of a valid request may hold (a ``max_classes`` x ``max_classes`` cost matrix, four
-    costs or one label per row for ``max_rows`` rows, a few scalars). Rows (when
+    costs or one label per row for ``max_rows`` rows, a few scalars; ``values_per_row``:
+    6 for predict's per-row costs and ids, 1 for a training's labels). Rows (when
     ``rows_depth`` is given): more containers at that depth than ``max_rows`` rows plus
     the rows of a cost matrix, with ``row_objects_per_row`` containers per row (2 when
-    per-row costs travel beside the rows).
+    per-row costs travel beside the rows); ``rows_setting`` names the row limit.
     """
     shape = scan(body)
-    slack = max_classes * (max_classes + 2) + 6 * max_rows + 1024
+    slack = max_classes * (max_classes + 2) + values_per_row * max_rows + 1024
     if shape.commas + 1 > max_cells + slack:
         raise PayloadTooLarge(
             f"{field}: the body holds at least {shape.commas + 1} JSON values, more than "
@@ -111,7 +114,7 @@ def refuse_oversized(
         if rows > max_rows:
             raise PayloadTooLarge(
                 f"{field}: the body holds at least {rows} rows, over the limit of "
-                f"{max_rows} rows per request (setting COSTWISE_MAX_PREDICT_ROWS); "
+                f"{max_rows} rows per request (setting {rows_setting}); "
                 "refused before decoding",
                 field=field,
                 limit=max_rows,

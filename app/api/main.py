@@ -37,10 +37,15 @@ from app.api.routes import (
     registry,
     training,
 )
+from app.api.routes.keys import KeyCreate
 from app.api.schemas import (
+    AliasRequest,
+    BatchRequestIn,
     DatasetTrainingRequest,
     ErrorResponse,
     EvaluateRequest,
+    ModelUpdate,
+    OutcomesRequest,
     PredictRequest,
     RecalibrationRequest,
     TrainingRequest,
@@ -84,7 +89,8 @@ A web console (models, versions, plots, a what-if panel for costs, aliases, moni
 
 
 def _document_manual_bodies(app: FastAPI) -> None:
-    """Add the schemas of bodies that routes parse themselves to the OpenAPI components."""
+    """Add the schemas of bodies that routes parse themselves to the OpenAPI components
+    (every body: :mod:`app.api.body_limits`)."""
     base = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -100,6 +106,11 @@ def _document_manual_bodies(app: FastAPI) -> None:
             EvaluateRequest,
             InferenceRequest,
             RecalibrationRequest,
+            OutcomesRequest,
+            BatchRequestIn,
+            KeyCreate,
+            ModelUpdate,
+            AliasRequest,
         ):
             schema = model.model_json_schema(ref_template=ref)
             components.update(schema.pop("$defs", {}))

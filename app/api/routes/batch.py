@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
 
+from fastapi import APIRouter, Depends, Response
+
+from app.api.body_limits import JsonBody
 from app.api.deps import ModelName, ServicesDep
 from app.api.schemas import BatchRequestIn, ColumnCost, ErrorResponse, JobOut
 from app.services.batch.scoring import BatchCosts
@@ -31,6 +34,11 @@ def _request(body: BatchRequestIn) -> BatchRequest:
     )
 
 
+# A reference, up to 10,000 column names and a cost matrix of up to 256 x 256 classes
+# (COSTWISE_MAX_CLASSES' default): a few MB at most.
+BATCH_BODY = JsonBody(BatchRequestIn, max_bytes=4 * 1024 * 1024)
+
+
 @router.post(
     "/models/{name}/batch",
     status_code=202,
@@ -47,11 +55,16 @@ def _request(body: BatchRequestIn) -> BatchRequest:
         403: {"model": ErrorResponse, "description": "A path outside the allowed roots."},
         404: {"model": ErrorResponse},
         409: {"model": ErrorResponse, "description": "The output exists already."},
+        413: {"model": ErrorResponse, "description": "A body over 4 MiB."},
+        415: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
         503: {"model": ErrorResponse},
     },
+    openapi_extra=BATCH_BODY.openapi(),
 )
-async def create_batch(name: ModelName, body: BatchRequestIn, services: ServicesDep) -> Response:
+async def create_batch(
+    name: ModelName, body: Annotated[BatchRequestIn, Depends(BATCH_BODY)], services: ServicesDep
+) -> Response:
     view = await services.batches.submit(name, _request(body))
     job = JobOut.from_view(view).model_dump_json()
     headers = {"Location": f"/v1/jobs/{view.id}"}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 from starlette.concurrency import run_in_threadpool
 
+from app.api.body_limits import NoBody
 from app.api.deps import NAME_PATTERN, ServicesDep
 from app.api.schemas import MAX_INT, ErrorResponse, JobListResponse, JobOut, JobStatus
 
@@ -48,7 +49,8 @@ async def list_jobs(
     summary="Cancel a training job",
     description="A queued job is cancelled at once; a running one gets `cancel_requested` "
     "and stops at its next boosting round (nothing is registered). A finished job: 409.",
-    responses={409: {"model": ErrorResponse}},
+    responses={409: {"model": ErrorResponse}, 413: {"model": ErrorResponse}},
+    dependencies=[Depends(NoBody())],  # no body: one over 64 KiB is refused unread
 )
 async def cancel_job(job_id: JobId, services: ServicesDep) -> JobOut:
     view = await run_in_threadpool(services.jobs.cancel, job_id)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
+from app.api.body_limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ServicesDep
 from app.api.schemas import ErrorResponse
 from app.services.keys import KeyView
@@ -18,6 +19,8 @@ router = APIRouter(
     tags=["keys"],
     responses={
         400: {"model": ErrorResponse},
+        413: {"model": ErrorResponse},
+        415: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
         503: {"model": ErrorResponse},
     },
@@ -58,14 +61,21 @@ def _out(v: KeyView) -> KeyOut:
     return KeyOut(**vars(v), active=v.active)
 
 
+KEY_BODY = JsonBody(KeyCreate, max_bytes=SMALL_BODY_BYTES)  # a name and a role
+
+
 @router.post(
     "/keys",
     status_code=201,
     response_model=KeyCreated,
     summary="Create an API key (the key is returned once, never again)",
+    openapi_extra=KEY_BODY.openapi(),
 )
 async def create(
-    body: KeyCreate, services: ServicesDep, request: Request, response: Response
+    body: Annotated[KeyCreate, Depends(KEY_BODY)],
+    services: ServicesDep,
+    request: Request,
+    response: Response,
 ) -> KeyCreated:
     view, plaintext = await run_in_threadpool(services.keys.create, body.name, body.role)
     request.app.state.auth.stale()  # the new key works here at once

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
+from app.api.body_limits import KIB, SMALL_BODY_BYTES, Items, JsonBody
 from app.api.deps import ModelName, ServicesDep
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
@@ -18,7 +19,7 @@ from app.api.schemas import (
     OutcomesResponse,
 )
 from app.api.time_window import utc_window
-from app.services.outcomes import Outcome
+from app.services.outcomes import MAX_OUTCOMES, Outcome
 
 router = APIRouter(
     prefix="/v1",
@@ -33,6 +34,16 @@ router = APIRouter(
 )
 
 
+# An outcome is under 1 KiB of JSON: an id of 128 characters even written as \uXXXX
+# escapes (770 bytes), a label, a cost. 10,000 of them never need 58 MiB: a larger body is
+# refused before it is read, and more than 10,000 items before they are decoded.
+OUTCOMES_BODY = JsonBody(
+    OutcomesRequest,
+    max_bytes=MAX_OUTCOMES * KIB + SMALL_BODY_BYTES,
+    items=Items("outcomes", depth=3, limit=MAX_OUTCOMES),
+)
+
+
 @router.post(
     "/models/{name}/outcomes",
     response_model=OutcomesResponse,
@@ -44,9 +55,15 @@ router = APIRouter(
     "not a class of the version that predicted, or a negative cost) or `refused` (too many "
     "pending outcomes for the model: report it again later); an id the service answered "
     "is never `unknown`. Never fatal for the batch. The same id twice in one batch is a "
-    "422 and records nothing. Role: predictor.",
+    "422 and records nothing. More than 10,000 outcomes, or a body over 10 MB, is a 413. "
+    "Role: predictor.",
+    openapi_extra=OUTCOMES_BODY.openapi(),
 )
-async def outcomes(name: ModelName, body: OutcomesRequest, services: ServicesDep) -> Any:
+async def outcomes(
+    name: ModelName,
+    body: Annotated[OutcomesRequest, Depends(OUTCOMES_BODY)],
+    services: ServicesDep,
+) -> Any:
     items = [Outcome(o.id, o.label, o.cost) for o in body.outcomes]
     report = await run_in_threadpool(services.outcomes.record, name, items)
     return FastJSONResponse(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Response
 from pydantic import ValidationError
 
-from app.api.bodies import Limits, PredictInput, media_type, predict_input
+from app.api.bodies import Limits, PredictInput, predict_input
+from app.api.body_limits import Body, RouteBody, parse_body
 from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
 from app.api.errors import validation_errors
 from app.api.parse_pool import BodyInvalid
@@ -66,18 +67,21 @@ def _body(model: type[RowsRequest]) -> dict[str, Any]:
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref}}}}
 
 
-async def _parse(request: Request, model: type[RowsRequest]) -> PredictInput | FastJSONResponse:
-    """One pass from bytes to checked input (pydantic-core's JSON parser); the media type
-    checked as every route checks it (:mod:`app.api.bodies`). A large body is parsed in a
-    worker process (:mod:`app.api.parse_pool`): the event loop never waits for it."""
-    media_type(request)
-    body = await request.body()
-    services: Services = request.app.state.services
+# rows are bounded by COSTWISE_MAX_PREDICT_ROWS and COSTWISE_MAX_CELLS, whose largest
+# bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
+ROWS_BODY = RouteBody()
+RowsBody = Annotated[Body, Depends(ROWS_BODY)]
+
+
+async def _parse(
+    body: Body, services: Services, model: type[RowsRequest]
+) -> PredictInput | FastJSONResponse:
+    """One pass from bytes to checked input (pydantic-core's JSON parser). A large body
+    is parsed in a worker process (:mod:`app.api.parse_pool`), after a count of its rows
+    and values (:mod:`app.api.body_scan`): the event loop never waits for it."""
     limits = Limits.of(services.settings)
     try:
-        if services.parsing.offloads(len(body)):
-            return await services.parsing.run(predict_input, body, model, limits, True)
-        return predict_input(body, model, limits)
+        return await parse_body(services.parsing, predict_input, body, model, limits)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
     except BodyInvalid as exc:
@@ -96,8 +100,8 @@ async def _parse(request: Request, model: type[RowsRequest]) -> PredictInput | F
     "shifted to the deployment class priors before deciding. A row is positive iff its "
     "probability of `classes[1]` is >= its `threshold`.",
 )
-async def predict(name: ModelName, request: Request, services: ServicesDep) -> Any:
-    req = await _parse(request, PredictRequest)
+async def predict(name: ModelName, body: RowsBody, services: ServicesDep) -> Any:
+    req = await _parse(body, services, PredictRequest)
     if isinstance(req, FastJSONResponse):
         return req
     call = partial(
@@ -149,8 +153,8 @@ def _predict_json(call: Callable[[], Prediction]) -> tuple[int, bytes]:
     "confusion matrix at those decisions (rows = truth), total and mean cost, the "
     "normalised cost loss Q (Eq. 26 of Nikolaou et al.) at the cost skew, and the Brier score.",
 )
-async def evaluate(name: ModelName, request: Request, services: ServicesDep) -> Any:
-    req = await _parse(request, EvaluateRequest)
+async def evaluate(name: ModelName, body: RowsBody, services: ServicesDep) -> Any:
+    req = await _parse(body, services, EvaluateRequest)
     if isinstance(req, FastJSONResponse):
         return req
     evaluate = partial(

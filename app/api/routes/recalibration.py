@@ -5,17 +5,21 @@ from __future__ import annotations
 from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Depends, Path, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from app.api.bodies import media_type
+from app.api.body_limits import Body, RouteBody, parse_body
+from app.api.body_scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
+from app.api.parse_pool import BodyInvalid
 from app.api.schemas import MAX_INT, ErrorResponse, RecalibrationRequest, VersionOut
 from app.api.time_window import utc_window
 from app.errors import InvalidArgument
+from app.services.inputs import features_matrix
 from app.services.recalibration import LabelledInput, OutcomeWindow
+from app.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["training"])
 
@@ -48,6 +52,32 @@ def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWin
             f"labels: one true label per row of {given[0]} is required", field="labels"
         )
     return LabelledInput(req.labels, instances=req.instances, records=req.records), None
+
+
+# labelled rows are bounded by COSTWISE_MAX_TRAIN_ROWS and COSTWISE_MAX_CELLS, whose
+# largest bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
+RECALIBRATION_BODY = RouteBody()
+
+
+def recalibration_input(body: bytes, settings: Settings, large: bool) -> RecalibrationRequest:
+    """The body as a request; when ``large`` (in the parse worker), first refused if it
+    provably holds too many rows or values, and its ``instances`` sent back as one
+    float64 matrix (a buffer, not millions of Python floats to rebuild on the server)."""
+    if large:
+        refuse_oversized(
+            body,
+            field="records" if b'"records"' in body else "instances",
+            max_rows=settings.max_train_rows,
+            max_cells=settings.max_cells,
+            max_classes=settings.max_classes,
+            values_per_row=1,  # its label
+            rows_setting="COSTWISE_MAX_TRAIN_ROWS",
+        )
+    req = RecalibrationRequest.model_validate_json(body)
+    if large and req.instances:
+        matrix = features_matrix(req.instances, field="instances")
+        req = req.model_copy(update={"instances": matrix})
+    return req
 
 
 @router.post(
@@ -88,14 +118,18 @@ def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWin
     },
 )
 async def recalibrate(
-    name: ModelName, version: Version, request: Request, services: ServicesDep
+    name: ModelName,
+    version: Version,
+    request: Request,
+    body: Annotated[Body, Depends(RECALIBRATION_BODY)],
+    services: ServicesDep,
 ) -> Any:
-    media_type(request)
-    body = await request.body()
-    try:
-        req = await run_in_threadpool(RecalibrationRequest.model_validate_json, body)
+    try:  # a large body in a worker process (app.api.parse_pool)
+        req = await parse_body(services.parsing, recalibration_input, body, services.settings)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
+    except BodyInvalid as exc:
+        return validation_errors(exc.errors)
     rows, window = _source(req)
     view = await run_in_threadpool(
         partial(

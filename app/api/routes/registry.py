@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Response
 
+from app.api.body_limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import AliasName, ModelName, ServicesDep
 from app.api.schemas import (
     MAX_INT,
@@ -25,6 +26,8 @@ router = APIRouter(
     responses={
         400: {"model": ErrorResponse},
         404: {"model": ErrorResponse},
+        413: {"model": ErrorResponse},
+        415: {"model": ErrorResponse},
         422: {"model": ErrorResponse},
         503: {"model": ErrorResponse},
     },
@@ -33,6 +36,8 @@ router = APIRouter(
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
 Offset = Annotated[int, Query(ge=0, le=MAX_INT, description="Items to skip.")]
 Version = Annotated[int, Path(ge=1, le=MAX_INT, description="Version number.")]
+MODEL_BODY = JsonBody(ModelUpdate, max_bytes=SMALL_BODY_BYTES)  # one flag
+ALIAS_BODY = JsonBody(AliasRequest, max_bytes=SMALL_BODY_BYTES)  # one version number
 
 
 @router.get("/models", response_model=ModelListResponse, summary="List registered models")
@@ -52,8 +57,11 @@ def get_model(name: ModelName, services: ServicesDep) -> ModelOut:
     summary="Change a model's settings (admin): prediction_log",
     description="`prediction_log: false` stops logging this model's predictions from the "
     "next request on (they get no `id` unless the caller sends `ids`); `true` resumes.",
+    openapi_extra=MODEL_BODY.openapi(),
 )
-def update_model(name: ModelName, body: ModelUpdate, services: ServicesDep) -> ModelOut:
+def update_model(
+    name: ModelName, body: Annotated[ModelUpdate, Depends(MODEL_BODY)], services: ServicesDep
+) -> ModelOut:
     return ModelOut(**vars(services.registry.set_prediction_log(name, body.prediction_log)))
 
 
@@ -83,9 +91,13 @@ def get_version(name: ModelName, version: Version, services: ServicesDep) -> Ver
         409: {"model": ErrorResponse, "description": "The version's artifact is corrupted."}
     },
     summary="Point an alias at a version (creates or moves it)",
+    openapi_extra=ALIAS_BODY.openapi(),
 )
 def set_alias(
-    name: ModelName, alias: AliasName, body: AliasRequest, services: ServicesDep
+    name: ModelName,
+    alias: AliasName,
+    body: Annotated[AliasRequest, Depends(ALIAS_BODY)],
+    services: ServicesDep,
 ) -> AliasOut:
     services.registry.set_alias(name, alias, body.version)
     return AliasOut(model=name, alias=alias, version=body.version)

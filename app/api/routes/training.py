@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from app.api.bodies import JSON, media_type
+from app.api.body_limits import Body, RouteBody, parse_body
+from app.api.body_scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
-from app.api.parse_pool import BodyInvalid
+from app.api.parse_pool import BodyInvalid, ParsePool
 from app.api.schemas import (
     DatasetTrainingRequest,
     ErrorResponse,
@@ -26,8 +27,8 @@ from app.errors import InvalidArgument
 from app.services.datasets import DatasetRef
 from app.services.inputs import check_no_nul
 from app.services.model_registry import VersionView
-from app.services.training import Mode, Trainer, TrainingData, TrainingSpec
-from app.services.training.trainer import rows_data
+from app.services.training import Mode, TrainingData, TrainingSpec
+from app.services.training.trainer import csv_data, rows_data
 from app.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["training"])
@@ -79,10 +80,26 @@ Parsed = tuple[TrainingData | DatasetRef, TrainingSpec, str | None, dict[str, st
 
 
 _REFERENCE_BYTES = 64 * 1024  # a body naming a dataset is small
+FORM = "multipart/form-data"
+# rows are bounded by COSTWISE_MAX_TRAIN_ROWS and COSTWISE_MAX_CELLS, whose largest
+# bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits); a CSV
+# upload is parsed as it streams in (spooled to disk), counted by the body-limit middleware
+TRAINING_BODY = RouteBody(media_types=(JSON, FORM), default="", streamed=(FORM,))
 
 
-def _from_json(body: bytes, settings: Settings) -> Parsed:
-    """Parse and check a JSON training body (in a parse worker process when large)."""
+def _from_json(body: bytes, settings: Settings, large: bool = False) -> Parsed:
+    """Parse and check a JSON training body (in a parse worker process when ``large``,
+    after a count of its rows and values: :mod:`app.api.body_scan`)."""
+    if large:
+        refuse_oversized(
+            body,
+            field="features",
+            max_rows=settings.max_train_rows,
+            max_cells=settings.max_cells,
+            max_classes=settings.max_classes,
+            values_per_row=1,  # its label
+            rows_setting="COSTWISE_MAX_TRAIN_ROWS",
+        )
     if len(body) <= _REFERENCE_BYTES and _names_dataset(body):
         ref_req = DatasetTrainingRequest.model_validate_json(body)
         ref = DatasetRef.from_mapping(
@@ -94,7 +111,7 @@ def _from_json(body: bytes, settings: Settings) -> Parsed:
     return data, _spec(req), req.description, req.tags
 
 
-async def _from_form(request: Request, trainer: Trainer) -> Parsed:
+async def _from_form(request: Request, parsing: ParsePool, settings: Settings) -> Parsed:
     form = await request.form()
     try:
         files = form.getlist("file")
@@ -116,10 +133,18 @@ async def _from_form(request: Request, trainer: Trainer) -> Parsed:
             if isinstance(text, str):
                 check_no_nul(text, field)
         content = await upload.read()
-        data = await run_in_threadpool(trainer.csv_data, content, label_column)
+        # CSV is parsed in Python, holding the GIL: a large file in the parse worker
+        # process, a small one in a thread; checked against the limits row by row
+        data = await parse_body(
+            parsing, _csv, Body([content]), settings, label_column, small_in_thread=True
+        )
         return data, _spec(params), (str(description) if description else None), None
     finally:
         await form.close()  # the uploaded file's spooled temporary file
+
+
+def _csv(content: bytes, settings: Settings, label_column: str, large: bool) -> TrainingData:
+    return csv_data(settings, content, label_column)
 
 
 def _names_dataset(body: bytes) -> bool:
@@ -170,20 +195,24 @@ ModeQuery = Annotated[
     },
 )
 async def create_version(
-    name: ModelName, request: Request, services: ServicesDep, mode: ModeQuery = "auto"
+    name: ModelName,
+    request: Request,
+    body: Annotated[Body, Depends(TRAINING_BODY)],
+    services: ServicesDep,
+    mode: ModeQuery = "auto",
 ) -> Any:
     trainer = services.trainer
-    ctype = media_type(request, accepted=(JSON, "multipart/form-data"), default="")
+    ctype = media_type(request, accepted=TRAINING_BODY.media_types, default="")
     try:
         if ctype == JSON:
-            body = await request.body()
-            if services.parsing.offloads(len(body)):  # a worker process (app.api.parse_pool)
-                parsed = await services.parsing.run(_from_json, body, services.settings)
-            else:
-                parsed = await run_in_threadpool(_from_json, body, services.settings)
-            data, spec, description, tags = parsed
+            # a large body in a worker process (app.api.parse_pool), a small one in a thread
+            data, spec, description, tags = await parse_body(
+                services.parsing, _from_json, body, services.settings, small_in_thread=True
+            )
         else:  # multipart/form-data (media_type refused anything else)
-            data, spec, description, tags = await _from_form(request, trainer)
+            data, spec, description, tags = await _from_form(
+                request, services.parsing, services.settings
+            )
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
     except (_Invalid, BodyInvalid) as exc:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import uuid
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends
 from pydantic import ValidationError
 
 from app import __version__
-from app.api.bodies import Limits, media_type
+from app.api.bodies import Limits
+from app.api.body_limits import Body, RouteBody, parse_body
 from app.api.body_scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep, in_prediction_thread
 from app.api.errors import describe_validation
@@ -166,17 +167,16 @@ def parse_and_decode(body: bytes, limits: Limits, large: bool) -> tuple[str | No
     return req.id, decoded
 
 
-async def _infer(
-    name: str, version: str | None, request: Request, services: Any
-) -> FastJSONResponse:
-    media_type(request)  # 415 as everywhere (app.api.bodies)
-    raw = await request.body()
+# tensors are bounded by the row and cell limits, whose largest bodies need
+# COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
+INFER_BODY = RouteBody()
+InferBody = Annotated[Body, Depends(INFER_BODY)]
+
+
+async def _infer(name: str, version: str | None, raw: Body, services: Any) -> FastJSONResponse:
     limits = Limits.of(services.settings)
-    try:
-        if services.parsing.offloads(len(raw)):  # in a worker process (app.api.parse_pool)
-            request_id, decoded = await services.parsing.run(parse_and_decode, raw, limits, True)
-        else:
-            request_id, decoded = parse_and_decode(raw, limits, False)
+    try:  # a large body in a worker process (app.api.parse_pool)
+        request_id, decoded = await parse_body(services.parsing, parse_and_decode, raw, limits)
     except ValidationError as exc:
         code, detail, _, _ = describe_validation(list(exc.errors()))
         return v2_error(code, detail)
@@ -232,8 +232,8 @@ _INFER_BODY = {
     openapi_extra=_INFER_BODY,
     summary="V2 inference: least-expected-cost decisions under the request's costs",
 )
-async def infer(name: ModelName, request: Request, services: ServicesDep) -> FastJSONResponse:
-    return await _infer(name, None, request, services)
+async def infer(name: ModelName, body: InferBody, services: ServicesDep) -> FastJSONResponse:
+    return await _infer(name, None, body, services)
 
 
 @router.post(
@@ -243,6 +243,6 @@ async def infer(name: ModelName, request: Request, services: ServicesDep) -> Fas
     summary="V2 inference with one version",
 )
 async def infer_version(
-    name: ModelName, version: str, request: Request, services: ServicesDep
+    name: ModelName, version: str, body: InferBody, services: ServicesDep
 ) -> FastJSONResponse:
-    return await _infer(name, version, request, services)
+    return await _infer(name, version, body, services)

@@ -102,6 +102,21 @@ def rows_data(
     return TrainingData(X, y, feature_names_checked(feature_names, X.shape[1]))
 
 
+def csv_data(s: Settings, content: bytes, label_column: str = "label") -> TrainingData:
+    """A CSV file with a header row, checked against the limits of ``s`` while it is
+    parsed (a file over them stops at the first row past them). A plain function of
+    picklable arguments, like :func:`rows_data` (a parse worker process)."""
+    X, y, names = parse_csv(
+        content,
+        label_column,
+        max_rows=s.max_train_rows,
+        max_features=s.max_features,
+        max_cells=s.max_cells,
+    )
+    check_classes(y, s.max_classes, field=label_column)
+    return TrainingData(X, y, names)
+
+
 class Trainer:
     """Trains and registers versions: inputs, limits, job or now, one unit of work.
 
@@ -139,18 +154,7 @@ class Trainer:
 
     def csv_data(self, content: bytes, label_column: str = "label") -> TrainingData:
         """A CSV file with a header row (the ``file`` part), checked against the limits."""
-        s = self.settings
-        X, y, names = parse_csv(content, label_column)
-        check_limits(
-            len(X),
-            X.shape[1],
-            max_rows=s.max_train_rows,
-            max_features=s.max_features,
-            max_cells=s.max_cells,
-            field="file",
-        )
-        check_classes(y, s.max_classes, field=label_column)
-        return TrainingData(X, y, names)
+        return csv_data(self.settings, content, label_column)
 
     def open_dataset(self, ref: DatasetRef) -> OpenedDataset:
         """Check and open a dataset reference under COSTWISE_DATA_ROOTS / _PROTOCOLS

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,5 +70,36 @@ def test_a_dead_worker_is_a_503_and_the_pool_starts_afresh() -> None:
         assert dead.value.field == "body"
         second = run(pool, worker_pid)
         assert second not in (first, os.getpid())
+    finally:
+        pool.close()
+
+
+def body_and_pid(body: bytes, large: bool) -> tuple[bytes, int, bool]:  # in the worker
+    return body, os.getpid(), large
+
+
+def spilled_files() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("costwise-body-*")}
+
+
+@pytest.mark.parametrize("workers", [1, 0], ids=["process", "thread"])
+def test_a_body_reaches_the_worker_whole_and_leaves_no_file(workers: int) -> None:
+    """Chunks go through a temporary file (0 workers: joined in a thread), arrive as the
+    joined bytes, and the file is gone after the parse, whether it succeeded or not."""
+    pool = ParsePool(workers, offload_bytes=1024)
+    chunks = [bytes([i]) * 70_000 for i in range(20)]
+    whole = b"".join(chunks)
+    before = spilled_files()
+    try:
+        body, pid, large = asyncio.run(pool.run_on_body(body_and_pid, list(chunks)))
+        assert body == whole and large is True
+        assert (pid != os.getpid()) == (workers == 1)
+        with pytest.raises(BodyInvalid):
+            asyncio.run(
+                pool.run_on_body(
+                    predict_input, [b'{"instances": [[1', b"]"], PredictRequest, LIMITS
+                )
+            )
+        assert spilled_files() == before
     finally:
         pool.close()
