@@ -196,14 +196,22 @@ class JsonBody(RouteBody, Generic[M]):
     event loop when small or in the parse worker when large, ``items`` checked first."""
 
     def __init__(
-        self, model: type[M], *, max_bytes: int | None = None, items: Items | None = None
+        self,
+        model: type[M],
+        *,
+        max_bytes: int | None = None,
+        items: Items | None = None,
+        optional: bool = False,
     ) -> None:
         super().__init__(max_bytes=max_bytes)
         self.model = model
         self.items = items
+        self.optional = optional  # an empty body is ``model()``: every field's default
 
     async def __call__(self, request: Request) -> M:  # type: ignore[override]
         _, body = await self.read(request)
+        if self.optional and not body.size:
+            return self.model()
         parsing: ParsePool = request.app.state.services.parsing
         try:
             value: M = await parse_body(parsing, validate_json, body, self.model, self.items)
@@ -216,12 +224,12 @@ class JsonBody(RouteBody, Generic[M]):
     def openapi(self) -> dict[str, Any]:
         """The route's ``openapi_extra``: its body's schema (added to the components by
         :func:`app.api.main.create_app`), as FastAPI documents a body parameter."""
-        return json_request_body(self.model.__name__)
+        return json_request_body(self.model.__name__, required=not self.optional)
 
 
-def json_request_body(schema_name: str) -> dict[str, Any]:
+def json_request_body(schema_name: str, *, required: bool = True) -> dict[str, Any]:
     ref = {"$ref": f"#/components/schemas/{schema_name}"}
-    return {"requestBody": {"required": True, "content": {JSON: {"schema": ref}}}}
+    return {"requestBody": {"required": required, "content": {JSON: {"schema": ref}}}}
 
 
 def _at_body(errors: Any) -> list[dict[str, Any]]:

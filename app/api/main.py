@@ -47,6 +47,7 @@ from app.api.schemas import (
     ModelUpdate,
     OutcomesRequest,
     PredictRequest,
+    PriorEstimateRequest,
     RecalibrationRequest,
     TrainingRequest,
 )
@@ -111,6 +112,7 @@ def _document_manual_bodies(app: FastAPI) -> None:
             KeyCreate,
             ModelUpdate,
             AliasRequest,
+            PriorEstimateRequest,
         ):
             schema = model.model_json_schema(ref_template=ref)
             components.update(schema.pop("$defs", {}))

@@ -10,9 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
+from app.api.body_limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ModelName, ServicesDep
 from app.api.responses import FastJSONResponse
 from app.api.schemas import MAX_INT, ErrorResponse, PriorEstimateRequest, PriorEstimateResponse
@@ -58,12 +59,17 @@ def priors(
     return FastJSONResponse(out)
 
 
+# A version and two times: a small body, or none (every default).
+PRIORS_BODY = JsonBody(PriorEstimateRequest, max_bytes=SMALL_BODY_BYTES, optional=True)
+
+
 @router.post(
     "/models/{name}/priors",
     status_code=201,
     response_model=PriorEstimateResponse,
     responses={400: {"model": ErrorResponse}, 413: {"model": ErrorResponse}},
     summary="Estimate the class priors of recent traffic and record the estimate",
+    openapi_extra=PRIORS_BODY.openapi(),
     description=_METHOD
     + " The body (`version`, `since`, `until`, all optional; no body: all defaults) "
     "selects the rows as the query of `GET` does. The estimate is recorded (table `prior_estimates`; its `id` "
@@ -74,9 +80,8 @@ def priors(
 async def record_priors(
     name: ModelName,
     services: ServicesDep,
-    body: Annotated[PriorEstimateRequest | None, Body()] = None,
+    body: Annotated[PriorEstimateRequest, Depends(PRIORS_BODY)],
 ) -> Any:
-    body = body or PriorEstimateRequest()
     since, until = utc_window(body.since, body.until)
     out = await run_in_threadpool(
         services.priors.record, name, version=body.version, since=since, until=until
