@@ -58,3 +58,20 @@ def test_docs_configuration_table_matches_the_settings() -> None:
         text=True,
     )
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_docs_endpoint_table_matches_the_openapi_document() -> None:
+    out = subprocess.run(
+        [sys.executable, "scripts/endpoints_table.py", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_readme_states_one_algorithm_count_the_catalogs() -> None:
+    from models.algorithms import algorithms
+
+    counts = set(re.findall(r"\b(\d+) algorithms\b", (ROOT / "README.md").read_text()))
+    assert counts == {str(len(algorithms()))}

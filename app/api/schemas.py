@@ -448,7 +448,7 @@ class WhatIfResponse(BaseModel):
         description="[[tn, fp], [fn, tp]]: rows = truth, columns = decision."
     )
     total_cost: float | None = Field(
-        description="Sum of the held-out rows' costs; null when it exceeds the largest "
+        description="Sum of the evaluation rows' costs; null when it exceeds the largest "
         "float64 (about 1.8e308, e.g. costs near 1e308): scale the costs down (decisions "
         "do not change when all costs are multiplied by one factor)."
     )
@@ -456,7 +456,9 @@ class WhatIfResponse(BaseModel):
         description="Total cost divided by n; always a number (also when the total is null)."
     )
     accuracy: float
-    n: int = Field(description="Held-out rows the numbers are computed on.")
+    n: int = Field(
+        description="Evaluation rows the numbers are computed on (out of fold or held out)."
+    )
     labels: list[Label] = Field(description="[negative, positive] class labels.")
     costs: WhatIfCosts
 

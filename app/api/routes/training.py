@@ -182,7 +182,9 @@ ModeQuery = Annotated[
     "parameters), JSON naming a `dataset` the service reads itself (`uri`, `format`, "
     "`label_column`, `columns`; see docs/data.md) or `multipart/form-data` with a CSV "
     "`file`, its `label_column` and `params` (JSON). Creates the model if it does not exist. Returns the new version with "
-    "its metrics on a held-out evaluation split (201), or, for a training run as a job "
+    "its metrics (201): by default (cross-fitted calibration) the out-of-fold calibrated "
+    "probabilities of every training row; a held-out split only with `evaluation_fraction` "
+    "or `calibration_split: holdout`. For a training run as a job "
     "(see `mode`), 202 with the job; input errors are answered at once in both cases.",
     openapi_extra=_OPENAPI,
     responses={
