@@ -69,10 +69,12 @@ def _wants_svg(fmt: str | None, accept: str) -> bool:
 @router.get(
     "/models/{name}/versions/{version}/plots/{kind}",
     summary="One plot of a version, as JSON data or an SVG picture",
-    description="Computed at registration on the version's held-out rows. `format=svg` (or "
+    description="Computed at registration on the version's evaluation rows: by default every "
+    "training row with its out-of-fold calibrated probability (cross-fitted models), or "
+    "held-out rows when the training set `evaluation_fraction`. `format=svg` (or "
     "`Accept: image/svg+xml`) gives the picture. `cost_curve` takes `ratio_min` and "
     "`ratio_max` (c_fn / c_fp, default 0.01 to 100) and is then recomputed from the stored "
-    "held-out predictions.",
+    "evaluation predictions.",
     responses={
         200: {"content": {"application/json": {}, SVG: {}}},
         304: {"description": "Not modified"},
@@ -112,8 +114,9 @@ def get_plot(
 @router.get(
     "/models/{name}/versions/{version}/whatif",
     response_model=WhatIfResponse,
-    summary="What a binary cost setting would decide and cost on the held-out rows",
-    description="Decides the version's stored held-out rows (at most 10,000, stratified) as "
+    summary="What a binary cost setting would decide and cost on the evaluation rows",
+    description="Decides the version's stored evaluation rows (at most 10,000, stratified; "
+    "out-of-fold probabilities by default, held-out rows with `evaluation_fraction`) as "
     "predict would under `c_fp`, `c_fn` (and `c_tp`, `c_tn`, default 0), and reports the "
     "threshold, the confusion matrix [[tn, fp], [fn, tp]] and the cost. Two-class models only.",
 )
