@@ -79,6 +79,10 @@ class Vocabulary:
         """The calibration map under its former name (``calibration``)."""
         return self.calibration
 
+    @method.setter
+    def method(self, value: str) -> None:
+        self.calibration = value
+
 
 class AutoCapacity(Vocabulary):
     """The capacity search shared by the binary and the multiclass estimator."""
@@ -98,14 +102,6 @@ class AutoCapacity(Vocabulary):
     oof_: OutOfFold | None
     search_methods: tuple[str, ...] = SEARCH_METHODS
     two_classes: bool = True
-
-    # the parameters of the calibrated wrappers that automatic capacity fixes (their two
-    # spellings: CalibratedBoosting reads method/split, CalibratedMulticlass calibration/
-    # calibration_split)
-    estimator = None
-    calibration_split = "kfold"
-    split = "kfold"
-    calibration_fraction = 1.0 / 3.0
 
     # ---- what differs between the families (implemented by the subclasses)
     def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
@@ -262,6 +258,14 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
     ('stump', True)
     """
 
+    # the parameters of the calibrated wrapper that automatic capacity fixes (both
+    # spellings of the split: CalibratedBoosting reads split, CalibratedMulticlass
+    # calibration_split)
+    estimator = None
+    split = "kfold"
+    calibration_split = "kfold"
+    calibration_fraction = 1.0 / 3.0
+
     def __init__(
         self,
         grid: Any = DEFAULT_GRID,
@@ -387,6 +391,14 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
 
     search_methods = (*SEARCH_METHODS, "multinomial")
     two_classes = False
+
+    # the parameters of the calibrated wrapper that automatic capacity fixes (both
+    # spellings of the split: CalibratedBoosting reads split, CalibratedMulticlass
+    # calibration_split)
+    estimator = None
+    split = "kfold"
+    calibration_split = "kfold"
+    calibration_fraction = 1.0 / 3.0
 
     def __init__(
         self,

@@ -56,7 +56,7 @@ class FinalFit:
     calibrated: Any
     info: dict[str, Any]
     oof_scores: np.ndarray
-    oof_folds: list[Any]
+    oof_folds: Any
 
 
 def final_fit(

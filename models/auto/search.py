@@ -33,7 +33,13 @@ import numpy as np
 from models.auto.curve import checkpoints, loss, smoothed
 from models.auto.grid import Entry, offers_oblique, progress_units, unit_cost
 from models.auto.record import curve_record
-from models.crossfit import _check_n_jobs, fold_indices, run_parallel, stratified_subsample
+from models.crossfit import (
+    Folds,
+    _check_n_jobs,
+    fold_indices,
+    run_parallel,
+    stratified_subsample,
+)
 from models.progress import fit_parts, report
 
 __all__ = ["STOP_MARGIN", "Candidate", "SearchResult", "SearchRows", "search"]
@@ -57,7 +63,7 @@ class SearchRows:
     subsample: bool
     k: int
     """Folds of the search (``n_folds``, or at most 3 on a subsample)."""
-    folds: list[Any]
+    folds: Folds
 
 
 @dataclass(eq=False)
