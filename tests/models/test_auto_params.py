@@ -51,6 +51,8 @@ def test_every_estimator_accepts_every_former_name(cls: type, old: str, new: str
     assert getattr(est, new) == "isotonic" == getattr(est, old)  # read back by either name
     assert old not in est.get_params() and est.get_params()[new] == "isotonic"
     assert est.set_params(**{old: "platt"}) is est and getattr(est, new) == "platt"
+    setattr(est, old, "isotonic")  # an attribute of that name too (CalibratedBoosting's)
+    assert getattr(est, new) == "isotonic"
     with pytest.raises(TypeError, match=f"{new}.*{old}"):
         cls(**{new: "isotonic", old: "platt"})  # two values for one setting
     # a name left at its default yields to its former name (no way to tell it was given)
