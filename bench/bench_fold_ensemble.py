@@ -1,6 +1,6 @@
 """How the default model should serve its cross-fitting boosters: measured at model level.
 
-The automatic capacity search (models/auto.py) fits k fold boosters and fits the
+The automatic capacity search (models/auto/) fits k fold boosters and fits the
 calibration map on their out-of-fold scores. This script fits the default two-class
 model (``AutoCalibratedBoosting(random_state=0)``, as the service does) on the 70/30
 splits of bench/bench_quality.py and scores four ways of serving it at the five cost

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-import models.auto as auto
+import models.auto.grid as auto  # the module that reads the cap
 from bench.bench_quality import DEFAULT_DATA_DIR, RESULTS, TEST_SIZE, plan_units, unit_data
 from bench.machine import machine
 from bench.papers.common import stratified_split, write_json
