@@ -13,7 +13,7 @@ What it does, in one run:
 2. writes ``--rows`` synthetic rows (an int64 ``id``, 20 float32 features with 1%
    missing, a log-normal ``amount``) as ``--partitions`` Parquet files, generated in
    chunks of 500,000 rows (never all in memory; not kept: a temporary directory);
-3. measures the in-process scorer: :func:`app.services.row_decisions.decide_rows` (the
+3. measures the in-process scorer: :func:`app.services.decisions.row_decisions.decide_rows` (the
    code predict runs) on 1,000,000 rows already in memory as float64, in blocks of
    65,536, with per-row costs (``c_fn`` = amount, ``c_fp`` = 5): rows/s with no I/O;
 4. runs ``costwise batch bench IN OUT --cost c_fn=col:amount --cost c_fp=5 --id-column id``
@@ -127,9 +127,9 @@ def _schema(names: list[str]) -> Any:
 def scorer_rate(database_url: str) -> dict[str, Any]:
     """Rows/s of predict's decision code on rows in memory (no I/O)."""
     from app.db import make_engine, make_session_factory
-    from app.services.predictor import Predictor
-    from app.services.request_costs import cost_setting
-    from app.services.row_decisions import decide_rows
+    from app.services.decisions.request_costs import cost_setting
+    from app.services.decisions.row_decisions import decide_rows
+    from app.services.prediction.predictor import Predictor
 
     engine = make_engine(database_url)
     predictor = Predictor(make_session_factory(engine))

@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script
 from app.db import make_engine, upgrade_to_head  # noqa: E402
 from app.registry.orm import ModelVersion, RegisteredModel  # noqa: E402
 from app.registry.prediction_log import write_rows  # noqa: E402
-from app.services.log_maintenance import LogMaintenance  # noqa: E402
-from app.services.monitoring import Monitoring  # noqa: E402
-from app.services.prediction_log import LogEntry, columns_of, new_ids  # noqa: E402
+from app.services.feedback.log_maintenance import LogMaintenance  # noqa: E402
+from app.services.feedback.monitoring import Monitoring  # noqa: E402
+from app.services.feedback.prediction_log import LogEntry, columns_of, new_ids  # noqa: E402
 
 
 def fill(url: str, rows: int, labelled: float) -> None:

@@ -8,7 +8,7 @@ arrays, as the service serves it). Then, in fresh processes that import the code
 each source tree given (``--src NAME=DIR``; the first one is the baseline), rounds
 alternating between the trees so that machine noise hits them alike, it times:
 
-* a one-row decision as the service makes it: :func:`app.services.row_decisions.decide_rows`
+* a one-row decision as the service makes it: :func:`app.services.decisions.row_decisions.decide_rows`
   on ``check_features`` of the row, under a K x K cost matrix with random off-diagonal
   costs in [1, 10] (probabilities and least-expected-cost decision), cycling over the
   held-out rows (median of ``--calls`` calls);
@@ -86,8 +86,8 @@ def cost_matrix(k: int) -> np.ndarray:
 # --------------------------------------------------------------- worker (one source tree)
 def worker(args: argparse.Namespace) -> None:
     """Time the source tree on sys.path (set by the parent); print one JSON line."""
-    from app.services.request_costs import CostSetting
-    from app.services.row_decisions import decide_rows
+    from app.services.decisions.request_costs import CostSetting
+    from app.services.decisions.row_decisions import decide_rows
     from models.adaboost import AdaBoost
     from models.artifacts import load_model
     from models.decisions import validate_cost_matrix

@@ -122,8 +122,8 @@ def in_process(db_url: str, X: np.ndarray, quick: bool) -> dict[str, Any]:
     process. Total with logging = on + writer x rows.
     """
     from app.db import make_engine, make_session_factory
-    from app.services.prediction_log import PredictionLogWriter
-    from app.services.predictor import CostRequest, Predictor, Rows
+    from app.services.feedback.prediction_log import PredictionLogWriter
+    from app.services.prediction.predictor import CostRequest, Predictor, Rows
 
     engine = make_engine(db_url)
     sessions = make_session_factory(engine, readonly=True)

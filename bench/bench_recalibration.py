@@ -103,7 +103,7 @@ def _proba(client: Any, X: np.ndarray, **extra: Any) -> np.ndarray:
 
 def _booster_arrays(client: Any, version: int) -> dict[str, np.ndarray]:
     from app.registry.repository import Registry
-    from app.services.stored_models import read_stored
+    from app.services.model_registry.stored_models import read_stored
 
     with client.app.state.services.sessions() as s:
         reg = Registry(s)

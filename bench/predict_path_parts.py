@@ -30,7 +30,7 @@ from starlette.concurrency import run_in_threadpool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware  # noqa: E402
-from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware  # noqa: E402
+from app.api.server.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware  # noqa: E402
 
 SCOPE = {
     "type": "http",

@@ -1,11 +1,11 @@
-"""Write the route x role table of docs/authentication.md from ``app.api.permissions``.
+"""Write the route x role table of docs/authentication.md from ``app.api.access.permissions``.
 
 python scripts/permissions_table.py            # print the table
 python scripts/permissions_table.py --check    # exit 1 if docs/authentication.md is out of date
 python scripts/permissions_table.py --write    # rewrite the table in docs/authentication.md
 
 One row per route (method and path template) of the declared table
-:data:`app.api.permissions.PERMISSIONS`: its minimum role and why.
+:data:`app.api.access.permissions.PERMISSIONS`: its minimum role and why.
 tests/reliability/test_role_matrix.py parses the page's table and walks it.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import doc_tables  # scripts/doc_tables.py (run as python scripts/...)
 
-from app.api.permissions import permission_table
+from app.api.access.permissions import permission_table
 
 
 def main() -> int:

@@ -111,3 +111,43 @@ def test_services_leave_database_errors_to_the_repositories() -> None:
         if p.name != "readiness.py" and db_errors.search(p.read_text())
     ]
     assert hits == [], f"database errors translated in services: {hits}"
+
+
+def flat_entries(directory: Path) -> list[str]:
+    """What sits at the top of ``directory`` other than ``__init__.py`` and packages.
+
+    A package is a folder with an ``__init__.py``; ``__pycache__`` is ignored. A module or
+    a folder without ``__init__.py`` (a namespace package nobody declared) is returned.
+    """
+    return sorted(
+        p.name
+        for p in directory.iterdir()
+        if p.name not in ("__init__.py", "__pycache__")
+        and not (p.is_dir() and (p / "__init__.py").is_file())
+    )
+
+
+def test_services_are_rooms_only() -> None:
+    """app/services holds packages only, one per concept (the architecture guide's "a room
+    per concept"): a new use case goes into the room of its concept, or a new room with a
+    docstring saying what lives there and what it may import (and its place in the
+    [tool.importlinter] contract of the rooms), never flat beside them."""
+    services = ROOT / "app" / "services"
+    assert flat_entries(services) == [], "flat in app/services, put it in a room"
+    undocumented = sorted(
+        p.parent.name
+        for p in services.glob("*/__init__.py")
+        if not re.match(r'\s*"""\S', p.read_text())
+    )
+    assert undocumented == [], f"rooms without a docstring: {undocumented}"
+
+
+def test_the_room_check_sees_what_it_must_refuse(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "room").mkdir()
+    (tmp_path / "room" / "__init__.py").write_text('"""A room."""\n')
+    (tmp_path / "__pycache__").mkdir()
+    assert flat_entries(tmp_path) == []
+    (tmp_path / "flat.py").write_text("")
+    (tmp_path / "no_init").mkdir()
+    assert flat_entries(tmp_path) == ["flat.py", "no_init"]

@@ -2,8 +2,10 @@
 
 Layers of the service (api and cli over services over registry over db), a core that
 imports nothing of the service, web or SQL stack, a client that stands alone, no web
-framework below the API, and no import circle between sibling modules (imports inside
-functions count). A new back-edge or circle fails here with the chain that closes it.
+framework below the API, no import circle between sibling modules (imports inside
+functions count), and the rooms of app.services in their layers (a new room must be given
+its place; the feedback loop never imports prediction or training; access imports no other
+room). A new back-edge or circle fails here with the chain that closes it.
 """
 
 from __future__ import annotations

@@ -13,22 +13,22 @@ from fastapi import Depends, Path, Request
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.api.middleware import Metrics
-from app.api.parse_pool import ParsePool
+from app.api.bodies.parse_pool import ParsePool
+from app.api.server.middleware import Metrics
 from app.db import DatabaseHealth
+from app.services.access.keys import Keys
 from app.services.batch.service import BatchService
+from app.services.feedback.log_maintenance import LogMaintenance
+from app.services.feedback.monitoring import Monitoring
+from app.services.feedback.outcomes import Outcomes
+from app.services.feedback.prediction_log import PredictionLogWriter
+from app.services.feedback.priors import PriorEstimates
+from app.services.feedback.recalibration import Recalibrator
+from app.services.health.readiness import Readiness
 from app.services.jobs.service import JobService
-from app.services.keys import Keys
-from app.services.log_maintenance import LogMaintenance
-from app.services.model_registry import ModelRegistry
-from app.services.monitoring import Monitoring
-from app.services.outcomes import Outcomes
+from app.services.model_registry.service import ModelRegistry
 from app.services.plots.service import Plots
-from app.services.prediction_log import PredictionLogWriter
-from app.services.predictor import Predictor
-from app.services.priors import PriorEstimates
-from app.services.readiness import Readiness
-from app.services.recalibration import Recalibrator
+from app.services.prediction.predictor import Predictor
 from app.services.training import Trainer
 from app.settings import Settings
 
@@ -87,7 +87,7 @@ async def database_gate(request: Request) -> None:
     timeouts; while :class:`app.db.DatabaseHealth` says it is down they are not even
     attempted (one request per probe interval still is, to notice its return).
     Predictions are not gated here: they may be answered from memory (see
-    :mod:`app.services.predictor`).
+    :mod:`app.services.prediction.predictor`).
     """
     services: Services = request.app.state.services
     services.health.check()

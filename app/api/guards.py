@@ -4,7 +4,7 @@
 (and of ``/metrics`` when it is not public) from the headers alone, **before** the body
 is read or parsed: an anonymous 60 MiB ``POST /v1/keys`` is a 401 after the headers,
 not after 60 MiB of JSON. The role is still checked by the route's dependency
-(:func:`app.api.auth.authorize`), which reuses the principal found here.
+(:func:`app.api.access.auth.authorize`), which reuses the principal found here.
 
 :class:`LargeRequestMiddleware` counts a request as *large* when its declared (or, for a
 chunked body, received) size reaches ``large_bytes``; at most ``max_large`` are handled
@@ -12,7 +12,7 @@ at once per process, others get **503 UNAVAILABLE with Retry-After** at once (th
 body is not read). When the last large request finishes, the C allocator is asked to
 give freed memory back to the system (glibc ``malloc_trim``, in a worker thread).
 
-:class:`app.services.slots.Slots` is the same non-blocking counter that bounds synchronous
+:class:`app.services.common.slots.Slots` is the same non-blocking counter that bounds synchronous
 trainings (:class:`app.services.training.Trainer`).
 """
 
@@ -29,8 +29,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import STATUS_BY_CODE
 from app.errors import ServiceError, Unauthorized
-from app.services.auth import Authenticator
-from app.services.slots import Slots
+from app.services.access.auth import Authenticator
+from app.services.common.slots import Slots
 
 log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 1

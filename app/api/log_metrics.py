@@ -28,8 +28,8 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
-from app.services.outcomes import PendingCounters
-from app.services.prediction_log import OUTCOMES, LogStats
+from app.services.feedback.outcomes import PendingCounters
+from app.services.feedback.prediction_log import OUTCOMES, LogStats
 
 #: Series that only make sense per model (hidden, not summed, without model names).
 PER_MODEL_PREFIX = "costwise_monitoring_"

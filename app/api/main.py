@@ -15,13 +15,12 @@ import anyio.to_thread
 from fastapi import FastAPI
 
 from app import __version__
-from app.api.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
+from app.api.access.auth import AUTH_RESPONSES, AUTHORIZE, AUTHORIZE_OPEN, install_auth
+from app.api.bodies.parse_pool import ParsePool
 from app.api.deps import DATABASE_GATE, Services
 from app.api.errors import install_error_handlers
 from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware
 from app.api.log_metrics import PredictionLogCollector
-from app.api.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
-from app.api.parse_pool import ParsePool
 from app.api.routes import (
     algorithms,
     batch,
@@ -51,24 +50,25 @@ from app.api.schemas import (
     RecalibrationRequest,
     TrainingRequest,
 )
+from app.api.server.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 from app.api.v2 import routes as v2
 from app.api.v2.schemas import InferenceRequest
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
+from app.services.access.keys import Keys
 from app.services.batch.service import BatchService
+from app.services.feedback.log_maintenance import LogMaintenance
+from app.services.feedback.monitoring import Monitoring
+from app.services.feedback.outcomes import Outcomes, PendingCounters
+from app.services.feedback.prediction_log import LogStats, PredictionLogWriter
+from app.services.feedback.priors import PriorEstimates
+from app.services.feedback.recalibration import Recalibrator
+from app.services.health.readiness import Readiness, StartupChecks
 from app.services.jobs.service import JobService, make_queue
-from app.services.keys import Keys
-from app.services.known_models import KnownModels
-from app.services.log_maintenance import LogMaintenance
-from app.services.model_registry import ModelRegistry
-from app.services.monitoring import Monitoring
-from app.services.outcomes import Outcomes, PendingCounters
+from app.services.model_registry.known_models import KnownModels
+from app.services.model_registry.service import ModelRegistry
 from app.services.plots.service import Plots
-from app.services.prediction_log import LogStats, PredictionLogWriter
-from app.services.predictor import Predictor
-from app.services.priors import PriorEstimates
-from app.services.readiness import Readiness, StartupChecks
-from app.services.recalibration import Recalibrator
+from app.services.prediction.predictor import Predictor
 from app.services.training import Trainer
 from app.settings import Settings, get_settings
 
@@ -91,7 +91,7 @@ A web console (models, versions, plots, a what-if panel for costs, aliases, moni
 
 def _document_manual_bodies(app: FastAPI) -> None:
     """Add the schemas of bodies that routes parse themselves to the OpenAPI components
-    (every body: :mod:`app.api.body_limits`)."""
+    (every body: :mod:`app.api.bodies.limits`)."""
     base = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -203,7 +203,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     Refuses to start (raises :class:`app.errors.SchemaOutOfDate`) when the database
     schema is not at the migrations' head, unless ``auto_migrate`` is on, and (raises
     :class:`app.errors.Misconfigured`) when ``COSTWISE_ENV=prod`` without authentication
-    configured (see :func:`app.services.keys.check_auth_configuration`). When the
+    configured (see :func:`app.services.access.keys.check_auth_configuration`). When the
     database cannot be reached at all, the app starts anyway and runs these checks
     again in the background until it answers (see :class:`StartupChecks`).
     """

@@ -73,7 +73,7 @@ def run_local(args: argparse.Namespace, settings: Settings, sessions: Callable[.
     from app.services.batch.dataframes import split_costs
     from app.services.batch.scoring import BatchCosts
     from app.services.batch.service import BatchRequest, BatchService
-    from app.services.predictor import Predictor
+    from app.services.prediction.predictor import Predictor
 
     source, target = as_uri(args.input), as_uri(args.output)
     if not settings.data_roots:

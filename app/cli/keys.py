@@ -19,7 +19,7 @@ def _when(value: Any) -> str:
 
 def cmd_keys(args: argparse.Namespace, settings: Settings, sessions: SessionsFactory) -> int:
     """Run ``costwise keys create|list|revoke`` against the configured database."""
-    from app.services.keys import create_key, list_keys, revoke_key
+    from app.services.access.keys import create_key, list_keys, revoke_key
 
     if args.action == "create":
         view, plaintext = create_key(sessions(settings), args.name, args.role)

@@ -72,8 +72,8 @@ def _dispose_engines() -> None:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
-    from app.api.connection_budget import fit_open_files
-    from app.api.protocol import uvicorn_options
+    from app.api.server.connection_budget import fit_open_files
+    from app.api.server.protocol import uvicorn_options
 
     migrate = (
         args.migrate
@@ -83,7 +83,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from app.api.main import timeouts_of
     from app.db import database_errors, ensure_schema_at_head, make_engine, make_session_factory
     from app.errors import Unavailable
-    from app.services.keys import check_auth_configuration
+    from app.services.access.keys import check_auth_configuration
 
     engine = make_engine(settings.database_url, timeouts=timeouts_of(settings))
     try:
@@ -190,7 +190,7 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_models(args: argparse.Namespace, settings: Settings) -> int:
-    from app.services.model_registry import ModelRegistry
+    from app.services.model_registry.service import ModelRegistry
 
     models, total = ModelRegistry(_sessions(settings)).list_models(limit=1000)
     for m in models:

@@ -101,7 +101,7 @@ def _costs(args: argparse.Namespace) -> dict[str, float]:
 
 def local_decider(args: argparse.Namespace, settings: Settings, sessions: Any) -> Decide:
     """Decide chunks with the registry of ``settings`` (no server)."""
-    from app.services.predictor import CostRequest, Predictor, Rows
+    from app.services.prediction.predictor import CostRequest, Predictor, Rows
 
     predictor = Predictor(sessions(settings), max_rows=10**9)
     costs = CostRequest(costs=_costs(args))

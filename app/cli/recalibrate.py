@@ -44,7 +44,7 @@ def _when(text: str | None, field: str) -> datetime | None:
 
 def _labelled_csv(path: str, label_column: str) -> tuple[list[dict[str, float | None]], list[Any]]:
     """Records keyed by feature name (NaN as None) and their labels."""
-    from app.services.inputs import parse_csv
+    from app.services.common.inputs import parse_csv
 
     X, y, names = parse_csv(Path(path).read_bytes(), label_column)
     records = [
@@ -98,7 +98,7 @@ def cmd_recalibrate(args: argparse.Namespace, settings: Settings, sessions: Any)
                 holdout_fraction=args.holdout_fraction,
             )
     else:
-        from app.services.recalibration import LabelledInput, OutcomeWindow, Recalibrator
+        from app.services.feedback.recalibration import LabelledInput, OutcomeWindow, Recalibrator
 
         recalibrator = Recalibrator(
             sessions(settings),
@@ -167,7 +167,7 @@ def cmd_priors(args: argparse.Namespace, settings: Settings, sessions: Any) -> i
             )  # fmt: skip
         out = {k: v for k, v in dataclasses.asdict(est).items() if k != "extra"}
     else:
-        from app.services.priors import PriorEstimates
+        from app.services.feedback.priors import PriorEstimates
 
         factory = sessions(settings)
         estimates = PriorEstimates(factory, factory, max_rows=settings.monitoring_max_rows)

@@ -322,7 +322,7 @@ LogJSON = JSON()
 class LoggedPrediction(Base):
     """One served prediction row (``/v1`` predict or ``/v2`` infer) and its late outcome.
 
-    Written in batches by :class:`app.services.prediction_log.PredictionLogWriter`, off the
+    Written in batches by :class:`app.services.feedback.prediction_log.PredictionLogWriter`, off the
     request path. ``prediction_id`` is unique per model: the service's id (32 hex digits)
     or the client's (``ids``). ``raw_score`` is what the calibrator took (a number for
     binary scorers, one per class for per-class calibration, null for models without a
@@ -368,7 +368,7 @@ class LoggedPrediction(Base):
 class PendingOutcome(Base):
     """An outcome reported for a prediction id that is not (yet) in the log.
 
-    Kept by :class:`app.services.outcomes.Outcomes` when the id's log row has not landed
+    Kept by :class:`app.services.feedback.outcomes.Outcomes` when the id's log row has not landed
     (the writer is behind, or the client sent its own ``ids`` and reported before
     predicting); joined into ``logged_predictions`` once the row lands, by the log
     writer right after each batch and by the outcome report itself (see
@@ -398,7 +398,7 @@ class PendingOutcome(Base):
 class PriorEstimate(Base):
     """Deployment class priors of one version estimated from its logged probabilities.
 
-    Written by :class:`app.services.priors.PriorEstimates` (EM of Saerens et al. 2002, see
+    Written by :class:`app.services.feedback.priors.PriorEstimates` (EM of Saerens et al. 2002, see
     :mod:`models.priors`) over the version's logged predictions in ``[since, until)``:
     ``priors`` and ``train_priors`` (model class order), the rows used, the iterations,
     whether EM converged, and the likelihood-ratio test of "the priors did not change".

@@ -10,7 +10,7 @@ the prediction.
 
 No outcome can be missed by a race between the log insert and the report: each side
 commits its own write first and only then looks for the other (the writer joins after
-its insert committed, :mod:`app.services.outcomes` after the pending rows committed).
+its insert committed, :mod:`app.services.feedback.outcomes` after the pending rows committed).
 Whichever commits second finds the other's row, because its look-up starts after both
 commits under PostgreSQL's READ COMMITTED (each statement sees what was committed
 before it began) and SQLite's single writer. When both find it, the update is guarded

@@ -8,7 +8,7 @@ with its ``Content-Length``, the shape of the outside attack: JSON rows of zeros
 million values, more than any limit allows), or for ``multipart/form-data`` a CSV file
 of 15 million rows. Recorded per route: status and error code, how long the answer
 took, ``/health/live`` latency during it (max and p99) and the peak RSS of the server
-process and, apart, of its children (the parse worker, :mod:`app.api.parse_pool`),
+process and, apart, of its children (the parse worker, :mod:`app.api.bodies.parse_pool`),
 sampled every 20 ms.
 
 Usage: ``python bench/reliability/bodies.py [--mib 60] [--rounds 1]``; writes

@@ -13,7 +13,7 @@ taken in the same run):
    and during the same flood sent without keys (the control), in alternating rounds.
 
 RSS figures are the server process's and, apart, its children's (the body-parsing
-worker process, app.api.parse_pool).
+worker process, app.api.bodies.parse_pool).
 
 Usage: ``python bench/reliability/hostile.py [--seconds 10]``. Writes
 ``bench/results/hostile-<date>.json``.

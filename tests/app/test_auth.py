@@ -18,12 +18,12 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.api.auth import required_role
+from app.api.access.auth import required_role
 from app.api.main import create_app
 from app.db import make_engine, make_session_factory
 from app.errors import Misconfigured, Unavailable
-from app.services.auth import Authenticator
-from app.services.keys import create_key, revoke_key
+from app.services.access.auth import Authenticator
+from app.services.access.keys import create_key, revoke_key
 from app.settings import Settings
 from tests.app.api.conftest import dataset, train_body
 

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from app.api.main import create_app
 from app.db import DatabaseHealth, Timeouts, Watchdog, make_engine
 from app.errors import Unavailable
-from app.services.deadline import training_deadline
+from app.services.training.deadline import training_deadline
 from app.settings import Settings
 from models.progress import report
 from tests.app.api.conftest import train_body

@@ -410,7 +410,7 @@ def small_limits_client(database_url: str) -> Iterator[TestClient]:
 REC = dict(zip("abcd", ROW, strict=True))
 TWICE, THRICE = 2 * SMALL_ROWS, 3 * SMALL_ROWS
 # (case, path, body, field): over the limits, whatever the layout; refused by the scan of
-# the body before anything is decoded (app.api.body_scan, in the parse worker)
+# the body before anything is decoded (app.api.bodies.scan, in the parse worker)
 OVERSIZED: list[tuple[str, str, str, str]] = [
     ("2x the rows, compact", PREDICT, json.dumps({"instances": [ROW] * TWICE}, separators=(",", ":")), "instances"),
     ("2x the rows, spaced", PREDICT, json.dumps({"instances": [ROW] * TWICE}), "instances"),

@@ -27,14 +27,14 @@ from alembic import command
 from fastapi.testclient import TestClient
 from sqlalchemy import inspect, text
 
-from app.api.bodies import Limits, predict_input
+from app.api.bodies.parsing import Limits, predict_input
 from app.api.main import create_app
 from app.api.responses import FastJSONResponse
 from app.api.routes.predict import _render
 from app.api.schemas import PredictRequest
 from app.db import alembic_config, downgrade, make_engine, make_session_factory, upgrade_to_head
 from app.registry.repository import Registry
-from app.services.predictor import CostRequest, Predictor, Rows
+from app.services.prediction.predictor import CostRequest, Predictor, Rows
 from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
 from tests.reliability.conftest import FEATURES, dataset

@@ -3,7 +3,7 @@
 A real ``costwise serve`` process (SQLite, default limits) receives one predict of
 100,000 rows x 60 features (59.6 MiB, the row limit under the 64 MiB body limit) while a
 client polls ``/health/live`` every 20 ms. The body is parsed in the parse worker
-process (:mod:`app.api.parse_pool`), so the event loop keeps serving: liveness answers
+process (:mod:`app.api.bodies.parse_pool`), so the event loop keeps serving: liveness answers
 keep coming while the predict is in flight, with no long gap. Parsed in the server
 process instead, the same body held the loop 1.0-9.2 s (bench/reliability/parse_offload.py,
 docs/reliability.md). The bounds are generous (a loaded 2-CPU machine); the figures go to

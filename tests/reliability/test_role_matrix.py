@@ -4,7 +4,7 @@ The table of ``docs/authentication.md`` (method, route template, minimum role) i
 from the page. It must list exactly the routes of the app -- every operation of its
 OpenAPI document plus the routes outside it (``/docs``, ``/console``, ``HEAD`` of the
 probes, ...) -- and agree with the declaration the service decides from
-(:data:`app.api.permissions.PERMISSIONS`): a route missing from the page fails here.
+(:data:`app.api.access.permissions.PERMISSIONS`): a route missing from the page fails here.
 
 Then, with authentication on, on SQLite and PostgreSQL:
 
@@ -33,11 +33,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import MetaData, create_engine, select
 from sqlalchemy.pool import NullPool
 
-from app.api.auth import required_role
+from app.api.access.auth import required_role
+from app.api.access.permissions import PERMISSIONS
 from app.api.main import create_app
-from app.api.permissions import PERMISSIONS
 from app.db import make_engine, make_session_factory
-from app.services.keys import create_key
+from app.services.access.keys import create_key
 from app.settings import Settings
 from tests.app.api.conftest import dataset, train_body
 from tests.reliability.conftest import write_result

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.schemas import AlgorithmListResponse, AlgorithmOut
-from app.services.algorithms import list_algorithms
+from app.services.training.algorithms import list_algorithms
 
 router = APIRouter(prefix="/v1", tags=["training"])
 

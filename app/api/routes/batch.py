@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
 
-from app.api.body_limits import JsonBody
+from app.api.bodies.limits import JsonBody
 from app.api.deps import ModelName, ServicesDep
 from app.api.schemas import BatchRequestIn, ColumnCost, ErrorResponse, JobOut
 from app.services.batch.scoring import BatchCosts

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Depends, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.concurrency import run_in_threadpool
 
-from app.api.auth import may_see_model_names
+from app.api.access.auth import may_see_model_names
 from app.api.deps import Services, ServicesDep
-from app.api.middleware import WithoutModelNames
 from app.api.responses import FastJSONResponse
 from app.api.schemas import HealthResponse
+from app.api.server.middleware import WithoutModelNames
 from app.errors import ServiceError
 
 router = APIRouter(tags=["health"])

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 from starlette.concurrency import run_in_threadpool
 
-from app.api.body_limits import NoBody
+from app.api.bodies.limits import NoBody
 from app.api.deps import NAME_PATTERN, ServicesDep
 from app.api.schemas import MAX_INT, ErrorResponse, JobListResponse, JobOut, JobStatus
 

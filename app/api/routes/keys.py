@@ -9,10 +9,10 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
-from app.api.body_limits import SMALL_BODY_BYTES, JsonBody
+from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ServicesDep
 from app.api.schemas import ErrorResponse
-from app.services.keys import KeyView
+from app.services.access.keys import KeyView
 
 router = APIRouter(
     prefix="/v1",

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
-from app.api.body_limits import KIB, SMALL_BODY_BYTES, Items, JsonBody
+from app.api.bodies.limits import KIB, SMALL_BODY_BYTES, Items, JsonBody
 from app.api.deps import ModelName, ServicesDep
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
@@ -19,7 +19,7 @@ from app.api.schemas import (
     OutcomesResponse,
 )
 from app.api.time_window import utc_window
-from app.services.outcomes import MAX_OUTCOMES, Outcome
+from app.services.feedback.outcomes import MAX_OUTCOMES, Outcome
 
 router = APIRouter(
     prefix="/v1",

@@ -10,11 +10,11 @@ import orjson
 from fastapi import APIRouter, Depends, Response
 from pydantic import ValidationError
 
-from app.api.bodies import Limits, PredictInput, predict_input
-from app.api.body_limits import Body, RouteBody, parse_body
+from app.api.bodies.limits import Body, RouteBody, parse_body
+from app.api.bodies.parse_pool import BodyInvalid
+from app.api.bodies.parsing import Limits, PredictInput, predict_input
 from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
 from app.api.errors import validation_errors
-from app.api.parse_pool import BodyInvalid
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
     ErrorResponse,
@@ -24,7 +24,7 @@ from app.api.schemas import (
     PredictResponse,
     RowsRequest,
 )
-from app.services.predictor import Prediction
+from app.services.prediction.predictor import Prediction
 
 router = APIRouter(
     prefix="/v1",
@@ -68,7 +68,7 @@ def _body(model: type[RowsRequest]) -> dict[str, Any]:
 
 
 # rows are bounded by COSTWISE_MAX_PREDICT_ROWS and COSTWISE_MAX_CELLS, whose largest
-# bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
+# bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.bodies.limits)
 ROWS_BODY = RouteBody()
 RowsBody = Annotated[Body, Depends(ROWS_BODY)]
 
@@ -77,8 +77,8 @@ async def _parse(
     body: Body, services: Services, model: type[RowsRequest]
 ) -> PredictInput | FastJSONResponse:
     """One pass from bytes to checked input (pydantic-core's JSON parser). A large body
-    is parsed in a worker process (:mod:`app.api.parse_pool`), after a count of its rows
-    and values (:mod:`app.api.body_scan`): the event loop never waits for it."""
+    is parsed in a worker process (:mod:`app.api.bodies.parse_pool`), after a count of its rows
+    and values (:mod:`app.api.bodies.scan`): the event loop never waits for it."""
     limits = Limits.of(services.settings)
     try:
         return await parse_body(services.parsing, predict_input, body, model, limits)

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 from starlette.concurrency import run_in_threadpool
 
-from app.api.body_limits import SMALL_BODY_BYTES, JsonBody
+from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ModelName, ServicesDep
 from app.api.responses import FastJSONResponse
 from app.api.schemas import MAX_INT, ErrorResponse, PriorEstimateRequest, PriorEstimateResponse

@@ -9,16 +9,16 @@ from fastapi import APIRouter, Depends, Path, Request
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from app.api.body_limits import Body, RouteBody, parse_body
-from app.api.body_scan import refuse_oversized
+from app.api.bodies.limits import Body, RouteBody, parse_body
+from app.api.bodies.parse_pool import BodyInvalid
+from app.api.bodies.scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
-from app.api.parse_pool import BodyInvalid
 from app.api.schemas import MAX_INT, ErrorResponse, RecalibrationRequest, VersionOut
 from app.api.time_window import utc_window
 from app.errors import InvalidArgument
-from app.services.inputs import features_matrix
-from app.services.recalibration import LabelledInput, OutcomeWindow
+from app.services.common.inputs import features_matrix
+from app.services.feedback.recalibration import LabelledInput, OutcomeWindow
 from app.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["training"])
@@ -55,7 +55,7 @@ def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWin
 
 
 # labelled rows are bounded by COSTWISE_MAX_TRAIN_ROWS and COSTWISE_MAX_CELLS, whose
-# largest bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
+# largest bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.bodies.limits)
 RECALIBRATION_BODY = RouteBody()
 
 
@@ -124,7 +124,7 @@ async def recalibrate(
     body: Annotated[Body, Depends(RECALIBRATION_BODY)],
     services: ServicesDep,
 ) -> Any:
-    try:  # a large body in a worker process (app.api.parse_pool)
+    try:  # a large body in a worker process (app.api.bodies.parse_pool)
         req = await parse_body(services.parsing, recalibration_input, body, services.settings)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 
-from app.api.body_limits import SMALL_BODY_BYTES, JsonBody
+from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import AliasName, ModelName, ServicesDep
 from app.api.schemas import (
     MAX_INT,

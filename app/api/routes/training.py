@@ -9,12 +9,12 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
-from app.api.bodies import JSON, media_type
-from app.api.body_limits import Body, RouteBody, parse_body
-from app.api.body_scan import refuse_oversized
+from app.api.bodies.limits import Body, RouteBody, parse_body
+from app.api.bodies.parse_pool import BodyInvalid, ParsePool
+from app.api.bodies.parsing import JSON, media_type
+from app.api.bodies.scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import validation_errors
-from app.api.parse_pool import BodyInvalid, ParsePool
 from app.api.schemas import (
     DatasetTrainingRequest,
     ErrorResponse,
@@ -24,9 +24,9 @@ from app.api.schemas import (
     VersionOut,
 )
 from app.errors import InvalidArgument
+from app.services.common.inputs import check_no_nul
 from app.services.datasets import DatasetRef
-from app.services.inputs import check_no_nul
-from app.services.model_registry import VersionView
+from app.services.model_registry.service import VersionView
 from app.services.training import Mode, TrainingData, TrainingSpec
 from app.services.training.trainer import csv_data, rows_data
 from app.settings import Settings
@@ -82,14 +82,14 @@ Parsed = tuple[TrainingData | DatasetRef, TrainingSpec, str | None, dict[str, st
 _REFERENCE_BYTES = 64 * 1024  # a body naming a dataset is small
 FORM = "multipart/form-data"
 # rows are bounded by COSTWISE_MAX_TRAIN_ROWS and COSTWISE_MAX_CELLS, whose largest
-# bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits); a CSV
+# bodies need COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.bodies.limits); a CSV
 # upload is parsed as it streams in (spooled to disk), counted by the body-limit middleware
 TRAINING_BODY = RouteBody(media_types=(JSON, FORM), default="", streamed=(FORM,))
 
 
 def _from_json(body: bytes, settings: Settings, large: bool = False) -> Parsed:
     """Parse and check a JSON training body (in a parse worker process when ``large``,
-    after a count of its rows and values: :mod:`app.api.body_scan`)."""
+    after a count of its rows and values: :mod:`app.api.bodies.scan`)."""
     if large:
         refuse_oversized(
             body,
@@ -207,7 +207,7 @@ async def create_version(
     ctype = media_type(request, accepted=TRAINING_BODY.media_types, default="")
     try:
         if ctype == JSON:
-            # a large body in a worker process (app.api.parse_pool), a small one in a thread
+            # a large body in a worker process (app.api.bodies.parse_pool), a small one in a thread
             data, spec, description, tags = await parse_body(
                 services.parsing, _from_json, body, services.settings, small_in_thread=True
             )

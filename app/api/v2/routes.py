@@ -14,12 +14,12 @@ from fastapi import APIRouter, Depends
 from pydantic import ValidationError
 
 from app import __version__
-from app.api.bodies import Limits
-from app.api.body_limits import Body, RouteBody, parse_body
-from app.api.body_scan import refuse_oversized
+from app.api.bodies.limits import Body, RouteBody, parse_body
+from app.api.bodies.parse_pool import BodyInvalid
+from app.api.bodies.parsing import Limits
+from app.api.bodies.scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep, in_prediction_thread
 from app.api.errors import describe_validation
-from app.api.parse_pool import BodyInvalid
 from app.api.responses import FastJSONResponse
 from app.api.routes.health import readiness
 from app.api.schemas import MAX_INT
@@ -36,8 +36,8 @@ from app.api.v2.schemas import (
 )
 from app.api.v2.tensors import OUTPUTS, Decoded, decode, encode, label_datatype
 from app.errors import InvalidArgument, NotFound
-from app.services.inputs import check_limits
-from app.services.model_info import ModelInfo, describe_model, model_ready
+from app.services.common.inputs import check_limits
+from app.services.prediction.model_info import ModelInfo, describe_model, model_ready
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": V2ErrorResponse} for s in (400, 404, 409, 413, 415, 503)
@@ -168,14 +168,14 @@ def parse_and_decode(body: bytes, limits: Limits, large: bool) -> tuple[str | No
 
 
 # tensors are bounded by the row and cell limits, whose largest bodies need
-# COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.body_limits)
+# COSTWISE_MAX_BODY_BYTES: no smaller byte limit (app.api.bodies.limits)
 INFER_BODY = RouteBody()
 InferBody = Annotated[Body, Depends(INFER_BODY)]
 
 
 async def _infer(name: str, version: str | None, raw: Body, services: Any) -> FastJSONResponse:
     limits = Limits.of(services.settings)
-    try:  # a large body in a worker process (app.api.parse_pool)
+    try:  # a large body in a worker process (app.api.bodies.parse_pool)
         request_id, decoded = await parse_body(services.parsing, parse_and_decode, raw, limits)
     except ValidationError as exc:
         code, detail, _, _ = describe_validation(list(exc.errors()))

@@ -17,7 +17,7 @@ import numpy as np
 
 from app.api.v2.schemas import InferenceRequest, RequestInput
 from app.errors import InvalidArgument
-from app.services.predictor import CostRequest, Prediction, Rows
+from app.services.prediction.predictor import CostRequest, Prediction, Rows
 
 NUMERIC: dict[str, Any] = {
     "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32,

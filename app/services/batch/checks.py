@@ -8,8 +8,8 @@ import numpy as np
 
 from app.errors import InvalidArgument
 from app.services.batch.scoring import BatchCosts
-from app.services.request_costs import ROW_COST_NAMES, cost_setting
-from app.services.row_decisions import decide_rows
+from app.services.decisions.request_costs import ROW_COST_NAMES, cost_setting
+from app.services.decisions.row_decisions import decide_rows
 from models.inference import InferenceModel
 
 __all__ = ["check_costs", "check_model_costs", "features_of"]

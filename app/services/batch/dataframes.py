@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.scoring import BatchCosts, decide_block, output_schema
-from app.services.predictor import Predictor
+from app.services.prediction.predictor import Predictor
 from models.inference import InferenceModel
 
 __all__ = ["PartitionDecider", "partition_decider", "split_costs"]

@@ -2,8 +2,8 @@
 
 This is the part of a batch that runs wherever the rows are (the job's worker, or a Dask
 worker): numpy and pyarrow only, no SQL and no web code. The decision itself is
-:func:`app.services.row_decisions.decide_rows`, the very code ``/v1/.../predict`` runs,
-and the costs go through :func:`app.services.request_costs.cost_setting` (``row_costs``
+:func:`app.services.decisions.row_decisions.decide_rows`, the very code ``/v1/.../predict`` runs,
+and the costs go through :func:`app.services.decisions.request_costs.cost_setting` (``row_costs``
 for costs taken from columns), so a row is validated and decided exactly as predict
 would. Error messages name the row by its position in the whole input (``first_row``
 + position in the block) and the input column a per-row cost came from.
@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 
 from app.errors import ServiceError
-from app.services.core_errors import core_errors
-from app.services.request_costs import ROW_COST_NAMES, CostSetting, cost_setting
-from app.services.row_decisions import decide_rows
+from app.services.common.core_errors import core_errors
+from app.services.decisions.request_costs import ROW_COST_NAMES, CostSetting, cost_setting
+from app.services.decisions.row_decisions import decide_rows
 from models.inference import InferenceModel, check_features
 
 __all__ = ["BatchCosts", "BlockSummary", "decide_block", "output_schema"]

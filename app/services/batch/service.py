@@ -28,9 +28,9 @@ from app.services.batch import sources
 from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.parts import Part, PartPlan, decide_part
 from app.services.batch.scoring import BatchCosts, BlockSummary
+from app.services.common.inputs import check_text
 from app.services.datasets import DatasetReader, FetchPolicy
-from app.services.inputs import check_text
-from app.services.predictor import Predictor, Resolved
+from app.services.prediction.predictor import Predictor, Resolved
 from app.settings import Settings
 from models.inference import InferenceModel
 

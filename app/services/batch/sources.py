@@ -16,8 +16,8 @@ import pyarrow as pa
 
 from app.errors import Conflict, InvalidArgument
 from app.services.batch.parts import Part
+from app.services.common.inputs import check_text
 from app.services.datasets import DatasetReader, DatasetRef, OpenedDataset
-from app.services.inputs import check_text
 
 __all__ = [
     "check_columns",

@@ -208,7 +208,7 @@ def file_format(ref: DatasetRef, column_types: dict[str, Any] | None = None) -> 
         return pads.ParquetFileFormat(default_fragment_scan_options=options)
     import pyarrow.csv as pacsv
 
-    # Missing-value spellings as in the inline CSV parser (app.services.inputs).
+    # Missing-value spellings as in the inline CSV parser (app.services.common.inputs).
     convert = pacsv.ConvertOptions(
         null_values=["", "NA", "na", "NaN", "nan", "null", "NULL", "None", "none", "?"],
         strings_can_be_null=True,

@@ -33,7 +33,7 @@ from app.services.batch.service import BatchRequest, BatchService
 from app.services.datasets import DatasetRef
 from app.services.jobs.payload import unpack_training_data
 from app.services.jobs.progress import JobProgress
-from app.services.predictor import Predictor
+from app.services.prediction.predictor import Predictor
 from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
 from models.exceptions import TrainingCancelled

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from app.services.evaluation import class_indices
+from app.services.decisions.evaluation import class_indices
 from app.services.plots.charts import render_svg
 from models.inference import InferenceModel
 from models.plots import (

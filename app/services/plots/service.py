@@ -16,10 +16,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.errors import InvalidArgument, NotFound
 from app.registry.orm import ModelVersion
 from app.registry.repository import Registry, reading
-from app.services.core_errors import core_errors
+from app.services.common.core_errors import core_errors
+from app.services.decisions.request_costs import binary_costs
 from app.services.plots.charts import TITLES, render_svg
 from app.services.plots.precompute import HELDOUT
-from app.services.request_costs import binary_costs
 from models.plots import COST_CURVE_RATIOS, cost_curve, whatif
 
 PLOT_KINDS = tuple(TITLES)

@@ -7,6 +7,15 @@
   rows (:class:`TrainingData`), and the checks made before training.
 - :mod:`~app.services.training.fit`: fitting the catalog's estimator and measuring it
   on held-out rows (:func:`fit_model`).
+- :mod:`~app.services.training.dataset`: training rows read from a dataset reference.
+- :mod:`~app.services.training.deadline`: the training time limit, enforced through the
+  core's progress hook.
+- :mod:`~app.services.training.algorithms`: the trainable algorithms described (names,
+  parameters, properties).
+
+May import :mod:`~app.services.datasets`, :mod:`~app.services.decisions`,
+:mod:`~app.services.model_registry`, :mod:`~app.services.plots` and
+:mod:`~app.services.common`; never prediction, the feedback loop, batch or jobs.
 """
 
 from app.services.training.fit import FittedModel, fit_model

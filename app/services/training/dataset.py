@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from app.errors import InvalidArgument, PayloadTooLarge
+from app.services.common.inputs import check_classes, check_limits
 from app.services.datasets import OpenedDataset
-from app.services.inputs import check_classes, check_limits
 from app.services.training.spec import AUTO, TrainingData, TrainingSpec
 from app.settings import Settings
 from models.binning import BinEdges, BinnedRows, ReservoirSample

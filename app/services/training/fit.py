@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from app.services.core_errors import core_errors
-from app.services.evaluation import (
+from app.services.common.core_errors import core_errors
+from app.services.decisions.evaluation import (
     OUT_OF_FOLD,
     class_indices,
     evaluation_metrics,

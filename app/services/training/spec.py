@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.model_selection import StratifiedShuffleSplit
 
 from app.errors import InvalidArgument
-from app.services.core_errors import core_errors
+from app.services.common.core_errors import core_errors
 from models.algorithms import (
     AlgorithmSpec,
     Calibration,

@@ -24,9 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, Unavailable
 from app.registry.validation import check_tags
-from app.services.datasets import DatasetReader, DatasetRef, OpenedDataset
-from app.services.deadline import LIMIT_SETTING, training_deadline
-from app.services.inputs import (
+from app.services.common.inputs import (
     check_classes,
     check_limits,
     feature_names_checked,
@@ -35,10 +33,12 @@ from app.services.inputs import (
     labels_array,
     parse_csv,
 )
-from app.services.model_registry import VersionView
-from app.services.registration import NewVersion, register_version
-from app.services.slots import Slots
+from app.services.common.slots import Slots
+from app.services.datasets import DatasetReader, DatasetRef, OpenedDataset
+from app.services.model_registry.registration import NewVersion, register_version
+from app.services.model_registry.service import VersionView
 from app.services.training.dataset import read_training_data, summary_info
+from app.services.training.deadline import LIMIT_SETTING, training_deadline
 from app.services.training.fit import fit_model
 from app.services.training.spec import (
     TrainingData,
@@ -86,7 +86,7 @@ def rows_data(
     """Rows sent as JSON (``features``, ``labels``), checked against the limits of ``s``.
 
     A plain function of picklable arguments, so that a large body can be parsed and
-    checked in a parse worker process (:mod:`app.api.parse_pool`).
+    checked in a parse worker process (:mod:`app.api.bodies.parse_pool`).
     """
     check_limits(
         len(features),
@@ -316,7 +316,7 @@ class Trainer:
         A training that runs longer than COSTWISE_MAX_TRAINING_SECONDS (with ``as_job``:
         COSTWISE_MAX_JOB_SECONDS) is stopped and raises
         :class:`app.errors.TrainingTimeLimit` naming that setting (see
-        :mod:`app.services.deadline`). ``within(session, version)`` runs inside the
+        :mod:`app.services.training.deadline`). ``within(session, version)`` runs inside the
         registering transaction (a training job records its outcome there, so that the
         version and the job's success are committed together or not at all). When
         ``stopping`` is set (server shutdown) the training stops at its next round and

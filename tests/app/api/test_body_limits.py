@@ -1,4 +1,4 @@
-"""Every body through one path (app/api/body_limits.py): each POST/PUT/PATCH route of
+"""Every body through one path (app/api/bodies/limits.py): each POST/PUT/PATCH route of
 the app declares its body, none lets FastAPI read one, and the declared limits hold."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
-from app.api.body_limits import RouteBody
+from app.api.bodies.limits import RouteBody
 from app.api.main import create_app
 from app.errors import PayloadTooLarge
-from app.services.inputs import CSV_BLOCK_ROWS, parse_csv
+from app.services.common.inputs import CSV_BLOCK_ROWS, parse_csv
 from app.settings import Settings
 
 BODY_METHODS = {"POST", "PUT", "PATCH"}

@@ -1,4 +1,4 @@
-"""Who is closed when the connection budget is full (app/api/connection_budget.py).
+"""Who is closed when the connection budget is full (app/api/server/connection_budget.py).
 
 The end-to-end proofs with a real server are in tests/reliability/test_connection_flood.py;
 here the order of eviction, with plain objects standing for connections.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import resource
 
-from app.api.connection_budget import FD_RESERVE, WaitingConnections, fit_open_files
+from app.api.server.connection_budget import FD_RESERVE, WaitingConnections, fit_open_files
 
 
 class Conn:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from app.api.bodies import Limits, predict_input
-from app.api.parse_pool import BodyInvalid, ParsePool
+from app.api.bodies.parse_pool import BodyInvalid, ParsePool
+from app.api.bodies.parsing import Limits, predict_input
 from app.api.schemas import PredictRequest
 from app.errors import PayloadTooLarge, Unavailable
 

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from sklearn.datasets import make_classification
 
 from app.registry.repository import Registry
-from app.services.stored_models import read_stored
+from app.services.model_registry.stored_models import read_stored
 from models.artifacts import artifact_base
 from models.metrics import brier_score, expected_calibration_error
 

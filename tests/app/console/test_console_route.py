@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.auth import required_role
+from app.api.access.auth import required_role
 from app.api.main import create_app
 from app.console import assets, page
 from app.settings import Settings

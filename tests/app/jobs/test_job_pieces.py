@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from app.errors import ArtifactCorrupted, TrainingTimeLimit
-from app.services.deadline import training_deadline
 from app.services.jobs.payload import pack_training_data, unpack_training_data
 from app.services.training import TrainingData
+from app.services.training.deadline import training_deadline
 from models.exceptions import TrainingCancelled
 from models.progress import progress_callback, report
 

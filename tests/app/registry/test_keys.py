@@ -12,7 +12,7 @@ from app.errors import Conflict, InvalidArgument, NotFound
 from app.registry.keys import ApiKeys, generate_key, hash_key
 from app.registry.orm import ApiKey
 from app.registry.repository import Registry
-from app.services.keys import create_key, list_keys, revoke_key
+from app.services.access.keys import create_key, list_keys, revoke_key
 
 
 def test_generated_keys_are_long_random_and_prefixed() -> None:

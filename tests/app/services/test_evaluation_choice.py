@@ -49,7 +49,7 @@ def test_an_explicit_fraction_is_a_true_hold_out_and_the_default_trains_on_every
 def test_out_of_fold_metrics_from_the_binary_columns_and_in_blocks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from app.services import evaluation
+    from app.services.decisions import evaluation
 
     X, y = make_classification(600, 5, random_state=2)
     spec = TrainingSpec(n_estimators=10, random_state=0)
@@ -73,7 +73,7 @@ def test_out_of_fold_metrics_from_the_binary_columns_and_in_blocks(
 def test_class_indices_of_integer_labels_by_search_and_of_others_by_lookup() -> None:
     from types import SimpleNamespace
 
-    from app.services.evaluation import class_indices
+    from app.services.decisions.evaluation import class_indices
 
     model: Any = SimpleNamespace(classes=(-3, 2, 10))
     assert class_indices(model, np.array([10, -3, 2, 2, 10])).tolist() == [2, 0, 1, 1, 2]

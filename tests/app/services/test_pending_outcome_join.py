@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.registry.orm import LoggedPrediction, PendingOutcome
 from app.registry.pending_outcomes import PendingOutcomes
 from app.registry.prediction_log import insert_rows
-from app.services.outcomes import Outcome, Outcomes
-from app.services.prediction_log import PredictionLogWriter, columns_of
+from app.services.feedback.outcomes import Outcome, Outcomes
+from app.services.feedback.prediction_log import PredictionLogWriter, columns_of
 from tests.app.services.test_prediction_log_writer import _entry, _registry_with_a_version
 
 

@@ -16,9 +16,9 @@ from app.db import make_engine, upgrade_to_head
 from app.errors import Unavailable
 from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel
 from app.registry.prediction_log import PredictionLog
-from app.services.log_maintenance import LogMaintenance
-from app.services.monitoring import Monitoring
-from app.services.prediction_log import LogEntry, PredictionLogWriter, columns_of, new_ids
+from app.services.feedback.log_maintenance import LogMaintenance
+from app.services.feedback.monitoring import Monitoring
+from app.services.feedback.prediction_log import LogEntry, PredictionLogWriter, columns_of, new_ids
 
 
 def _entry(n: int, model_id: int = 1, version_id: int = 1, at: datetime | None = None) -> LogEntry:
@@ -427,7 +427,7 @@ def test_log_times_format_every_time_as_log_time_does() -> None:
     from datetime import timezone
 
     from app.registry.prediction_log import log_time
-    from app.services.prediction_log import log_times
+    from app.services.feedback.prediction_log import log_times
 
     start = datetime(2026, 12, 31, 23, 59, 58, 999_999, tzinfo=UTC)
     times = [start + timedelta(microseconds=37 * i) for i in range(80_000)]

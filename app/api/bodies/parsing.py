@@ -1,0 +1,152 @@
+"""Request bodies that routes parse themselves: one media-type check, one JSON parser.
+
+Routes that read the raw body (predict and evaluate, training, KServe V2 infer) call
+these, so an unsupported content type gets the same 415 everywhere (``{"detail", "code":
+"UNSUPPORTED_MEDIA_TYPE", "field": "content-type"}``; on /v2 the V2 error body with the
+same message), and JSON is validated in one pass by pydantic-core. Predict and evaluate
+bodies become :class:`PredictInput` here (:func:`predict_input`), on the event loop when
+small and in a parse worker when large (:mod:`app.api.bodies.parse_pool`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any, TypeVar
+
+import numpy as np
+from fastapi import Request
+from pydantic import BaseModel
+
+from app.api.bodies.scan import refuse_oversized
+from app.api.schemas import RowsRequest
+from app.errors import ServiceError
+from app.services.common.inputs import check_limits, features_matrix
+from app.services.prediction.predictor import CostRequest, Rows
+from app.settings import Settings
+
+JSON = "application/json"
+M = TypeVar("M", bound=BaseModel)
+
+
+class UnsupportedMediaType(ServiceError):
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+    def __init__(self, ctype: str, accepted: tuple[str, ...]) -> None:
+        super().__init__(
+            f"content type {ctype or '(none)'!r} is not supported; send " + " or ".join(accepted),
+            field="content-type",
+        )
+
+
+def media_type(request: Request, accepted: tuple[str, ...] = (JSON,), default: str = JSON) -> str:
+    """The request's media type (lower case, parameters dropped), one of ``accepted``;
+    ``default`` when there is no Content-Type header. Raises UnsupportedMediaType."""
+    ctype = request.headers.get("content-type", default).split(";")[0].strip().lower()
+    if ctype not in accepted:
+        raise UnsupportedMediaType(ctype, accepted)
+    return ctype
+
+
+async def json_body(request: Request, model: type[M]) -> M:
+    """The body as ``model``, from bytes in one pass; pydantic's ValidationError
+    propagates (the caller turns it into its own error shape)."""
+    media_type(request)
+    return model.model_validate_json(await request.body())
+
+
+# ------------------------------------------------- predict and evaluate bodies
+@dataclass(frozen=True)
+class Limits:
+    """The limits a predict body is checked against (picklable: sent to parse workers)."""
+
+    max_rows: int
+    max_features: int
+    max_cells: int
+    max_classes: int
+
+    @classmethod
+    def of(cls, s: Settings) -> Limits:
+        return cls(s.max_predict_rows, s.max_features, s.max_cells, s.max_classes)
+
+
+@dataclass(frozen=True)
+class PredictInput:
+    """A predict (or evaluate) body as the predictor takes it."""
+
+    rows: Rows
+    costs: CostRequest
+    version: int | None
+    alias: str | None
+    labels: list[Any] | None  # evaluate only
+    ids: list[str] | None = None  # predict only: the caller's row ids (prediction log)
+
+
+def _row_costs_array(row_costs: list[Any]) -> np.ndarray:
+    cells = [(r["c_fp"], r["c_fn"], r.get("c_tp", 0.0), r.get("c_tn", 0.0)) for r in row_costs]
+    return np.array(cells, dtype=np.float64).reshape(-1, 4)
+
+
+def _records_matrix(records: list[dict[str, Any]]) -> Rows:
+    """Records as a matrix in the first record's key order, and the first record whose
+    keys differ (then the request is refused: the matrix is left empty)."""
+    columns = tuple(records[0])
+    first = records[0].keys()
+    for i, rec in enumerate(records):
+        if rec.keys() != first:
+            empty = np.empty((0, len(columns)))
+            return Rows(matrix=empty, columns=columns, mismatch=(i, tuple(rec)), field="records")
+    getter = itemgetter(*columns)
+    values = [getter(rec) for rec in records]
+    X = np.array(values, dtype=np.float64).reshape(len(records), len(columns))
+    return Rows(matrix=X, columns=columns, field="records")
+
+
+def predict_input(
+    body: bytes, model: type[RowsRequest], limits: Limits, decode: bool = False
+) -> PredictInput:
+    """Parse and check a predict/evaluate body (pydantic's errors propagate).
+
+    ``decode`` (large bodies, in a parse worker: :mod:`app.api.bodies.parse_pool`): first
+    refuse a body that provably holds too much (:mod:`app.api.bodies.scan`), then hand
+    back the rows and per-row costs as numpy arrays, cheap to send between processes.
+    """
+    if decode:
+        refuse_oversized(
+            body,
+            field="records" if b'"records"' in body else "instances",
+            max_rows=limits.max_rows,
+            max_cells=limits.max_cells,
+            max_classes=limits.max_classes,
+            row_objects_per_row=2 if b'"row_costs"' in body else 1,
+        )
+    req = model.model_validate_json(body)
+    listed: list[Any] = req.instances if req.instances is not None else req.records or []
+    field = "instances" if req.instances is not None else "records"
+    if listed:
+        check_limits(
+            len(listed),
+            len(listed[0]),
+            max_rows=limits.max_rows,
+            max_features=limits.max_features,
+            max_cells=limits.max_cells,
+            field=field,
+        )
+    row_costs: Any = req.row_costs  # TypedDicts: already plain dicts
+    if not decode or not listed:
+        rows = Rows(req.instances, req.records)
+    elif req.instances is not None:
+        rows = Rows(matrix=features_matrix(req.instances, field=field), field=field)
+    else:
+        rows = _records_matrix(listed)
+    if decode and row_costs is not None:
+        row_costs = _row_costs_array(row_costs)
+    costs = CostRequest(
+        costs=None if req.costs is None else req.costs.model_dump(),
+        cost_matrix=req.cost_matrix,
+        row_costs=row_costs,
+        priors=req.priors,
+    )
+    return PredictInput(
+        rows, costs, req.version, req.alias, getattr(req, "labels", None), getattr(req, "ids", None)
+    )

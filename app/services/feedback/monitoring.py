@@ -1,0 +1,251 @@
+"""Use case: how a deployed model is doing, per version and time bucket, from its log.
+
+For the logged predictions of a model in ``[since, until)`` (UTC), per version and per
+hour or day bucket (and over the whole window): predictions, labelled predictions and
+coverage; predicted and observed class shares (positive rate for two classes); mean
+probabilities; the realised cost of the labelled decisions (each under the cost matrix
+applied when it was made, or the cost the caller reported with the outcome) against
+their expected cost at decision time and the ratio; Brier score, log loss, expected
+calibration error with reliability bins and calibration tests (Spiegelhalter's z,
+Hosmer-Lemeshow) on the labelled rows (:func:`models.monitoring.calibration_summary`).
+``calibration_alarm`` is true when Spiegelhalter's two-sided p-value is below
+:data:`ALARM_P_VALUE`.
+
+A report reads up to ``max_rows`` logged predictions: at most ``max_concurrent`` are
+computed at once per process, and a request beyond them is refused at once (503
+``UNAVAILABLE`` with Retry-After) rather than queued, so that a burst of reports cannot
+hold the database's time, the pool's connections and the process's threads that
+predictions need.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.errors import InvalidArgument, NotFound, PayloadTooLarge, Unavailable
+from app.registry.pending_outcomes import PendingOutcomes
+from app.registry.prediction_log import LogColumns, PredictionLog
+from app.registry.repository import reading
+from app.services.common.core_errors import core_errors
+from models.monitoring import calibration_summary, realised_cost
+
+__all__ = ["ALARM_P_VALUE", "BUCKETS", "Monitoring", "summarise"]
+
+BUCKETS = {"hour": 3600, "day": 86400}
+ALARM_P_VALUE = 0.01
+RETRY_AFTER_SECONDS = 2  # about one report over a large window
+
+
+def _iso(t: datetime) -> str:
+    # isoformat, not strftime: glibc's %Y does not pad years before 1000 ("1-01-01")
+    return t.astimezone(UTC).isoformat(timespec="seconds")[:-6] + "Z"
+
+
+def _mean(a: np.ndarray) -> list[float] | None:
+    return None if len(a) == 0 else a.mean(axis=0).tolist()
+
+
+def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
+    """The monitoring figures of ``log`` (one version; see the module docstring)."""
+    n = len(log)
+    decision = log.decision
+    proba = log.probabilities.reshape(n, n_classes)
+    labelled = log.label >= 0
+    y = log.label[labelled]
+    m = len(y)
+    shares = np.bincount(decision, minlength=n_classes) / n if n else np.zeros(n_classes)
+    observed = np.bincount(y, minlength=n_classes) / m if m else None
+    out: dict[str, Any] = {
+        "predictions": n,
+        "labelled": m,
+        "coverage": m / n if n else None,
+        "predicted_shares": shares.tolist(),
+        "observed_shares": None if observed is None else observed.tolist(),
+        "predicted_positive_rate": float(shares[1]) if n_classes == 2 else None,
+        "observed_positive_rate": (
+            float(observed[1]) if n_classes == 2 and observed is not None else None
+        ),
+        "mean_probability": _mean(proba),
+        "mean_probability_labelled": _mean(proba[labelled]),
+        "realised_cost": None,
+        "expected_cost": None,
+        "cost_ratio": None,
+        "mean_realised_cost": None,
+        "calibration": None,
+        "calibration_alarm": None,
+    }
+    if not m:
+        return out
+    with core_errors():
+        cost = realised_cost(
+            y,
+            decision[labelled],
+            log.costs,
+            log.expected_cost[labelled],
+            log.outcome_cost[labelled],
+        )
+        summary = calibration_summary(y, proba[labelled])
+    z = summary.get("spiegelhalter")
+    out.update(
+        realised_cost=cost.total,
+        expected_cost=cost.expected_total,
+        cost_ratio=cost.ratio,
+        mean_realised_cost=cost.total / m,
+        calibration=summary,
+        calibration_alarm=None if z is None else bool(z["p_value"] < ALARM_P_VALUE),
+    )
+    return out
+
+
+class Monitoring:
+    """Reads the prediction log and summarises it (read-only sessions)."""
+
+    def __init__(
+        self,
+        read_sessions: sessionmaker[Session],
+        max_rows: int = 1_000_000,
+        gauge_rows: int = 100_000,
+        max_concurrent: int = 2,
+    ) -> None:
+        self._read = read_sessions
+        self.max_rows = max_rows
+        self.gauge_rows = gauge_rows
+        self.max_concurrent = max_concurrent
+        self._slots = threading.BoundedSemaphore(max_concurrent)  # reports run in threads
+
+    def report(
+        self,
+        name: str,
+        *,
+        version: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        bucket: str = "day",
+    ) -> dict[str, Any]:
+        if bucket not in BUCKETS:
+            raise InvalidArgument(
+                f"bucket: expected one of {list(BUCKETS)}, got {bucket!r}", field="bucket"
+            )
+        if since is not None and until is not None and since >= until:
+            raise InvalidArgument(
+                f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
+            )
+        if not self._slots.acquire(blocking=False):
+            raise Unavailable(
+                f"{self.max_concurrent} monitoring reports are being computed in this process "
+                "(setting COSTWISE_MONITORING_MAX_CONCURRENT); retry in "
+                f"{RETRY_AFTER_SECONDS} s",
+                limit=self.max_concurrent,
+                retry_after=RETRY_AFTER_SECONDS,
+            )
+        try:
+            return self._report(name, version, since, until, bucket)
+        finally:
+            self._slots.release()
+
+    def _report(
+        self,
+        name: str,
+        version: int | None,
+        since: datetime | None,
+        until: datetime | None,
+        bucket: str,
+    ) -> dict[str, Any]:
+        with reading(self._read) as reg:
+            s = reg.session
+            model = reg.get_model(name)
+            log = PredictionLog(s)
+            if version is not None:
+                reg.get_version(name, version)  # NotFound says which versions exist
+                logged = log.logged_versions(model.id)
+                if version not in logged:
+                    raise NotFound(
+                        f"version {version} of model {name!r} has no logged predictions "
+                        f"(versions with logged predictions: {logged or 'none'})",
+                        field="version",
+                    )
+            counts = log.counts(model.id, since, until)
+            if version is not None:
+                counts = {v: c for v, c in counts.items() if v == version}
+            if sum(n for n, _ in counts.values()) > self.max_rows:  # counted, not read
+                raise PayloadTooLarge(
+                    f"since/until: more than {self.max_rows} logged predictions in this "
+                    "window (setting COSTWISE_MONITORING_MAX_ROWS); narrow it or give a version",
+                    field="since",
+                    limit=self.max_rows,
+                )
+            classes = log.version_classes(model.id, set(counts))
+            versions = []
+            for v in sorted(counts):
+                k = _n_classes(classes.get(v))
+                columns = log.columns(model.id, v, k, since, until)
+                versions.append(_version_report(v, classes.get(v), columns, BUCKETS[bucket]))
+            pending = PendingOutcomes(s).count(model.id)
+        return {
+            "model": name,
+            "since": None if since is None else _iso(since),
+            "until": None if until is None else _iso(until),
+            "bucket": bucket,
+            "versions": versions,
+            "pending_outcomes": pending,
+        }
+
+    def totals(self, model_id: int, since: datetime) -> dict[int, dict[str, Any]]:
+        """Per version, the figures of the gauges since ``since``: ``predictions``,
+        ``labelled``, ``coverage`` (counted by the database over the whole window), and
+        ``cost_ratio`` and ``ece`` from the latest ``gauge_rows`` labelled predictions
+        (``labelled_used`` of them). Unlabelled rows never leave the database: a refresh
+        costs the labelled rows, not the traffic (docs/monitoring.md: 700,000 logged rows,
+        5% labelled, 13.3 s of CPU and 895 MiB when every row was read, 1.2 s now)."""
+        with reading(self._read) as reg:
+            log = PredictionLog(reg.session)
+            counts = log.counts(model_id, since)
+            classes = log.version_classes(model_id, set(counts))
+            out: dict[int, dict[str, Any]] = {}
+            for v, (n, m) in sorted(counts.items()):
+                figures: dict[str, Any] = {
+                    "predictions": n,
+                    "labelled": m,
+                    "coverage": m / n if n else None,
+                    "labelled_used": 0,
+                    "cost_ratio": None,
+                    "ece": None,
+                }
+                if m:
+                    k = _n_classes(classes.get(v))
+                    mine = log.columns(model_id, v, k, since, latest=self.gauge_rows, labelled=True)
+                    labelled = summarise(mine, mine.n_classes)
+                    figures["labelled_used"] = len(mine)
+                    figures["cost_ratio"] = labelled["cost_ratio"]
+                    figures["ece"] = (labelled["calibration"] or {}).get("ece")
+                out[v] = figures
+        return out
+
+
+def _n_classes(classes: list[Any] | None) -> int | None:
+    """Classes of a version as the registry records them (None: read from the log)."""
+    return len(classes) if classes else None
+
+
+def _version_report(
+    version: int, classes: list[Any] | None, log: LogColumns, width: int
+) -> dict[str, Any]:
+    k = log.n_classes
+    keys = (log.created_at // width).astype(np.int64)
+    return {
+        "version": version,
+        "classes": classes,
+        "total": summarise(log, k),
+        "buckets": [
+            {
+                "start": _iso(datetime.fromtimestamp(int(key) * width, UTC)),
+                **summarise(log.take(keys == key), k),
+            }
+            for key in np.unique(keys)
+        ],
+    }
