@@ -5,7 +5,7 @@ python scripts/endpoints_table.py --check    # exit 1 if docs/api.md is out of d
 python scripts/endpoints_table.py --write    # rewrite the table in docs/api.md
 
 One row per operation of ``create_app(...).openapi()`` (method, path, summary) with its
-minimum role from :data:`app.api.permissions.PERMISSIONS`, so that the page cannot
+minimum role from :data:`app.api.access.permissions.PERMISSIONS`, so that the page cannot
 disagree with the routes the service answers. The app is built on a temporary SQLite
 registry (migrated on start): no database server is needed. Routes left out of the
 OpenAPI document (the web console's static files) are not listed here; the role table of
@@ -20,7 +20,7 @@ from pathlib import Path
 import doc_tables  # scripts/doc_tables.py (run as python scripts/...)
 
 from app.api.main import create_app
-from app.api.permissions import minimum_role
+from app.api.access.permissions import minimum_role
 from app.settings import Settings
 
 _METHODS = ("get", "put", "post", "patch", "delete", "head", "options")
