@@ -19,8 +19,8 @@ from pathlib import Path
 
 import doc_tables  # scripts/doc_tables.py (run as python scripts/...)
 
-from app.api.main import create_app
 from app.api.access.permissions import minimum_role
+from app.api.main import create_app
 from app.settings import Settings
 
 _METHODS = ("get", "put", "post", "patch", "delete", "head", "options")
