@@ -217,6 +217,12 @@ class Outcomes:
         self.counters.add_join(counts)
         for pid, status in counts.status.items():
             i = kept[pid]
+            if status == "unchanged":
+                # ``kept`` holds only outcomes stored by this report, for ids with no log
+                # row when it looked: an equal label already on the row can only be this
+                # report's, joined by the writer between its commit and this join
+                # (PostgreSQL, both joins waiting on the row lock). It was recorded now.
+                status = "recorded"
             detail = None if status in ("recorded", "unchanged") else "discarded at the join"
             if status == "invalid":
                 detail = (
