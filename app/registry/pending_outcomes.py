@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, func, select, update
+from sqlalchemy import Table, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from app.db import database_errors
 from app.errors import Unavailable
 from app.registry.orm import LoggedPrediction, ModelVersion, PendingOutcome, utcnow
+from app.registry.prediction_log import label_once
 
 __all__ = ["JoinCounts", "PendingCounters", "PendingOutcomes", "join_pending", "label_index"]
 
@@ -209,31 +210,16 @@ class PendingOutcomes:
                     counts.invalid += 1
                     counts.status[pid] = "invalid"
                     continue
-                if current is None:
-                    stmt = (
-                        update(_L)
-                        .where(
-                            _L.c.model_id == model_id,
-                            _L.c.prediction_id == pid,
-                            _L.c.label.is_(None),
-                        )
-                        .values(label=index, outcome_cost=cost, labelled_at=now)
-                    )
-                    if self.session.execute(stmt).rowcount == 1:  # type: ignore[attr-defined]
-                        counts.joined += 1
-                        counts.status[pid] = "recorded"
-                        continue
-                    current, current_cost = self.session.execute(
-                        select(_L.c.label, _L.c.outcome_cost).where(
-                            _L.c.model_id == model_id, _L.c.prediction_id == pid
-                        )
-                    ).one()
-                if current == index and current_cost == cost:
+                status, _, _ = label_once(
+                    self.session, model_id, pid, index, cost, now, current, current_cost
+                )
+                counts.status[pid] = status
+                if status == "recorded":
+                    counts.joined += 1
+                elif status == "unchanged":
                     counts.same += 1
-                    counts.status[pid] = "unchanged"
                 else:
                     counts.conflict += 1
-                    counts.status[pid] = "conflict"
             for start in range(0, len(done), _CHUNK):
                 self.session.execute(delete(_P).where(_P.c.id.in_(done[start : start + _CHUNK])))
             self.session.flush()

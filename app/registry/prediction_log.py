@@ -490,27 +490,10 @@ class PredictionLog:
                     results.append(OutcomeResult(pid, "unknown", None, "no logged prediction"))
                     continue
                 version, current, current_cost = found[pid]
-                if current is None:
-                    stmt = (
-                        update(_T)
-                        .where(
-                            _T.c.model_id == model_id,
-                            _T.c.prediction_id == pid,
-                            _T.c.label.is_(None),
-                        )
-                        .values(label=label, outcome_cost=cost, labelled_at=now)
-                    )
-                    if self.session.execute(stmt).rowcount == 1:  # type: ignore[attr-defined]
-                        results.append(OutcomeResult(pid, "recorded", version))
-                        continue
-                    current, current_cost = self.session.execute(
-                        select(_T.c.label, _T.c.outcome_cost).where(
-                            _T.c.model_id == model_id, _T.c.prediction_id == pid
-                        )
-                    ).one()
-                if current == label and current_cost == cost:
-                    results.append(OutcomeResult(pid, "unchanged", version))
-                else:
+                status, current, current_cost = label_once(
+                    self.session, model_id, pid, label, cost, now, current, current_cost
+                )
+                if status == "conflict":
                     results.append(
                         OutcomeResult(
                             pid,
@@ -520,6 +503,8 @@ class PredictionLog:
                             f"{current_cost}); a recorded outcome is final",
                         )
                     )
+                else:
+                    results.append(OutcomeResult(pid, status, version))
             self.session.flush()
         return results
 
@@ -533,6 +518,39 @@ class PredictionLog:
             self.session.execute(delete(_T).where(_T.c.id.in_(ids)))
             self.session.flush()
         return len(ids)
+
+
+def label_once(
+    session: Session,
+    model_id: int,
+    pid: str,
+    label: int,
+    cost: float | None,
+    now: datetime,
+    current: int | None,
+    current_cost: float | None,
+) -> tuple[str, int | None, float | None]:
+    """Record ``label`` (a class index) and ``cost`` on logged prediction ``pid`` unless it
+    already has an outcome (``current``: its label as last read, None: none): a recorded
+    outcome is final. Returns ``recorded``, ``unchanged`` (the same outcome is there) or
+    ``conflict`` (another one is), with the row's outcome. The update is guarded by
+    ``label IS NULL``, so of two concurrent writers exactly one records; the other reads
+    the row again and compares."""
+    if current is None:
+        stmt = (
+            update(_T)
+            .where(_T.c.model_id == model_id, _T.c.prediction_id == pid, _T.c.label.is_(None))
+            .values(label=label, outcome_cost=cost, labelled_at=now)
+        )
+        if session.execute(stmt).rowcount == 1:  # type: ignore[attr-defined]
+            return "recorded", label, cost
+        current, current_cost = session.execute(
+            select(_T.c.label, _T.c.outcome_cost).where(
+                _T.c.model_id == model_id, _T.c.prediction_id == pid
+            )
+        ).one()
+    same = current == label and current_cost == cost
+    return ("unchanged" if same else "conflict"), current, current_cost
 
 
 def write_rows(engine: Engine, columns: Mapping[str, Sequence[Any]]) -> int:
