@@ -27,7 +27,7 @@ COPY --from=build /wheels /wheels
 RUN apt-get update && apt-get install -y --no-install-recommends libgomp1 \
     && rm -rf /var/lib/apt/lists/*
 RUN python -m pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
-    && python -m models.warmup && chmod -R a+rX /opt/costwise
+    && python -m models.catalog.warmup && chmod -R a+rX /opt/costwise
 USER costwise
 WORKDIR /data
 EXPOSE 8000

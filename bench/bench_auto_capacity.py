@@ -37,9 +37,9 @@ sys.path.insert(0, str(ROOT))
 
 from sklearn.model_selection import train_test_split  # noqa: E402
 
-from models.adaboost import AdaBoost  # noqa: E402
 from models.auto import AutoCalibrated  # noqa: E402
-from models.calibrated import CalibratedBoosting  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
+from models.boosting.calibrated import CalibratedBoosting  # noqa: E402
 from models.multiclass.calibrated import CalibratedMulticlass  # noqa: E402
 from models.multiclass.samme import SAMME  # noqa: E402
 

@@ -51,10 +51,10 @@ from bench.bench_quality import (
     unit_data,
 )
 from bench.papers.common import stratified_split, write_json
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibrated
-from models.crossfit import fold_indices
-from models.decisions import decide
+from models.boosting.adaboost import AdaBoost
+from models.boosting.crossfit import fold_indices
+from models.decisions.rule import decide
 from models.multiclass.samme import SAMME
 
 

@@ -4,7 +4,7 @@ Fit with 100 stumps on ``../shared/datasets/magic.csv`` (skipped with a message 
 folder is absent) and on ``make_classification(200_000, 50, n_informative=20,
 random_state=0)``, 75/25 split, for:
 
-* ours: ``models.adaboost.AdaBoost(n_estimators=100)`` (stumps, error criterion), and
+* ours: ``models.boosting.adaboost.AdaBoost(n_estimators=100)`` (stumps, error criterion), and
   ``ours_gini`` with ``stump_criterion="gini"`` (scikit-learn's split criterion);
 * scikit-learn: ``AdaBoostClassifier(DecisionTreeClassifier(max_depth=1), n_estimators=100)``;
 * LightGBM: ``LGBMClassifier(n_estimators=100, max_depth=1, num_leaves=2, verbose=-1)``.
@@ -47,7 +47,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 from bench.machine import machine  # noqa: E402
-from models.adaboost import AdaBoost  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
 
 MAGIC = ROOT.parent / "shared" / "datasets" / "magic.csv"
 M = 100
@@ -128,7 +128,7 @@ def hwm():
 
 
 sys.path.insert(0, {root!r})
-from models.adaboost import AdaBoost
+from models.boosting.adaboost import AdaBoost
 X = np.load({x!r}, allow_pickle=False)
 y = np.load({y!r}, allow_pickle=False)
 before = hwm()

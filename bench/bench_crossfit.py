@@ -1,10 +1,10 @@
 """Cross-fitting in parallel: threads against processes (loky) against one after another.
 
 The default training cross-fits its calibration (5 fold fits + 1 final fit). This
-measures the k-fold :class:`models.calibrated.CalibratedBoosting` fit with the fits run
+measures the k-fold :class:`models.boosting.calibrated.CalibratedBoosting` fit with the fits run
 
 * ``sequential``: one after another (``n_jobs=1``);
-* ``threads``: :func:`models.crossfit.run_parallel` on 2 threads (what the core does);
+* ``threads``: :func:`models.boosting.crossfit.run_parallel` on 2 threads (what the core does);
 * ``loky``: joblib's process pool on 2 workers, the fitted models sent back in memory
   (what the core would do with processes; the progress callback cannot follow them);
 
@@ -41,9 +41,9 @@ sys.path.insert(0, str(ROOT))
 from joblib import Parallel, delayed  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
-from models.adaboost import AdaBoost  # noqa: E402
-from models.calibrated import CalibratedBoosting  # noqa: E402
-from models.crossfit import fold_indices  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
+from models.boosting.calibrated import CalibratedBoosting  # noqa: E402
+from models.boosting.crossfit import fold_indices  # noqa: E402
 
 
 def machine() -> str:

@@ -1,10 +1,10 @@
-"""Fit time of the cost-sensitive boosters of models.csboost against plain AdaBoost.
+"""Fit time of the cost-sensitive boosters of models.variants.csboost against plain AdaBoost.
 
 Data: ``make_classification(20_000, 20, random_state=0)``, 75/25 stratified split. Each
 model fits 100 rounds of stumps (median of ``--repeats`` fits, default 3) with
 c_fp = 1, c_fn = 5 (and CSAda/AdaDB also with equal costs, where they are AdaBoost):
 
-* ``adaboost``: :class:`models.adaboost.AdaBoost` (closed-form alpha, Eq. 5);
+* ``adaboost``: :class:`models.boosting.adaboost.AdaBoost` (closed-form alpha, Eq. 5);
 * ``csada``: exhaustive joint search, Eq. 41 solved for every stump (Algorithm 1);
 * ``adadb``: Eq. 41 as a polynomial by Newton steps, only on the hull of (b, d);
 * ``cs_realboost``, ``cs_logitboost`` (both Newton weightings): real-valued stumps.
@@ -42,11 +42,11 @@ from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from bench.machine import machine  # noqa: E402
-from models.adaboost import AdaBoost  # noqa: E402
-from models.csboost.adadb import AdaDB  # noqa: E402
-from models.csboost.cs_adaboost import CostSensitiveAdaBoost  # noqa: E402
-from models.csboost.cs_logitboost import CostSensitiveLogitBoost  # noqa: E402
-from models.csboost.cs_realboost import CostSensitiveRealBoost  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
+from models.variants.csboost.adadb import AdaDB  # noqa: E402
+from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost  # noqa: E402
+from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost  # noqa: E402
+from models.variants.csboost.cs_realboost import CostSensitiveRealBoost  # noqa: E402
 
 M = 100
 C_FN = 5.0

@@ -110,7 +110,7 @@ def child(path: str, registry: str, out: str) -> None:
     from app.services.datasets import DatasetRef
     from app.services.training import Trainer, TrainingSpec
     from app.settings import Settings
-    from models.progress import progress_callback
+    from models.boosting.progress import progress_callback
 
     settings = Settings(
         database_url=f"sqlite:///{registry}",

@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from models.adaboost import AdaBoost  # noqa: E402
 from models.auto import AutoCalibratedBoosting  # noqa: E402
-from models.binning import BinEdges, BinnedRows, prebinned  # noqa: E402
-from models.crossfit import cross_fit  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
+from models.boosting.crossfit import cross_fit  # noqa: E402
+from models.features.binning import BinEdges, BinnedRows, prebinned  # noqa: E402
 
 
 def rss() -> float:
@@ -99,7 +99,7 @@ def main() -> None:
         elif mode == "train":
             from app.services.training import TrainingSpec, fit_model
             from app.services.training.spec import TrainingData
-            from models.progress import progress_callback
+            from models.boosting.progress import progress_callback
 
             def callback(name: str, done: int, total: int) -> None:
                 phase[0] = name

@@ -53,11 +53,11 @@ from bench.bench_quality import (
 )
 from bench.machine import machine
 from bench.papers.common import stratified_split
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibratedBoosting
-from models.calibration import make_calibrator
-from models.crossfit import fold_indices
-from models.fold_ensemble import FoldEnsembleScorer
+from models.boosting.adaboost import AdaBoost
+from models.boosting.crossfit import fold_indices
+from models.calibration.calibrators import make_calibrator
+from models.inference.fold_ensemble import FoldEnsembleScorer
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

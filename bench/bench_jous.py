@@ -1,7 +1,7 @@
 """Benchmark: fit time of JOUS-Boost (delta - 1 AdaBoost fits) against plain AdaBoost.
 
 Data: ``make_classification(20_000, 20, random_state=0)``; every model uses 100 stumps
-(``models.adaboost.AdaBoost`` defaults). One run each (fit on all 20,000 rows):
+(``models.boosting.adaboost.AdaBoost`` defaults). One run each (fit on all 20,000 rows):
 
 * ``adaboost``: ``AdaBoost(n_estimators=100)``;
 * ``jous_over``: ``JOUSBoost(delta=10, nu=1, sampling="over")`` (the paper's
@@ -42,9 +42,9 @@ import sklearn  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
 from bench.machine import machine  # noqa: E402
-from models.adaboost import AdaBoost  # noqa: E402
-from models.calibrated import CalibratedBoosting  # noqa: E402
-from models.jous import JOUSBoost  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
+from models.boosting.calibrated import CalibratedBoosting  # noqa: E402
+from models.variants.jous import JOUSBoost  # noqa: E402
 
 M = 100
 N, D = 20_000, 20

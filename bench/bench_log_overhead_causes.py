@@ -94,8 +94,17 @@ def main() -> int:
             specs.append(
                 {
                     "name": name,
-                    "cmd": [*costwise_cmd(), "serve", "--host", "127.0.0.1", "--port",
-                            str(port), "--workers", "1", "--no-migrate"],  # fmt: skip
+                    "cmd": [
+                        *costwise_cmd(),
+                        "serve",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(port),
+                        "--workers",
+                        "1",
+                        "--no-migrate",
+                    ],  # fmt: skip
                     "env": {**env, **extra},
                     "port": port,
                     "ready_path": "/health/ready",

@@ -9,7 +9,7 @@ out-of-fold scores*:
 * ``ovr``    -- one Platt map per class on the vote fractions, normalised (the
   multiclass default before 2026-11-25);
 * ``full1``, ``full.1`` -- multinomial logistic regression on the K vote fractions
-  (:class:`models.multiclass.multinomial.MultinomialCalibrator`, full K x K weights,
+  (:class:`models.calibration.multinomial.MultinomialCalibrator`, full K x K weights,
   ridge 1 or 0.1; 0.1 is the default now);
 * ``vector`` -- diagonal weights (vector scaling), ridge 0.1;
 * ``scalar`` -- one weight for all classes and class biases (temperature scaling);
@@ -54,11 +54,11 @@ from bench.bench_quality import (
 )
 from bench.papers.common import load_dataset, run_info, stratified_split
 from models.auto import DEFAULT_GRID, checkpoints, smoothed
-from models.calibration import make_calibrator
-from models.crossfit import fold_indices
-from models.multiclass.multinomial import MultinomialCalibrator
+from models.boosting.crossfit import fold_indices
+from models.calibration.calibrators import make_calibrator
+from models.calibration.multinomial import MultinomialCalibrator
+from models.inference.multiclass_scorers import normalise_rows
 from models.multiclass.samme import SAMME
-from models.multiclass.scorers import normalise_rows
 
 SETS = ("iris", "wine", "vehicle", "satimage", "splice")
 CCCV = True

@@ -88,10 +88,10 @@ def worker(args: argparse.Namespace) -> None:
     """Time the source tree on sys.path (set by the parent); print one JSON line."""
     from app.services.decisions.request_costs import CostSetting
     from app.services.decisions.row_decisions import decide_rows
-    from models.adaboost import AdaBoost
-    from models.artifacts import load_model
-    from models.decisions import validate_cost_matrix
-    from models.inference import check_features
+    from models.boosting.adaboost import AdaBoost
+    from models.decisions.rule import validate_cost_matrix
+    from models.inference.artifacts import load_model
+    from models.inference.model import check_features
 
     work = Path(args.work)
     out: dict[str, Any] = {}
@@ -132,8 +132,8 @@ def train(
     datasets: list[str], work: Path, serve: str = "folds", binary: tuple[str, ...] = ("pima",)
 ) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
-    from models.algorithms import build_estimator
-    from models.artifacts import dump_model, load_model
+    from models.catalog.algorithms import build_estimator
+    from models.inference.artifacts import dump_model, load_model
 
     info: dict[str, Any] = {}
     for name in [*datasets, *binary]:

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import train_test_split
 
-import models.multiclass.weak as multiclass_weak
+import models.weak.multiclass as multiclass_weak
 import models.weak.oblique as oblique
 from models.auto import DEFAULT_GRID, AutoCalibrated
 

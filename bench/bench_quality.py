@@ -237,7 +237,9 @@ def fraud_data(n: int = 20_000, seed: int = 1234) -> tuple[np.ndarray, np.ndarra
     Z = rng.standard_normal((n, 8))
     amount = np.round(rng.lognormal(mean=3.5, sigma=1.1, size=n), 2)
     la = np.log(amount)
-    logit = -4.2 + 1.4 * Z[:, 0] * Z[:, 1] + 0.9 * Z[:, 2] + 0.8 * np.abs(Z[:, 3]) + 0.35 * (la - 3.5)
+    logit = (
+        -4.2 + 1.4 * Z[:, 0] * Z[:, 1] + 0.9 * Z[:, 2] + 0.8 * np.abs(Z[:, 3]) + 0.35 * (la - 3.5)
+    )
     y = (rng.random(n) < 1.0 / (1.0 + np.exp(-logit))).astype(np.int64)
     X = np.column_stack([Z, la])
     return X, y, amount
@@ -401,8 +403,14 @@ def run_unit(
     itr, ite, ytr, yte = stratified_split(idx, y, TEST_SIZE, unit.seed)
     Xtr, Xte = X[itr], X[ite]
     k = int(y.max()) + 1
-    base = {"kind": unit.kind, "task": unit.task, "dataset": unit.dataset, "seed": unit.seed,
-            "n_train": len(ytr), "n_test": len(yte)}
+    base = {
+        "kind": unit.kind,
+        "task": unit.task,
+        "dataset": unit.dataset,
+        "seed": unit.seed,
+        "n_train": len(ytr),
+        "n_test": len(yte),
+    }
     rows: list[dict[str, Any]] = []
     info: dict[str, Any] = {}
 
@@ -413,8 +421,10 @@ def run_unit(
         v, fit_s, config, refusal = _train_costwise(client, model, Xtr, ytr, params, fallback)
         info = {"config": config, "refusal": refusal, "version": _version_note(v)}
     except CostwiseError as exc:
-        info = {"config": "default" if not params else json.dumps(params, sort_keys=True),
-                "error": str(exc)}
+        info = {
+            "config": "default" if not params else json.dumps(params, sort_keys=True),
+            "error": str(exc),
+        }
         v = {}
     probs: dict[str, np.ndarray] = {}
     fits: dict[str, float] = {}
@@ -458,8 +468,14 @@ def run_unit(
                 cost = cw_cost[name]
             else:
                 cost = _score(unit.kind, yte, _bayes(unit.kind, P, s), s)
-            row = {**base, "method": method, "setting": name, "cost": cost, "brier": bs,
-                   "fit_s": fits[method]}
+            row = {
+                **base,
+                "method": method,
+                "setting": name,
+                "cost": cost,
+                "brier": bs,
+                "fit_s": fits[method],
+            }
             if unit.kind == "rowcost":
                 assert amount is not None
                 row["savings"] = savings(cost, yte, amount[ite], FRAUD_REVIEW_COST)
@@ -503,10 +519,19 @@ def ratio_rows(rows: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any]
         best_m = min(base, key=lambda m: base[m])
         cw = float(by[COSTWISE]["cost"])
         unit = float(by[COSTWISE]["unit_cost"])
-        out.append({"task": task, "setting": setting, "seed": seed, "costwise": cw,
-                    "best": best_m, "best_cost": base[best_m],
-                    "ratio": cost_ratio(cw, base[best_m], unit), "zero_best": base[best_m] == 0,
-                    **{f"vs_{m}": cost_ratio(cw, c, unit) for m, c in base.items()}})
+        out.append(
+            {
+                "task": task,
+                "setting": setting,
+                "seed": seed,
+                "costwise": cw,
+                "best": best_m,
+                "best_cost": base[best_m],
+                "ratio": cost_ratio(cw, base[best_m], unit),
+                "zero_best": base[best_m] == 0,
+                **{f"vs_{m}": cost_ratio(cw, c, unit) for m, c in base.items()},
+            }
+        )
     return out
 
 
@@ -558,23 +583,28 @@ def summarise(rows: Sequence[dict[str, Any]], kind: str) -> dict[str, Any]:
 def costwise_server(tmp: Path) -> Iterator[str]:
     """``costwise serve`` on a free 127.0.0.1 port with a fresh SQLite registry; its URL."""
     port = free_port()
-    env = {**os.environ, "COSTWISE_DATABASE_URL": f"sqlite:///{tmp / 'costwise.db'}",
-           "COSTWISE_LOG_LEVEL": "warning"}
+    env = {
+        **os.environ,
+        "COSTWISE_DATABASE_URL": f"sqlite:///{tmp / 'costwise.db'}",
+        "COSTWISE_LOG_LEVEL": "warning",
+    }
     for var in ("COSTWISE_API_KEY", "COSTWISE_ENV"):  # a local run needs no auth
         env.pop(var, None)
-    cmd = [*costwise_cmd(), "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--workers", "1"]
+    cmd = [*costwise_cmd(), "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
     log = tmp / "costwise.log"
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=fh,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=REPO_ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 120
             while True:
                 if proc.poll() is not None:
-                    raise RuntimeError(f"costwise serve exited ({proc.returncode}): "
-                                       f"{log.read_text(errors='replace')[-2000:]}")
+                    raise RuntimeError(
+                        f"costwise serve exited ({proc.returncode}): "
+                        f"{log.read_text(errors='replace')[-2000:]}"
+                    )
                 with contextlib.suppress(httpx.HTTPError):
                     if httpx.get(url + "/health/ready", timeout=2).status_code == 200:
                         break
@@ -630,9 +660,11 @@ def run_units(
 ) -> list[str]:
     """Run units against one fresh server, writing ``<units_dir>/<key>.json`` after each."""
     done = []
-    with tempfile.TemporaryDirectory(prefix="costwise-quality-") as tmp, \
-            costwise_server(Path(tmp)) as url, \
-            httpx.Client(base_url=url, timeout=httpx.Timeout(1800.0)) as http:
+    with (
+        tempfile.TemporaryDirectory(prefix="costwise-quality-") as tmp,
+        costwise_server(Path(tmp)) as url,
+        httpx.Client(base_url=url, timeout=httpx.Timeout(1800.0)) as http,
+    ):
         client = CostwiseClient(http)
         for unit in units:
             X, y, amount = unit_data(unit, data_dir)
@@ -641,8 +673,11 @@ def run_units(
             res["unit_seconds"] = round(time.perf_counter() - t0, 2)
             write_json(units_dir / f"{unit.key}.json", res)
             cw = [r for r in res["rows"] if r["method"] == COSTWISE]
-            print(f"  {unit.key}: {res['unit_seconds']} s"
-                  + ("" if cw else f" (costwise: {res['costwise'].get('error')})"), flush=True)
+            print(
+                f"  {unit.key}: {res['unit_seconds']} s"
+                + ("" if cw else f" (costwise: {res['costwise'].get('error')})"),
+                flush=True,
+            )
             done.append(unit.key)
     return done
 
@@ -680,40 +715,59 @@ def _task_table(rows: list[dict[str, Any]], kind: str, ratios: list[dict[str, An
         cells: list[str] = [f"**{m}**" if m == COSTWISE else m]
         first = by[m][settings[0]]
         if kind == "rowcost":
-            cells += [_f(float(np.mean([r["cost"] for r in first]))),
-                      _f(float(np.mean([r["savings"] for r in first])))]
+            cells += [
+                _f(float(np.mean([r["cost"] for r in first]))),
+                _f(float(np.mean([r["savings"] for r in first]))),
+            ]
         else:
             cells += [_f(float(np.mean([r["cost"] for r in by[m][s]]))) for s in settings]
-        cells += [_f(float(np.mean([r["brier"] for r in first])), 4),
-                  _f(float(np.mean([r["fit_s"] for r in first])), 2)]
+        cells += [
+            _f(float(np.mean([r["brier"] for r in first])), 4),
+            _f(float(np.mean([r["fit_s"] for r in first])), 2),
+        ]
         lines.append(cells)
     if ratios:
         per = defaultdict(list)
         for r in ratios:
             per[r["setting"]].append(r["ratio"])
-        lines.append(["costwise / best", *(_f(geomean(per[s])) if per[s] else "n/a"
-                                           for s in settings), "", ""])
+        lines.append(
+            [
+                "costwise / best",
+                *(_f(geomean(per[s])) if per[s] else "n/a" for s in settings),
+                "",
+                "",
+            ]
+        )
     return md_table(head, lines)
 
 
 def markdown(res: dict[str, Any]) -> str:
     info, rows = res["info"], res["rows"]
     params = res["costwise_params"]
-    cfg = "the service default (no training parameters)" if not params else (
-        f"training parameters `{json.dumps(params)}`")
+    cfg = (
+        "the service default (no training parameters)"
+        if not params
+        else (f"training parameters `{json.dumps(params)}`")
+    )
     L = [
         f"# Quality benchmark: costwise vs. four baselines, {info['date']}"
         + (" (--quick smoke run)" if res["quick"] else ""),
         "",
         f"- command: `{info['command']}`",
         f"- date: {info['date']}; "
-        + ("report rebuilt from the checkpoints (--report-only) "
-           if res["report_only"] else f"wall time of the run: {info['duration_s']} s ")
+        + (
+            "report rebuilt from the checkpoints (--report-only) "
+            if res["report_only"]
+            else f"wall time of the run: {info['duration_s']} s "
+        )
         + f"({res['n_units']} units of (task, seed), {res['n_resumed']} taken from a previous "
         f"run's checkpoints, --jobs {res['jobs']}; the units' own times sum to "
         f"{res['unit_seconds_sum']} s)"
-        + (f"; **partial: {res['n_planned'] - res['n_units']} planned units not run**"
-           if res["n_planned"] > res["n_units"] else ""),
+        + (
+            f"; **partial: {res['n_planned'] - res['n_units']} planned units not run**"
+            if res["n_planned"] > res["n_units"]
+            else ""
+        ),
         *([f"- note: {res['note']}"] if res.get("note") else []),
         f"- machine: {info['machine']}; load average at the start / end: "
         f"{res['loadavg'][0]} / {res['loadavg'][1]}",
@@ -742,8 +796,10 @@ def markdown(res: dict[str, Any]) -> str:
         "the setting (see the module docstring). `OMP_WAIT_POLICY=PASSIVE` (see there).",
         "",
     ]
-    for kind, title in (("binary", "Two-class tasks (c_fp:c_fn)"),
-                        ("multiclass", "Multiclass sets (K x K matrices)")):
+    for kind, title in (
+        ("binary", "Two-class tasks (c_fp:c_fn)"),
+        ("multiclass", "Multiclass sets (K x K matrices)"),
+    ):
         s = res["summary"].get(kind, {"n": 0})
         if not s.get("n"):
             continue
@@ -752,28 +808,43 @@ def markdown(res: dict[str, Any]) -> str:
         L += ["", overview_table(rows, kind), ""]
     fr = [r for r in rows if r["kind"] == "rowcost"]
     if fr:
-        L += ["## Per-row costs (synthetic fraud-like set, `row_costs`)", "",
-              f"20,000 rows, 9 features (8 normal + log amount), about "
-              f"{res['fraud_positive_rate']:.1%} fraud; a missed fraud costs its amount, a "
-              f"false alarm {FRAUD_REVIEW_COST:g}; costwise decides with `row_costs`, the "
-              "baselines at the same per-row thresholds `p >= c_fp / (c_fp + amount)`. "
-              "savings = 1 - cost / min(cost of flagging nothing, cost of flagging "
-              "everything), mean over seeds.", "",
-              _task_table(fr, "rowcost", []), ""]
+        L += [
+            "## Per-row costs (synthetic fraud-like set, `row_costs`)",
+            "",
+            f"20,000 rows, 9 features (8 normal + log amount), about "
+            f"{res['fraud_positive_rate']:.1%} fraud; a missed fraud costs its amount, a "
+            f"false alarm {FRAUD_REVIEW_COST:g}; costwise decides with `row_costs`, the "
+            "baselines at the same per-row thresholds `p >= c_fp / (c_fp + amount)`. "
+            "savings = 1 - cost / min(cost of flagging nothing, cost of flagging "
+            "everything), mean over seeds.",
+            "",
+            _task_table(fr, "rowcost", []),
+            "",
+        ]
     for kind, title in (("binary", "Two-class tasks"), ("multiclass", "Multiclass sets")):
         kr = [r for r in rows if r["kind"] == kind]
         if not kr:
             continue
         rr = ratio_rows(rows, kind)
-        L += [f"## {title}: one table per task", "",
-              "Total test cost per cost setting (mean over seeds), Brier score, fit "
-              "seconds (means over seeds); last row: geometric mean over seeds of costwise "
-              "cost / best baseline cost.", ""]
+        L += [
+            f"## {title}: one table per task",
+            "",
+            "Total test cost per cost setting (mean over seeds), Brier score, fit "
+            "seconds (means over seeds); last row: geometric mean over seeds of costwise "
+            "cost / best baseline cost.",
+            "",
+        ]
         for task in dict.fromkeys(r["task"] for r in kr):
             tr = [r for r in kr if r["task"] == task]
             note = res["costwise_notes"].get(f"{kind}:{task}", "")
-            L += [f"### {task}", "", note and f"costwise: {note}", "",
-                  _task_table(tr, kind, [r for r in rr if r["task"] == task]), ""]
+            L += [
+                f"### {task}",
+                "",
+                note and f"costwise: {note}",
+                "",
+                _task_table(tr, kind, [r for r in rr if r["task"] == task]),
+                "",
+            ]
     return "\n".join(x for x in L if x is not None) + "\n"
 
 
@@ -799,12 +870,27 @@ def overview_table(rows: Sequence[dict[str, Any]], kind: str) -> str:
         worst = max(per, key=lambda k: geomean(per[k]))
         bb = {m: float(np.mean(brier_by[(task, m)])) for m in BASELINES if brier_by[(task, m)]}
         best_b = min(bb, key=lambda m: bb[m])
-        lines.append([task, _f(geomean([r["ratio"] for r in t])),
-                      f"{worst} ({_f(geomean(per[worst]))})", max(wins, key=lambda m: wins[m]),
-                      _f(float(np.mean(brier_by[(task, COSTWISE)])), 4),
-                      f"{_f(bb[best_b], 4)} ({best_b})"])
-    return md_table(["task", "costwise / best", "worst setting", "best baseline (most often)",
-                     "costwise Brier", "best baseline Brier"], lines)
+        lines.append(
+            [
+                task,
+                _f(geomean([r["ratio"] for r in t])),
+                f"{worst} ({_f(geomean(per[worst]))})",
+                max(wins, key=lambda m: wins[m]),
+                _f(float(np.mean(brier_by[(task, COSTWISE)])), 4),
+                f"{_f(bb[best_b], 4)} ({best_b})",
+            ]
+        )
+    return md_table(
+        [
+            "task",
+            "costwise / best",
+            "worst setting",
+            "best baseline (most often)",
+            "costwise Brier",
+            "best baseline Brier",
+        ],
+        lines,
+    )
 
 
 def summary_lines(s: dict[str, Any], kind: str) -> list[str]:
@@ -838,21 +924,26 @@ def summary_lines(s: dict[str, Any], kind: str) -> list[str]:
 def docs_section(res: dict[str, Any], md_path: Path) -> str:
     params = res["costwise_params"]
     title = "default" if not params else json.dumps(params)
-    L = [f"### Quality (issue 13): costwise {title}, {res['info']['date']}", "",
-         f"`{res['info']['command']}` on {res['info']['machine']}, costwise git "
-         f"{res['info']['git_commit']}; full tables in "
-         f"[{md_path.name}](../bench/results/{md_path.name})."
-         + (f" {res['note']}." if res.get("note") else ""), "",
-         "What it measures: costwise trained through the HTTP API (JSON rows, "
-         + ("no training parameters" if not params else "these training parameters")
-         + ") against `CalibratedClassifierCV` around AdaBoost(stumps), LightGBM and "
-         "HistGradientBoosting, and standardised logistic regression, every method deciding "
-         "by the Bayes rule on its probabilities; the total test cost at c_fp:c_fn = 10:1, "
-         "3:1, 1:1, 1:3, 1:10 (multiclass sets: 0-1, miss-10 and random K x K matrices), "
-         "stratified 70/30 splits. Ratio = costwise cost / best baseline cost per (task, "
-         "setting, seed); goals of issue 13: geometric mean <= 1.05, no task above 1.3. "
-         "Re-run: `.venv/bin/python -m bench.bench_quality --data-dir ../shared/datasets "
-         "--seeds 3` (module docstring: options, zero-cost rule, threads).", ""]
+    L = [
+        f"### Quality (issue 13): costwise {title}, {res['info']['date']}",
+        "",
+        f"`{res['info']['command']}` on {res['info']['machine']}, costwise git "
+        f"{res['info']['git_commit']}; full tables in "
+        f"[{md_path.name}](../bench/results/{md_path.name})."
+        + (f" {res['note']}." if res.get("note") else ""),
+        "",
+        "What it measures: costwise trained through the HTTP API (JSON rows, "
+        + ("no training parameters" if not params else "these training parameters")
+        + ") against `CalibratedClassifierCV` around AdaBoost(stumps), LightGBM and "
+        "HistGradientBoosting, and standardised logistic regression, every method deciding "
+        "by the Bayes rule on its probabilities; the total test cost at c_fp:c_fn = 10:1, "
+        "3:1, 1:1, 1:3, 1:10 (multiclass sets: 0-1, miss-10 and random K x K matrices), "
+        "stratified 70/30 splits. Ratio = costwise cost / best baseline cost per (task, "
+        "setting, seed); goals of issue 13: geometric mean <= 1.05, no task above 1.3. "
+        "Re-run: `.venv/bin/python -m bench.bench_quality --data-dir ../shared/datasets "
+        "--seeds 3` (module docstring: options, zero-cost rule, threads).",
+        "",
+    ]
     for kind, title2 in (("binary", "two-class"), ("multiclass", "multiclass")):
         s = res["summary"].get(kind, {"n": 0})
         if s.get("n"):
@@ -862,8 +953,11 @@ def docs_section(res: dict[str, Any], md_path: Path) -> str:
         sv = defaultdict(list)
         for r in fr:
             sv[r["method"]].append(r["savings"])
-        L += ["**per-row costs** (synthetic fraud, savings vs. the better trivial policy): "
-              + ", ".join(f"{m} {np.mean(v):.1%}" for m, v in sv.items()), ""]
+        L += [
+            "**per-row costs** (synthetic fraud, savings vs. the better trivial policy): "
+            + ", ".join(f"{m} {np.mean(v):.1%}" for m, v in sv.items()),
+            "",
+        ]
     return "\n".join(L)
 
 
@@ -877,7 +971,7 @@ def update_docs(path: Path, label: str, text: str) -> None:
     old = path.read_text() if path.is_file() else "# Benchmarks\n"
     block = f"{b}\n{text.rstrip()}\n{e}"
     if b in old and e in old:
-        new = old[: old.index(b)] + block + old[old.index(e) + len(e):]
+        new = old[: old.index(b)] + block + old[old.index(e) + len(e) :]
     else:
         new = old.rstrip() + "\n\n" + block + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -885,47 +979,86 @@ def update_docs(path: Path, label: str, text: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.bench_quality",
-                                 description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.bench_quality", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     ap.add_argument("--datasets", nargs="+", default=None, help="CSV stems (default: all)")
     ap.add_argument("--seeds", type=int, default=3, help="number of splits (seeds 0..N-1)")
-    ap.add_argument("--quick", action="store_true",
-                    help=f"smoke run: {', '.join(QUICK_SETS)} and the fraud set, one seed")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"smoke run: {', '.join(QUICK_SETS)} and the fraud set, one seed",
+    )
     ap.add_argument("--no-fraud", action="store_true", help="skip the synthetic per-row set")
-    ap.add_argument("--kinds", nargs="+", default=None, choices=("binary", "multiclass", "rowcost"),
-                    help="run only these kinds of task (default: all)")
-    ap.add_argument("--costwise-params", type=json.loads, default=None,
-                    help="JSON object of training parameters instead of the default")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="processes (each with its own server); >1 inflates fit times")
-    ap.add_argument("--resume", action="store_true",
-                    help="reuse finished units from --units-dir")
-    ap.add_argument("--units-dir", type=Path, default=None,
-                    help="checkpoints (default: bench/results/quality-units-<label>)")
-    ap.add_argument("--label", default=None,
-                    help="suffix of the result files (default: '' for the service default, "
-                    "'params' with --costwise-params, 'quick' with --quick)")
-    ap.add_argument("--report-only", action="store_true",
-                    help="run nothing: report the units already in --units-dir (partial)")
-    ap.add_argument("--note", default=None,
-                    help="a line for the report's header (e.g. with --report-only: which "
-                    "run measured the units and how long it took)")
+    ap.add_argument(
+        "--kinds",
+        nargs="+",
+        default=None,
+        choices=("binary", "multiclass", "rowcost"),
+        help="run only these kinds of task (default: all)",
+    )
+    ap.add_argument(
+        "--costwise-params",
+        type=json.loads,
+        default=None,
+        help="JSON object of training parameters instead of the default",
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes (each with its own server); >1 inflates fit times",
+    )
+    ap.add_argument("--resume", action="store_true", help="reuse finished units from --units-dir")
+    ap.add_argument(
+        "--units-dir",
+        type=Path,
+        default=None,
+        help="checkpoints (default: bench/results/quality-units-<label>)",
+    )
+    ap.add_argument(
+        "--label",
+        default=None,
+        help="suffix of the result files (default: '' for the service default, "
+        "'params' with --costwise-params, 'quick' with --quick)",
+    )
+    ap.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: report the units already in --units-dir (partial)",
+    )
+    ap.add_argument(
+        "--note",
+        default=None,
+        help="a line for the report's header (e.g. with --report-only: which "
+        "run measured the units and how long it took)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS)
-    ap.add_argument("--docs", type=Path, default=REPO_ROOT / "docs" / "benchmarks.md",
-                    help="where the summary section goes ('-': nowhere)")
+    ap.add_argument(
+        "--docs",
+        type=Path,
+        default=REPO_ROOT / "docs" / "benchmarks.md",
+        help="where the summary section goes ('-': nowhere)",
+    )
     args = ap.parse_args(argv)
     started = time.time()
     if args.costwise_params is not None and not isinstance(args.costwise_params, dict):
         ap.error("--costwise-params must be a JSON object")
     if not args.data_dir.is_dir():
-        print(f"bench_quality: skipped: the datasets folder {args.data_dir} does not exist "
-              "(pass --data-dir)", file=sys.stderr)
+        print(
+            f"bench_quality: skipped: the datasets folder {args.data_dir} does not exist "
+            "(pass --data-dir)",
+            file=sys.stderr,
+        )
         return 0
     seeds = [0] if args.quick else list(range(args.seeds))
     datasets = args.datasets or (list(QUICK_SETS) if args.quick else None)
-    label = args.label if args.label is not None else (
-        "quick" if args.quick else "params" if args.costwise_params else "")
+    label = (
+        args.label
+        if args.label is not None
+        else ("quick" if args.quick else "params" if args.costwise_params else "")
+    )
     suffix = f"-{label}" if label else ""
     units_dir = args.units_dir or (args.out / f"quality-units{suffix or '-default'}")
     units = plan_units(args.data_dir, datasets, seeds, fraud=not args.no_fraud)
@@ -941,16 +1074,22 @@ def main(argv: list[str] | None = None) -> int:
     todo = [u for u in units if not (units_dir / f"{u.key}.json").is_file()]
     n_resumed = len(units) - len(todo)
     loadavg0 = [round(x, 2) for x in os.getloadavg()]
-    print(f"{len(units)} units ({n_resumed} done before), {args.jobs} job(s); "
-          f"checkpoints in {units_dir}", flush=True)
+    print(
+        f"{len(units)} units ({n_resumed} done before), {args.jobs} job(s); "
+        f"checkpoints in {units_dir}",
+        flush=True,
+    )
     if todo:
         if args.jobs <= 1:
             run_units(todo, args.data_dir, units_dir, args.costwise_params)
         else:
-            chunks = [todo[i:: args.jobs] for i in range(args.jobs)]
+            chunks = [todo[i :: args.jobs] for i in range(args.jobs)]
             with ProcessPoolExecutor(args.jobs) as ex:
-                futs = [ex.submit(run_units, c, args.data_dir, units_dir, args.costwise_params)
-                        for c in chunks if c]
+                futs = [
+                    ex.submit(run_units, c, args.data_dir, units_dir, args.costwise_params)
+                    for c in chunks
+                    if c
+                ]
                 for f in futs:
                     f.result()
     results = [json.loads((units_dir / f"{u.key}.json").read_text()) for u in units]
@@ -965,22 +1104,31 @@ def main(argv: list[str] | None = None) -> int:
         if cw.get("error"):
             note += f"; error: {cw['error'][:300]}"
         if v:
-            note += (f"; version (seed {res['seed']}): algorithm {v.get('algorithm')}, "
-                     f"params `{json.dumps(v.get('params'))}`")
+            note += (
+                f"; version (seed {res['seed']}): algorithm {v.get('algorithm')}, "
+                f"params `{json.dumps(v.get('params'))}`"
+            )
         notes.setdefault(f"{res['kind']}:{res['task']}", note)
     info = run_info(argv, started, module="bench.bench_quality")
     fraud_y = fraud_data()[1]
     res_all: dict[str, Any] = {
-        "info": info, "quick": args.quick, "seeds": seeds, "jobs": args.jobs,
-        "costwise_params": args.costwise_params, "versions": versions(),
-        "n_units": len(units), "n_resumed": n_resumed, "n_planned": n_planned,
-        "report_only": args.report_only, "note": args.note,
+        "info": info,
+        "quick": args.quick,
+        "seeds": seeds,
+        "jobs": args.jobs,
+        "costwise_params": args.costwise_params,
+        "versions": versions(),
+        "n_units": len(units),
+        "n_resumed": n_resumed,
+        "n_planned": n_planned,
+        "report_only": args.report_only,
+        "note": args.note,
         "loadavg": [loadavg0, [round(x, 2) for x in os.getloadavg()]],
         "fraud_positive_rate": float(fraud_y.mean()),
         "summary": {k: summarise(rows, k) for k in ("binary", "multiclass")},
         "unit_seconds_sum": round(sum(float(r.get("unit_seconds", 0)) for r in results), 1),
-        "costwise_notes": notes, "units": [{k: v for k, v in r.items() if k != "rows"}
-                                           for r in results],
+        "costwise_notes": notes,
+        "units": [{k: v for k, v in r.items() if k != "rows"} for r in results],
         "rows": rows,
     }
     for kind in ("binary", "multiclass"):
@@ -988,17 +1136,32 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             if r["kind"] == kind:
                 cw = r["costwise"]
-                configs[cw.get("config", "?") + (" after the default was refused"
-                                                 if cw.get("refusal") else "")
-                        + (" (failed)" if cw.get("error") else "")] += 1
+                configs[
+                    cw.get("config", "?")
+                    + (" after the default was refused" if cw.get("refusal") else "")
+                    + (" (failed)" if cw.get("error") else "")
+                ] += 1
         if res_all["summary"][kind].get("n"):
             res_all["summary"][kind]["configs"] = dict(configs)
     date = dt.date.today().isoformat()
     stem = args.out / f"quality-{date}{suffix}"
     # the raw rows go to the CSV only (the JSON: run facts, summaries, per-unit notes)
     write_json(stem.with_suffix(".json"), {k: v for k, v in res_all.items() if k != "rows"})
-    cols = ["kind", "task", "dataset", "seed", "n_train", "n_test", "method", "setting",
-            "cost", "savings", "brier", "fit_s", "unit_cost"]
+    cols = [
+        "kind",
+        "task",
+        "dataset",
+        "seed",
+        "n_train",
+        "n_test",
+        "method",
+        "setting",
+        "cost",
+        "savings",
+        "brier",
+        "fit_s",
+        "unit_cost",
+    ]
     write_csv(stem.with_suffix(".csv"), rows, cols)
     text = markdown(res_all)
     stem.with_suffix(".md").write_text(text)

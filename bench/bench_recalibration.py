@@ -74,7 +74,7 @@ def shifted_rows(
 
 def scores(y: np.ndarray, p1: np.ndarray) -> dict[str, float]:
     """Brier, ECE, log loss and mean cost at (C_FP, C_FN) of the Bayes decisions."""
-    from models.metrics import brier_score, expected_calibration_error, log_loss
+    from models.evaluation.metrics import brier_score, expected_calibration_error, log_loss
 
     decide = p1 >= C_FP / (C_FP + C_FN)
     cost = np.where(decide & (y == 0), C_FP, 0.0) + np.where(~decide & (y == 1), C_FN, 0.0)

@@ -86,14 +86,15 @@ def fail(msg: str) -> NoReturn:
 # ----------------------------------------------------------------------- setup
 def preflight(dataset: Path) -> str:
     if not dataset.is_file():
-        fail(f"dataset not found: {dataset} (expected magic.csv, 19,020 rows x 10 features "
-             "and a `label` column, in ../shared/datasets relative to the repo root)")
+        fail(
+            f"dataset not found: {dataset} (expected magic.csv, 19,020 rows x 10 features "
+            "and a `label` column, in ../shared/datasets relative to the repo root)"
+        )
     if not WRK_LUA.is_file():
         fail(f"wrk script not found: {WRK_LUA}")
     wrk = shutil.which("wrk")
     if wrk is None:
-        fail("the load generator `wrk` is not installed: "
-             "apt-get update && apt-get install -y wrk")
+        fail("the load generator `wrk` is not installed: apt-get update && apt-get install -y wrk")
     if shutil.which("taskset") is None:
         fail("`taskset` (util-linux) is needed to pin the server and the client to CPUs")
     cpus = os.sched_getaffinity(0)
@@ -121,8 +122,19 @@ def costwise_cmd() -> list[str]:
 
 
 def train_costwise(dataset: Path, env: dict[str, str]) -> dict[str, Any]:
-    cmd = [*costwise_cmd(), "train", str(dataset), "--model", MODEL_NAME,
-           "--label-column", "label", "--n-estimators", "100", "--calibration", "platt"]
+    cmd = [
+        *costwise_cmd(),
+        "train",
+        str(dataset),
+        "--model",
+        MODEL_NAME,
+        "--label-column",
+        "label",
+        "--n-estimators",
+        "100",
+        "--calibration",
+        "platt",
+    ]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -140,9 +152,10 @@ def train_baseline(X: np.ndarray, y: np.ndarray, path: Path) -> dict[str, Any]:
     from sklearn.tree import DecisionTreeClassifier
 
     model = CalibratedClassifierCV(
-        AdaBoostClassifier(DecisionTreeClassifier(max_depth=1), n_estimators=100,
-                           random_state=0),
-        method="sigmoid", cv=3)
+        AdaBoostClassifier(DecisionTreeClassifier(max_depth=1), n_estimators=100, random_state=0),
+        method="sigmoid",
+        cv=3,
+    )
     t0 = time.perf_counter()
     model.fit(X, y)
     seconds = time.perf_counter() - t0
@@ -152,8 +165,11 @@ def train_baseline(X: np.ndarray, y: np.ndarray, path: Path) -> dict[str, Any]:
     for _ in range(5):
         model.predict_proba(X[:1])
     one_row_ms = (time.perf_counter() - t0) / 5 * 1e3
-    return {"fit_seconds": round(seconds, 3), "pickle_bytes": path.stat().st_size,
-            "in_process_one_row_predict_proba_ms": round(one_row_ms, 3)}
+    return {
+        "fit_seconds": round(seconds, 3),
+        "pickle_bytes": path.stat().st_size,
+        "in_process_one_row_predict_proba_ms": round(one_row_ms, 3),
+    }
 
 
 def free_port() -> int:
@@ -165,8 +181,17 @@ def free_port() -> int:
 class Server:
     """A uvicorn server pinned to SERVER_CPU, logging to a file."""
 
-    def __init__(self, name: str, cmd: list[str], env: dict[str, str], port: int,
-                 ready_path: str, live_path: str, predict_path: str, log: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        cmd: list[str],
+        env: dict[str, str],
+        port: int,
+        ready_path: str,
+        live_path: str,
+        predict_path: str,
+        log: Path,
+    ) -> None:
         self.name, self.port = name, port
         self.base = f"http://127.0.0.1:{port}"
         self.ready_url = self.base + ready_path
@@ -175,15 +200,23 @@ class Server:
         self.cmd = ["taskset", "-c", str(SERVER_CPU), *cmd]
         self.log = log
         self._fh = open(log, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(self.cmd, cwd=REPO, env=env, stdout=self._fh,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.cmd,
+            cwd=REPO,
+            env=env,
+            stdout=self._fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                fail(f"{self.name} server exited ({self.proc.returncode}):\n"
-                     f"{self.log.read_text(errors='replace')[-3000:]}")
+                fail(
+                    f"{self.name} server exited ({self.proc.returncode}):\n"
+                    f"{self.log.read_text(errors='replace')[-3000:]}"
+                )
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(self.ready_url, timeout=2.0).status_code == 200:
                     affinity = os.sched_getaffinity(self.proc.pid)
@@ -197,9 +230,11 @@ class Server:
         """Fail with the server's log if it is no longer running."""
         if self.proc.poll() is not None:
             self._fh.flush()
-            fail(f"{self.name} server (pid {self.proc.pid}) exited with {self.proc.returncode} "
-                 f"during the benchmark (killed from outside?); end of its log:\n"
-                 f"{self.log.read_text(errors='replace')[-3000:]}")
+            fail(
+                f"{self.name} server (pid {self.proc.pid}) exited with {self.proc.returncode} "
+                f"during the benchmark (killed from outside?); end of its log:\n"
+                f"{self.log.read_text(errors='replace')[-3000:]}"
+            )
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -262,30 +297,54 @@ def cpu_watch(server_pid: int) -> Iterator[dict[str, float]]:
 
     server = p1 - p0
     busy0 = c1[SERVER_CPU][0] - c0[SERVER_CPU][0]
-    out.update({
-        "server_cpu_pct": pct(server), "cpu0_busy_pct": pct(busy0),
-        "cpu0_others_pct": max(0.0, pct(busy0 - server)),
-        "cpu0_steal_pct": pct(c1[SERVER_CPU][1] - c0[SERVER_CPU][1]),
-        "cpu1_busy_pct": pct(c1[CLIENT_CPU][0] - c0[CLIENT_CPU][0]),
-    })
+    out.update(
+        {
+            "server_cpu_pct": pct(server),
+            "cpu0_busy_pct": pct(busy0),
+            "cpu0_others_pct": max(0.0, pct(busy0 - server)),
+            "cpu0_steal_pct": pct(c1[SERVER_CPU][1] - c0[SERVER_CPU][1]),
+            "cpu1_busy_pct": pct(c1[CLIENT_CPU][0] - c0[CLIENT_CPU][0]),
+        }
+    )
 
 
-def run_wrk(wrk: str, url: str, body_file: Path | None, connections: int, seconds: int,
-            server_pid: int | None = None) -> dict[str, Any]:
+def run_wrk(
+    wrk: str,
+    url: str,
+    body_file: Path | None,
+    connections: int,
+    seconds: int,
+    server_pid: int | None = None,
+) -> dict[str, Any]:
     """One wrk run (POST of ``body_file``, or GET when it is None)."""
-    cmd = ["taskset", "-c", str(CLIENT_CPU), wrk, "-t1", f"-c{connections}", f"-d{seconds}s",
-           "--timeout", "10s", "-s", str(WRK_LUA), url]
+    cmd = [
+        "taskset",
+        "-c",
+        str(CLIENT_CPU),
+        wrk,
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(WRK_LUA),
+        url,
+    ]
     env = {**os.environ, "BODY_FILE": "" if body_file is None else str(body_file)}
     with cpu_watch(server_pid or os.getpid()) as cpu:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
     line = next((ln for ln in r.stdout.splitlines() if ln.startswith("WRKJSON ")), None)
     if r.returncode != 0 or line is None:
         fail(f"wrk failed ({shlex.join(cmd)}):\n{r.stdout}\n{r.stderr}")
-    res: dict[str, Any] = json.loads(line[len("WRKJSON "):])
+    res: dict[str, Any] = json.loads(line[len("WRKJSON ") :])
     errors = sum(res[k] for k in res if k.startswith("err_"))
     if errors:
-        print(f"  WARNING: wrk reported errors against {url}: "
-              f"{ {k: v for k, v in res.items() if k.startswith('err_')} }", file=sys.stderr)
+        print(
+            f"  WARNING: wrk reported errors against {url}: "
+            f"{ {k: v for k, v in res.items() if k.startswith('err_')} }",
+            file=sys.stderr,
+        )
     if server_pid is not None:
         res["cpu"] = cpu
     res["command"] = f"BODY_FILE={'' if body_file is None else body_file.name} " + shlex.join(cmd)
@@ -305,8 +364,14 @@ def server_seconds(client: httpx.Client, base: str) -> tuple[float, float]:
     return total, count
 
 
-def time_big(client: httpx.Client, url: str, body: bytes, n: int, expect_rows: int,
-             metrics_base: str | None = None) -> dict[str, Any]:
+def time_big(
+    client: httpx.Client,
+    url: str,
+    body: bytes,
+    n: int,
+    expect_rows: int,
+    metrics_base: str | None = None,
+) -> dict[str, Any]:
     """Sequential POSTs of one big body: end-to-end times (and in-app times, for costwise)."""
     headers = {"content-type": "application/json"}
     times, inside = [], []
@@ -328,9 +393,16 @@ def time_big(client: httpx.Client, url: str, body: bytes, n: int, expect_rows: i
     n_rows = len(r.json()["predictions"])
     if n_rows != expect_rows:
         fail(f"{url}: expected {expect_rows} predictions, got {n_rows}")
-    out = {"median_ms": statistics.median(times), "min_ms": min(times),
-           "p90_ms": float(np.percentile(times, 90)), "max_ms": max(times), "n": len(times), "times_ms": [round(t, 3) for t in times],
-           "body_bytes": len(body), "response_bytes": len(r.content)}
+    out = {
+        "median_ms": statistics.median(times),
+        "min_ms": min(times),
+        "p90_ms": float(np.percentile(times, 90)),
+        "max_ms": max(times),
+        "n": len(times),
+        "times_ms": [round(t, 3) for t in times],
+        "body_bytes": len(body),
+        "response_bytes": len(r.content),
+    }
     if inside:
         out["in_app_median_ms"] = statistics.median(inside)
         out["in_app_ms"] = [round(t, 3) for t in inside]
@@ -344,8 +416,10 @@ def check_single(cw: Server, bl: Server, body: bytes) -> dict[str, Any]:
     a = httpx.post(cw.predict_url, content=body, headers=headers, timeout=30)
     b = httpx.post(bl.predict_url, content=body, headers=headers, timeout=30)
     if a.status_code != 200 or b.status_code != 200:
-        fail(f"sanity request failed: costwise {a.status_code} {a.text[:300]}; "
-             f"baseline {b.status_code} {b.text[:300]}")
+        fail(
+            f"sanity request failed: costwise {a.status_code} {a.text[:300]}; "
+            f"baseline {b.status_code} {b.text[:300]}"
+        )
     ja, jb = a.json(), b.json()
     pa, pb = ja["predictions"][0], jb["predictions"][0]
     p1 = pa["probabilities"][1]
@@ -353,8 +427,13 @@ def check_single(cw: Server, bl: Server, body: bytes) -> dict[str, Any]:
         fail(f"costwise decision does not follow p1 >= {t}: {pa}")
     if bool(pb["decision"]) != (pb["probability"] >= t):
         fail(f"baseline decision does not follow p1 >= {t}: {pb}")
-    return {"threshold": t, "costwise": pa, "baseline": pb,
-            "costwise_response_bytes": len(a.content), "baseline_response_bytes": len(b.content)}
+    return {
+        "threshold": t,
+        "costwise": pa,
+        "baseline": pb,
+        "costwise_response_bytes": len(a.content),
+        "baseline_response_bytes": len(b.content),
+    }
 
 
 # --------------------------------------------------------------------- report
@@ -366,17 +445,37 @@ def environment(wrk: str) -> dict[str, Any]:
             return None
 
     wrk_v = subprocess.run([wrk, "-v"], capture_output=True, text=True)
-    git = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                         capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "app", "models"], cwd=REPO,
-                           capture_output=True, text=True).stdout.strip()
+    git = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "app", "models"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     return {
-        "machine": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
+        "machine": cpu_model(),
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
         "python": platform.python_version(),
-        **{pkg: version(pkg) for pkg in ("fastapi", "uvicorn", "numpy", "scikit-learn",
-                                          "starlette", "pydantic", "uvloop", "httptools",
-                                          "orjson", "httpx")},
-        "wrk": (wrk_v.stdout or wrk_v.stderr).splitlines()[0] if (wrk_v.stdout or wrk_v.stderr)
+        **{
+            pkg: version(pkg)
+            for pkg in (
+                "fastapi",
+                "uvicorn",
+                "numpy",
+                "scikit-learn",
+                "starlette",
+                "pydantic",
+                "uvloop",
+                "httptools",
+                "orjson",
+                "httpx",
+            )
+        },
+        "wrk": (wrk_v.stdout or wrk_v.stderr).splitlines()[0]
+        if (wrk_v.stdout or wrk_v.stderr)
         else None,
         "git_commit": git + (" (+ uncommitted changes in app/ or models/)" if dirty else ""),
     }
@@ -393,29 +492,64 @@ def build_rows(res: dict[str, Any]) -> list[tuple[str, float, float | None, str]
     for c in (1, 16):
         cw, bl = w[f"costwise_c{c}"], w[f"baseline_c{c}"]
         rows += [
-            (f"single row, c={c}: p50 latency (ms)", ms(cw["lat_p50_us"]),
-             ms(bl["lat_p50_us"]), "lower"),
-            (f"single row, c={c}: p99 latency (ms)", ms(cw["lat_p99_us"]),
-             ms(bl["lat_p99_us"]), "lower"),
+            (
+                f"single row, c={c}: p50 latency (ms)",
+                ms(cw["lat_p50_us"]),
+                ms(bl["lat_p50_us"]),
+                "lower",
+            ),
+            (
+                f"single row, c={c}: p99 latency (ms)",
+                ms(cw["lat_p99_us"]),
+                ms(bl["lat_p99_us"]),
+                "lower",
+            ),
             (f"single row, c={c}: requests/s", cw["rps"], bl["rps"], "higher"),
         ]
     big = res["big"]
-    rows.append((f"{N_BIG:,}-row request, costs: median (ms)", big["costwise_costs"]["median_ms"],
-                 big["baseline_costs"]["median_ms"], "lower"))
-    rows.append((f"{N_BIG:,}-row request, row_costs: median (ms)",
-                 big["costwise_row_costs"]["median_ms"], None, "lower"))
+    rows.append(
+        (
+            f"{N_BIG:,}-row request, costs: median (ms)",
+            big["costwise_costs"]["median_ms"],
+            big["baseline_costs"]["median_ms"],
+            "lower",
+        )
+    )
+    rows.append(
+        (
+            f"{N_BIG:,}-row request, row_costs: median (ms)",
+            big["costwise_row_costs"]["median_ms"],
+            None,
+            "lower",
+        )
+    )
     for key, label in (("costwise_costs", "costs"), ("costwise_row_costs", "row_costs")):
         inside = big[key].get("in_app_median_ms")
         if inside is not None:
-            rows.append((f"{N_BIG:,}-row request, {label}: median time inside the app (ms, "
-                         "from /metrics)", inside, None, "lower"))
+            rows.append(
+                (
+                    f"{N_BIG:,}-row request, {label}: median time inside the app (ms, "
+                    "from /metrics)",
+                    inside,
+                    None,
+                    "lower",
+                )
+            )
     if "costwise_floor_c1" in w:
         cw, bl = w["costwise_floor_c1"], w["baseline_floor_c1"]
         rows += [
-            ("floor: GET health (no work), c=1: p50 latency (ms)", ms(cw["lat_p50_us"]),
-             ms(bl["lat_p50_us"]), "lower"),
-            ("floor: GET health (no work), c=1: p99 latency (ms)", ms(cw["lat_p99_us"]),
-             ms(bl["lat_p99_us"]), "lower"),
+            (
+                "floor: GET health (no work), c=1: p50 latency (ms)",
+                ms(cw["lat_p50_us"]),
+                ms(bl["lat_p50_us"]),
+                "lower",
+            ),
+            (
+                "floor: GET health (no work), c=1: p99 latency (ms)",
+                ms(cw["lat_p99_us"]),
+                ms(bl["lat_p99_us"]),
+                "lower",
+            ),
         ]
     return rows
 
@@ -430,12 +564,21 @@ def goal_rows(res: dict[str, Any]) -> list[tuple[str, str, bool]]:
         (f"p50 <= {g['c1_p50_ms']:g} ms at c=1", f"{c1p50:.3f} ms", c1p50 <= g["c1_p50_ms"]),
         (f"p99 <= {g['c1_p99_ms']:g} ms at c=1", f"{c1p99:.3f} ms", c1p99 <= g["c1_p99_ms"]),
         (f">= {g['c16_rps']:g} req/s at c=16", f"{rps:.0f} req/s", rps >= g["c16_rps"]),
-        (f">= {g['c16_rps_vs_baseline']:g}x baseline req/s at c=16", f"{rps / brps:.1f}x",
-         rps / brps >= g["c16_rps_vs_baseline"]),
-        (f"{N_BIG:,}-row request <= {g['big_ms']:g} ms (costs)", f"{bigc:.1f} ms",
-         bigc <= g["big_ms"]),
-        (f"{N_BIG:,}-row request <= {g['big_ms']:g} ms (row_costs variant)", f"{bigr:.1f} ms",
-         bigr <= g["big_ms"]),
+        (
+            f">= {g['c16_rps_vs_baseline']:g}x baseline req/s at c=16",
+            f"{rps / brps:.1f}x",
+            rps / brps >= g["c16_rps_vs_baseline"],
+        ),
+        (
+            f"{N_BIG:,}-row request <= {g['big_ms']:g} ms (costs)",
+            f"{bigc:.1f} ms",
+            bigc <= g["big_ms"],
+        ),
+        (
+            f"{N_BIG:,}-row request <= {g['big_ms']:g} ms (row_costs variant)",
+            f"{bigr:.1f} ms",
+            bigr <= g["big_ms"],
+        ),
     ]
 
 
@@ -470,15 +613,18 @@ def markdown(res: dict[str, Any]) -> str:
         "ratio = how many times better costwise is: baseline/costwise for latencies and "
         "times, costwise/baseline for requests/s. Baseline: a hand-written FastAPI endpoint "
         "with a pickled scikit-learn `CalibratedClassifierCV(AdaBoostClassifier("
-        "DecisionTreeClassifier(max_depth=1), n_estimators=100), method=\"sigmoid\", cv=3)` "
-        "(bench/baseline_app.py), which does not support `row_costs`. \"Inside the app\" "
+        'DecisionTreeClassifier(max_depth=1), n_estimators=100), method="sigmoid", cv=3)` '
+        '(bench/baseline_app.py), which does not support `row_costs`. "Inside the app" '
         "is costwise's own Prometheus request-duration histogram (ASGI app time, without "
         "uvicorn's HTTP parsing and the network). The floor rows time a GET that does no work "
         "(costwise `/health/live`, baseline `/health`): the HTTP stack plus machine noise.",
         "",
         f"Spread of the {N_BIG:,}-row requests, end to end (ms), min / median / p90 / max: "
-        + "; ".join(f"{k.replace('_', ' ')} {v['min_ms']:.1f} / {v['median_ms']:.1f} / "
-                    f"{v['p90_ms']:.1f} / {v['max_ms']:.1f}" for k, v in res["big"].items())
+        + "; ".join(
+            f"{k.replace('_', ' ')} {v['min_ms']:.1f} / {v['median_ms']:.1f} / "
+            f"{v['p90_ms']:.1f} / {v['max_ms']:.1f}"
+            for k, v in res["big"].items()
+        )
         + ".",
         "",
         "## Goals (issue 3)",
@@ -515,9 +661,12 @@ def markdown(res: dict[str, Any]) -> str:
         f"{N_BIG:,} rows (different training, same cost threshold)",
         "- interference, per measured wrk run (server CPU / CPU 0 busy / CPU 0 used by other "
         "processes than the server, incl. steal / CPU 1 busy, in % of one CPU): "
-        + "; ".join(f"{k} {v['cpu']['server_cpu_pct']:.0f}/{v['cpu']['cpu0_busy_pct']:.0f}/"
-                    f"{v['cpu']['cpu0_others_pct']:.0f}/{v['cpu']['cpu1_busy_pct']:.0f}"
-                    for k, v in res["wrk"].items() if "cpu" in v),
+        + "; ".join(
+            f"{k} {v['cpu']['server_cpu_pct']:.0f}/{v['cpu']['cpu0_busy_pct']:.0f}/"
+            f"{v['cpu']['cpu0_others_pct']:.0f}/{v['cpu']['cpu1_busy_pct']:.0f}"
+            for k, v in res["wrk"].items()
+            if "cpu" in v
+        ),
         f"- {res['interference_note']}",
         "- the machines are noisy (up to 1.7x between runs): compare ratios within one run.",
         "",
@@ -533,8 +682,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output-dir", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     seconds, warmup, n_big = (3, 2, 5) if args.quick else (15, 5, 20)
-    command = shlex.join([".venv/bin/python", "bench/bench_service.py",
-                          *(sys.argv[1:] if argv is None else argv)])
+    command = shlex.join(
+        [".venv/bin/python", "bench/bench_service.py", *(sys.argv[1:] if argv is None else argv)]
+    )
 
     wrk = preflight(args.dataset)
     os.sched_setaffinity(0, {CLIENT_CPU})  # this process (httpx client) shares wrk's CPU
@@ -567,83 +717,138 @@ def main(argv: list[str] | None = None) -> int:
         single_file.write_bytes(single)
 
         cw_port, bl_port = free_port(), free_port()
-        cw_spec = {"name": "costwise", "cmd": [*costwise_cmd(), "serve", "--host", "127.0.0.1",
-                                                "--port", str(cw_port), "--workers", "1"],
-                   "env": cw_env, "port": cw_port, "ready_path": "/health/ready",
-                   "live_path": "/health/live",
-                   "predict_path": f"/v1/models/{MODEL_NAME}/predict",
-                   "log": tmp / "costwise.log"}
-        bl_spec = {"name": "baseline",
-                   "cmd": [sys.executable, "-m", "uvicorn", "--app-dir", str(REPO / "bench"),
-                           "baseline_app:app", "--host", "127.0.0.1", "--port", str(bl_port),
-                           "--workers", "1", "--no-access-log", "--log-level", "warning"],
-                   "env": {**os.environ, "BASELINE_MODEL_PATH": str(pkl)}, "port": bl_port,
-                   "ready_path": "/health", "live_path": "/health", "predict_path": "/predict",
-                   "log": tmp / "baseline.log"}
+        cw_spec = {
+            "name": "costwise",
+            "cmd": [
+                *costwise_cmd(),
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(cw_port),
+                "--workers",
+                "1",
+            ],
+            "env": cw_env,
+            "port": cw_port,
+            "ready_path": "/health/ready",
+            "live_path": "/health/live",
+            "predict_path": f"/v1/models/{MODEL_NAME}/predict",
+            "log": tmp / "costwise.log",
+        }
+        bl_spec = {
+            "name": "baseline",
+            "cmd": [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--app-dir",
+                str(REPO / "bench"),
+                "baseline_app:app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(bl_port),
+                "--workers",
+                "1",
+                "--no-access-log",
+                "--log-level",
+                "warning",
+            ],
+            "env": {**os.environ, "BASELINE_MODEL_PATH": str(pkl)},
+            "port": bl_port,
+            "ready_path": "/health",
+            "live_path": "/health",
+            "predict_path": "/predict",
+            "log": tmp / "baseline.log",
+        }
         print("starting servers ...", flush=True)
         with servers(cw_spec, bl_spec) as (cw, bl):
             sanity = check_single(cw, bl, single)
             wrk_res: dict[str, Any] = {}
             for c in (1, 16):
                 for srv in (cw, bl):  # interleaved, so drift hits both
-                    print(f"wrk {srv.name} c={c}: warm-up {warmup} s, run {seconds} s ...",
-                          flush=True)
+                    print(
+                        f"wrk {srv.name} c={c}: warm-up {warmup} s, run {seconds} s ...", flush=True
+                    )
                     run_wrk(wrk, srv.predict_url, single_file, c, warmup)
                     r = run_wrk(wrk, srv.predict_url, single_file, c, seconds, srv.proc.pid)
                     srv.check_alive()
                     wrk_res[f"{srv.name}_c{c}"] = r
-                    print(f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
-                          f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
-                          f"{r['cpu']['cpu0_others_pct']}%")
+                    print(
+                        f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
+                        f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
+                        f"{r['cpu']['cpu0_others_pct']}%"
+                    )
             for srv in (cw, bl):  # the HTTP stack alone: a GET that does no work
                 print(f"wrk {srv.name} GET {srv.live_url} c=1 (floor) ...", flush=True)
                 run_wrk(wrk, srv.live_url, None, 1, warmup)
                 r = run_wrk(wrk, srv.live_url, None, 1, seconds, srv.proc.pid)
                 srv.check_alive()
                 wrk_res[f"{srv.name}_floor_c1"] = r
-                print(f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
-                      f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
-                      f"{r['cpu']['cpu0_others_pct']}%")
+                print(
+                    f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
+                    f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
+                    f"{r['cpu']['cpu0_others_pct']}%"
+                )
             print(f"{N_BIG:,}-row requests ({n_big} each after 2 warm-ups) ...", flush=True)
             big_res: dict[str, Any] = {}
             for srv in (cw, bl):
                 srv.check_alive()
             with httpx.Client(timeout=120) as client:
-                big_res["costwise_costs"] = time_big(client, cw.predict_url, big, n_big, N_BIG,
-                                                     metrics_base=cw.base)
+                big_res["costwise_costs"] = time_big(
+                    client, cw.predict_url, big, n_big, N_BIG, metrics_base=cw.base
+                )
                 big_res["baseline_costs"] = time_big(client, bl.predict_url, big, n_big, N_BIG)
-                big_res["costwise_row_costs"] = time_big(client, cw.predict_url, big_rc, n_big,
-                                                         N_BIG, metrics_base=cw.base)
+                big_res["costwise_row_costs"] = time_big(
+                    client, cw.predict_url, big_rc, n_big, N_BIG, metrics_base=cw.base
+                )
                 hdr = {"content-type": "application/json"}
                 a = client.post(cw.predict_url, content=big, headers=hdr).json()
                 b = client.post(bl.predict_url, content=big, headers=hdr).json()
             pos = a["classes"][1]
-            agree = float(np.mean([(p["decision"] == pos) == bool(q["decision"])
-                                   for p, q in zip(a["predictions"], b["predictions"],
-                                                   strict=True)]))
+            agree = float(
+                np.mean(
+                    [
+                        (p["decision"] == pos) == bool(q["decision"])
+                        for p, q in zip(a["predictions"], b["predictions"], strict=True)
+                    ]
+                )
+            )
             server_cmds = {"costwise": shlex.join(cw.cmd), "baseline": shlex.join(bl.cmd)}
         for k, v in big_res.items():
             print(f"  {k}: median {v['median_ms']:.1f} ms (min {v['min_ms']:.1f})")
 
     worst = max(v["cpu"]["cpu0_others_pct"] for v in wrk_res.values())
-    note = (f"other processes took up to {worst:.0f}% of the server's CPU during a measured "
-            "run" + (": these numbers are disturbed, rerun on a quiet machine" if worst > 10
-                     else " (quiet enough)"))
+    note = f"other processes took up to {worst:.0f}% of the server's CPU during a measured run" + (
+        ": these numbers are disturbed, rerun on a quiet machine"
+        if worst > 10
+        else " (quiet enough)"
+    )
     if worst > 10:
         print(f"WARNING: {note}", file=sys.stderr)
     res: dict[str, Any] = {
         "interference_note": note,
-        "date": dt.date.today().isoformat(), "quick": args.quick, "command": command,
+        "date": dt.date.today().isoformat(),
+        "quick": args.quick,
+        "command": command,
         "model": "100 stumps (n_estimators=100), Platt calibration, magic.csv "
-                 f"({X.shape[0]:,} x {X.shape[1]})",
-        "wrk_seconds": seconds, "warmup_seconds": warmup, "costs": COSTS,
+        f"({X.shape[0]:,} x {X.shape[1]})",
+        "wrk_seconds": seconds,
+        "warmup_seconds": warmup,
+        "costs": COSTS,
         "loadavg_before": loadavg_before,
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
-        "environment": environment(wrk), "servers": server_cmds,
+        "environment": environment(wrk),
+        "servers": server_cmds,
         "training": {"costwise": cw_train, "baseline": bl_train},
-        "sanity": sanity, "wrk": wrk_res, "big": big_res, "agreement_10k": agree,
-        "goals": {g: {"value": v, "met": met} for g, v, met in goal_rows(
-            {"wrk": wrk_res, "big": big_res})},
+        "sanity": sanity,
+        "wrk": wrk_res,
+        "big": big_res,
+        "agreement_10k": agree,
+        "goals": {
+            g: {"value": v, "met": met} for g, v, met in goal_rows({"wrk": wrk_res, "big": big_res})
+        },
     }
     text = markdown(res)
     args.output_dir.mkdir(parents=True, exist_ok=True)

@@ -53,9 +53,9 @@ import lightgbm  # noqa: E402
 import numba  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
-from models.adaboost import AdaBoost  # noqa: E402
-from models.artifacts import dump_model, load_model  # noqa: E402
-from models.calibrated import CalibratedAdaMEC  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
+from models.boosting.calibrated import CalibratedAdaMEC  # noqa: E402
+from models.inference.artifacts import dump_model, load_model  # noqa: E402
 
 
 def machine() -> str:
@@ -146,7 +146,7 @@ def _memory_child(n: int, depth: int, rounds: int) -> None:
 def compile_seconds() -> tuple[float, float]:
     """First fit in a fresh process with an empty numba cache (the one-off JIT cost)."""
     code = (
-        "import time, numpy as np; from models.adaboost import AdaBoost; "
+        "import time, numpy as np; from models.boosting.adaboost import AdaBoost; "
         "X = np.random.default_rng(0).normal(size=(500, 5)); y = (X[:, 0] > 0).astype(int); "
         "t = time.perf_counter(); "
         "AdaBoost(n_estimators=2, weak_learner='tree', max_depth=3).fit(X, y); "
@@ -290,7 +290,8 @@ def markdown(r: dict[str, Any]) -> str:
         f"Python {r['python']}, numpy {r['numpy']}, numba {r['numba']} "
         f"(threading layer {r['threading_layer']}), LightGBM {r['lightgbm']}.",
         "",
-        "Command: `.venv/bin/python bench/bench_tree.py" + (" --quick" if r["quick"] else "")
+        "Command: `.venv/bin/python bench/bench_tree.py"
+        + (" --quick" if r["quick"] else "")
         + f" --rounds {r['fits'][0]['rounds']} --threads {r['threads']}"
         + (f" --sizes {' '.join(str(n) for n in sorted({f['n'] for f in r['fits']}))}")
         + "`. Synthetic `make_classification` data, d = 50; our fit includes binning; "

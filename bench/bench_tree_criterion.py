@@ -27,8 +27,8 @@ from sklearn.model_selection import StratifiedKFold
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from models.adaboost import AdaBoost  # noqa: E402
-from models.calibrated import CalibratedAdaMEC  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
+from models.boosting.calibrated import CalibratedAdaMEC  # noqa: E402
 from models.multiclass.samme import SAMME  # noqa: E402
 
 DATA = next(
@@ -83,7 +83,8 @@ def main() -> None:
         acc.append(f"{np.mean(m.predict(Xt) == yt):.3f}")
     lines += [
         "| synthetic 3-class XOR, SAMME 40 rounds, test accuracy (higher is better) | "
-        + " | ".join(acc) + " |",
+        + " | ".join(acc)
+        + " |",
         "",
         f"Machine: {os.cpu_count()} CPUs, shared; load average {os.getloadavg()[0]:.1f} at the end.",
         "",

@@ -136,9 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "| route | median per request | p90 | requests |",
         "|---|---|---|---|",
-        *(f"| {'POST /v1/models/{name}/predict' if k == 'v1' else 'POST /v2/models/{name}/infer'}"
-          f" | {s['median_us']:.0f} us | {s['p90_us']:.0f} us | {s['n']} |"
-          for k, s in stats.items()),  # fmt: skip
+        *(
+            f"| {'POST /v1/models/{name}/predict' if k == 'v1' else 'POST /v2/models/{name}/infer'}"
+            f" | {s['median_us']:.0f} us | {s['p90_us']:.0f} us | {s['n']} |"
+            for k, s in stats.items()
+        ),  # fmt: skip
         "",
         f"Ratio of medians, /v2 over /v1: **{ratio:.2f}**.",
         "",

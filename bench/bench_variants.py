@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from sklearn.datasets import make_classification  # noqa: E402
 
 from bench.machine import machine  # noqa: E402
-from models.adaboost import AdaBoost  # noqa: E402
+from models.boosting.adaboost import AdaBoost  # noqa: E402
 from models.exceptions import TrainingError  # noqa: E402
 from models.variants import (  # noqa: E402
     CSB0,

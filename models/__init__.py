@@ -2,15 +2,19 @@
 
 Pure numpy / scipy / scikit-learn; importable from a notebook without the service.
 The names a notebook user needs are importable from here (loaded on first use, so that
-``import models.artifacts`` stays light)::
+``import models.inference.artifacts`` stays light)::
 
     from models import CalibratedBoosting, CostMatrix, decide, dump_model, load_model
 
-Where things are: estimators in :mod:`models.adaboost`, :mod:`models.calibrated`,
-:mod:`models.jous`, :mod:`models.variants`, :mod:`models.csboost` and
-:mod:`models.multiclass`; the cost matrix and the decision rule in
-:mod:`models.decisions`; metrics in :mod:`models.metrics`; the artifact format in
-:mod:`models.artifacts`; the algorithm catalog in :mod:`models.algorithms` (``get_algorithm``).
+Where things are, one room per concept: :mod:`models.boosting` (the boosting loop,
+AdaBoost, calibrated AdaMEC, cross-fitting), :mod:`models.weak` (weak learners),
+:mod:`models.multiclass`, :mod:`models.variants` (the other papers' boosters),
+:mod:`models.auto` (the default), :mod:`models.calibration` (calibration maps),
+:mod:`models.decisions` (costs and the decision rule), :mod:`models.inference` (what is
+served, and the artifact format), :mod:`models.kernels` (compiled loops),
+:mod:`models.features` (binning, input checks), :mod:`models.evaluation` (metrics, plot
+data), :mod:`models.feedback` (monitoring, priors, recalibration), :mod:`models.specs` and
+:mod:`models.catalog` (how algorithms declare themselves, and the catalog of them).
 """
 
 from __future__ import annotations
@@ -19,37 +23,37 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what static checkers and IDEs see; at run time see __getattr__
-    from models.adaboost import AdaBoost
-    from models.algorithms import get_algorithm
-    from models.artifacts import dump_model, load_model
-    from models.calibrated import CalibratedBoosting
-    from models.decisions import CostMatrix, Decisions, decide
+    from models.boosting.adaboost import AdaBoost
+    from models.boosting.calibrated import CalibratedBoosting
+    from models.catalog.algorithms import get_algorithm
+    from models.decisions.rule import CostMatrix, Decisions, decide
+    from models.evaluation.metrics import brier_score, log_loss, roc_auc, total_cost
     from models.exceptions import CoreError
-    from models.inference import InferenceModel
-    from models.jous import JOUSBoost
-    from models.metrics import brier_score, log_loss, roc_auc, total_cost
+    from models.inference.artifacts import dump_model, load_model
+    from models.inference.model import InferenceModel
     from models.multiclass.calibrated import CalibratedMulticlass
     from models.multiclass.samme import SAMME
+    from models.variants.jous import JOUSBoost
 
 #: Public name -> module that defines it.
 _EXPORTS: dict[str, str] = {
-    "AdaBoost": "models.adaboost",
-    "CalibratedBoosting": "models.calibrated",
+    "AdaBoost": "models.boosting.adaboost",
+    "CalibratedBoosting": "models.boosting.calibrated",
     "CalibratedMulticlass": "models.multiclass.calibrated",
     "CoreError": "models.exceptions",
-    "CostMatrix": "models.decisions",
-    "Decisions": "models.decisions",
-    "InferenceModel": "models.inference",
-    "JOUSBoost": "models.jous",
+    "CostMatrix": "models.decisions.rule",
+    "Decisions": "models.decisions.rule",
+    "InferenceModel": "models.inference.model",
+    "JOUSBoost": "models.variants.jous",
     "SAMME": "models.multiclass.samme",
-    "brier_score": "models.metrics",
-    "decide": "models.decisions",
-    "dump_model": "models.artifacts",
-    "get_algorithm": "models.algorithms",
-    "load_model": "models.artifacts",
-    "log_loss": "models.metrics",
-    "roc_auc": "models.metrics",
-    "total_cost": "models.metrics",
+    "brier_score": "models.evaluation.metrics",
+    "decide": "models.decisions.rule",
+    "dump_model": "models.inference.artifacts",
+    "get_algorithm": "models.catalog.algorithms",
+    "load_model": "models.inference.artifacts",
+    "log_loss": "models.evaluation.metrics",
+    "roc_auc": "models.evaluation.metrics",
+    "total_cost": "models.evaluation.metrics",
 }
 
 __all__ = [  # the keys of _EXPORTS, sorted case-insensitively (tests/models/test_exports.py)

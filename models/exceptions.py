@@ -47,6 +47,6 @@ class TrainingCancelled(CoreError):
     """Training was stopped by the progress callback (for example a time limit).
 
     Raised from inside a boosting loop by the callback installed with
-    :func:`models.progress.progress_callback`; the estimator is left unfitted. It is
+    :func:`models.boosting.progress.progress_callback`; the estimator is left unfitted. It is
     not a ``ValueError``: nothing about the inputs is wrong.
     """

@@ -1,4 +1,4 @@
-"""Print the algorithm table of docs/algorithms.md from the catalog (models.algorithms).
+"""Print the algorithm table of docs/algorithms.md from the catalog (models.catalog.algorithms).
 
 python scripts/algorithms_table.py            # print the table
 python scripts/algorithms_table.py --check    # exit 1 if docs/algorithms.md is out of date
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import doc_tables  # scripts/doc_tables.py (run as python scripts/...)
 
-from models.algorithms import algorithms
+from models.catalog.algorithms import algorithms
 
 PIPE = "\\|"  # a literal | inside a markdown table cell
 

@@ -26,8 +26,8 @@ FORBIDDEN = (
 
 def test_models_imports_nothing_from_the_web_or_sql_stack() -> None:
     code = (
-        "import sys, json, models, models.adaboost, models.calibrated, models.artifacts, "
-        "models.metrics, models.decisions, models.calibration, models.inference, models.plots\n"
+        "import sys, json, models, models.boosting.adaboost, models.boosting.calibrated, models.inference.artifacts, "
+        "models.evaluation.metrics, models.decisions.rule, models.calibration.calibrators, models.inference.model, models.evaluation.plots\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
     out = subprocess.run(
@@ -137,6 +137,20 @@ def test_services_are_rooms_only() -> None:
     undocumented = sorted(
         p.parent.name
         for p in services.glob("*/__init__.py")
+        if not re.match(r'\s*"""\S', p.read_text())
+    )
+    assert undocumented == [], f"rooms without a docstring: {undocumented}"
+
+
+def test_models_are_rooms_only() -> None:
+    """models/ holds packages only, one per concept, beside the package's own __init__ and
+    the exceptions every room shares: a new module goes into the room of its concept (its
+    place among the rooms is the [tool.importlinter] contract "The rooms of models")."""
+    core = ROOT / "models"
+    assert flat_entries(core) == ["exceptions.py", "py.typed"], "flat in models/, use a room"
+    undocumented = sorted(
+        p.parent.name
+        for p in core.glob("*/__init__.py")
         if not re.match(r'\s*"""\S', p.read_text())
     )
     assert undocumented == [], f"rooms without a docstring: {undocumented}"

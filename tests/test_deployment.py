@@ -183,12 +183,12 @@ def test_dockerfile_compiles_the_kernels_into_a_cache_the_server_reads(tmp_path:
     (set for the runtime user too), so a serving process loads the kernels instead of
     compiling them on its first training."""
     text = (ROOT / "Dockerfile").read_text()
-    assert "python -m models.warmup" in text
+    assert "python -m models.catalog.warmup" in text
     assert "NUMBA_CACHE_DIR=/opt/costwise/numba-cache" in text
     assert "chmod -R a+rX /opt/costwise" in text
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     out = subprocess.run(
-        [sys.executable, "-m", "models.warmup"], cwd=ROOT, env=env,
+        [sys.executable, "-m", "models.catalog.warmup"], cwd=ROOT, env=env,
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr

@@ -1,4 +1,4 @@
-"""A progress bar on stderr for long CLI commands, fed by :mod:`models.progress`.
+"""A progress bar on stderr for long CLI commands, fed by :mod:`models.boosting.progress`.
 
 ``costwise train`` draws ``phase [#####.....] round t/M`` on one line (``costwise
 predict``: ``rows n/N``; a remote job: its phase and round), redrawn at most 10 times a
@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from models.progress import progress_callback
+from models.boosting.progress import progress_callback
 
 WIDTH = 30
 
 
 class ProgressBar:
-    """``callback(phase, done, total)`` for :func:`models.progress.progress_callback`."""
+    """``callback(phase, done, total)`` for :func:`models.boosting.progress.progress_callback`."""
 
     def __init__(self, stream: TextIO, min_interval: float = 0.1, unit: str = "round") -> None:
         self.stream = stream

@@ -399,7 +399,7 @@ class PriorEstimate(Base):
     """Deployment class priors of one version estimated from its logged probabilities.
 
     Written by :class:`app.services.feedback.priors.PriorEstimates` (EM of Saerens et al. 2002, see
-    :mod:`models.priors`) over the version's logged predictions in ``[since, until)``:
+    :mod:`models.feedback.priors`) over the version's logged predictions in ``[since, until)``:
     ``priors`` and ``train_priors`` (model class order), the rows used, the iterations,
     whether EM converged, and the likelihood-ratio test of "the priors did not change".
     The latest row of a version is what ``"priors": "estimated"`` applies.

@@ -388,7 +388,7 @@ class Registry:
         artifact has digest ``sha256`` (the lowest such version), or None.
 
         A recalibrated version's artifact names the artifact holding its booster arrays
-        by digest (:mod:`models.artifacts`, format version 3); this finds it.
+        by digest (:mod:`models.inference.artifacts`, format version 3); this finds it.
         """
         query = (
             select(ModelVersion.version, Artifact.data)

@@ -496,7 +496,7 @@ def write_summary(path: Path, title: str, info: Mapping[str, Any], body: str) ->
 
 def curve_area(z: np.ndarray, q: np.ndarray) -> float:
     """Trapezoid area of the Brier curve with endpoints (0, 0) and (1, 0) (as
-    :func:`models.metrics.brier_curve`); NaN if any point is NaN."""
+    :func:`models.evaluation.metrics.brier_curve`); NaN if any point is NaN."""
     order = np.argsort(z)
     zz = np.concatenate(([0.0], np.asarray(z)[order], [1.0]))
     qq = np.concatenate(([0.0], np.asarray(q)[order], [0.0]))

@@ -12,8 +12,8 @@ Protocol, per task of ``../shared/datasets`` (multiclass ones one-vs-rest, the 2
 of the Nikolaou reproduction, classes as they are: no balancing), per seed and per raw
 score (``vote`` = s(x), Eq. 24; ``logistic`` = s'(x) = 1/(1+e^(-2F)), Eq. 25): a
 stratified 25% test set; on the rest, AdaBoost with 100 stumps and 5-fold cross-fitting
-exactly as :class:`models.calibrated.CalibratedBoosting` does it
-(:func:`models.crossfit.cross_fit`, same folds and seeds).
+exactly as :class:`models.boosting.calibrated.CalibratedBoosting` does it
+(:func:`models.boosting.crossfit.cross_fit`, same folds and seeds).
 
 * Ideal Platt slope: Platt scaling (with Platt's target correction) fitted on the TEST
   rows, separately for the refit booster's scores (``A_refit``) and for each fold
@@ -52,10 +52,10 @@ from scipy.stats import wilcoxon
 
 from bench.papers import common as H
 from bench.papers.nikolaou import DEFAULT_DATASETS, expand_tasks
-from models.adaboost import AdaBoost
-from models.calibration import make_calibrator
-from models.crossfit import cross_fit
-from models.metrics import brier_score, log_loss
+from models.boosting.adaboost import AdaBoost
+from models.boosting.crossfit import cross_fit
+from models.calibration.calibrators import make_calibrator
+from models.evaluation.metrics import brier_score, log_loss
 
 RULES = ("refit", "ensemble", "folds_oof", "one_fold")
 SCORES = ("vote", "logistic")

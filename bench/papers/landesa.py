@@ -53,7 +53,7 @@ import numpy as np
 from sklearn.model_selection import LeaveOneOut, RepeatedStratifiedKFold
 
 from bench.papers import common
-from models.algorithms import get_algorithm
+from models.catalog.algorithms import get_algorithm
 
 GAMMAS: tuple[Fraction, ...] = (Fraction(1, 2), Fraction(3, 5), Fraction(2, 3), Fraction(7, 8))
 N_ROUNDS = 100

@@ -58,9 +58,9 @@ from scipy.stats import norm
 from sklearn.model_selection import StratifiedKFold
 
 from bench.papers import common
-from models.adaboost import AdaBoost
-from models.algorithms import get_algorithm
-from models.calibrated import CalibratedBoosting
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.catalog.algorithms import get_algorithm
 
 CS_METHODS: tuple[str, ...] = (
     "csada",

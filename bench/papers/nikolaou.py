@@ -12,7 +12,7 @@ s(x) (Eq. 24; the primary definition, Eq. 9 = Eq. 19 by Theorem 1), ``AdaMEC-log
 thresholds s'(x) = 1/(1+e^(-2F)) (Eq. 25; section 3.4 / Eq. 23). Thresholds follow the
 probabilistic threshold choice: an uncalibrated model trained with costs is thresholded
 at the change of skew from training to deployment (``z' ~ 0.5``: its own sign rule, via
-:meth:`models.inference.InferenceModel.decision_proba`), AdaMEC and every calibrated
+:meth:`models.inference.model.InferenceModel.decision_proba`), AdaMEC and every calibrated
 model at the deployment skew ``z``. ``Q(z)`` is Eq. 26 on the test set.
 
 Outputs (``--out``, default ``docs/results/nikolaou``): ``raw.csv`` (one row per split,
@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 
 from bench.papers import common as H
-from models.algorithms import algorithms, validate_params
-from models.calibrated import CalibratedBoosting
-from models.metrics import PAPER_COST_RATIOS, brier_score
+from models.boosting.calibrated import CalibratedBoosting
+from models.catalog.algorithms import algorithms, validate_params
+from models.evaluation.metrics import PAPER_COST_RATIOS, brier_score
 
 #: Cost-sensitive methods of the paper, trained per cost ratio (AdaDB: see footnote 5).
 CS_METHODS: dict[str, str] = {

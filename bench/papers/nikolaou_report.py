@@ -147,7 +147,9 @@ def rank_table(ar: pd.DataFrame, learner: str) -> tuple[pd.DataFrame, str]:
     return summary, md
 
 
-def rank_by_size(ar: pd.DataFrame, raw: pd.DataFrame, learner: str, top: int = 10) -> tuple[dict[str, Any], str]:
+def rank_by_size(
+    ar: pd.DataFrame, raw: pd.DataFrame, learner: str, top: int = 10
+) -> tuple[dict[str, Any], str]:
     """Average ranks on the small and on the large tasks separately (the paper, section
     5.3: calibrated AdaMEC "is most clearly outperforming the competitors on larger
     datasets"). Large: at least :data:`LARGE_TRAIN_ROWS` training rows after balancing."""

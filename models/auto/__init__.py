@@ -1,6 +1,6 @@
 """Calibrated AdaBoost that chooses its own capacity: weak learner depth and rounds.
 
-Calibrated AdaMEC (Nikolaou et al. 2016) as in :mod:`models.calibrated` -- plain
+Calibrated AdaMEC (Nikolaou et al. 2016) as in :mod:`models.boosting.calibrated` -- plain
 AdaBoost (SAMME for more than two classes), its scores calibrated on rows the booster
 never saw, decisions by the cost-shifted threshold at request time -- with the two
 numbers a user would otherwise have to tune chosen from the data:
@@ -17,7 +17,7 @@ How (one search, a bounded number of fits), stage by stage, one module each:
    :data:`MULTICLASS_GRID`, capped by ``max_rounds``; the oblique entry only on small
    data (:data:`OBLIQUE_MAX_CELLS`).
 2. :mod:`~models.auto.search` -- the cross-fitting folds of the calibration
-   (:mod:`models.crossfit`, stratified, ``n_folds``) are fitted once per grid entry with
+   (:mod:`models.boosting.crossfit`, stratified, ``n_folds``) are fitted once per grid entry with
    its maximum rounds, concurrently. Staged scores of each fold model on its held-out
    fold give the out-of-fold scores of *every* round count for the price of one fit; at
    each checkpoint the calibration map is fitted on them and the calibrated loss
@@ -25,7 +25,7 @@ How (one search, a bounded number of fits), stage by stage, one module each:
    order; the search stops at the first entry whose loss is clearly worse than the best
    (:data:`~models.auto.search.STOP_MARGIN`: more capacity than the data supports), and
    skips entries whose estimated time would not fit before the training deadline
-   (:func:`models.progress.time_left`, set by the service from
+   (:func:`models.boosting.progress.time_left`, set by the service from
    ``COSTWISE_MAX_TRAINING_SECONDS``) or ``time_budget``. The final stage's time is
    estimated for every entry tried (from its fold fits); when the best entry's would not
    fit in 90% of the time left, the best entry whose does is taken, else the cheapest
@@ -36,9 +36,9 @@ How (one search, a bounded number of fits), stage by stage, one module each:
    calibration map is the one fitted on the winning checkpoint's out-of-fold scores --
    the search *is* the cross-fitting -- and (``serve="folds"``, the default) the k fold
    boosters of the winning entry, truncated to the chosen rounds, are served as a fold
-   ensemble: the map applied to the mean of their scores (:mod:`models.fold_ensemble`;
+   ensemble: the map applied to the mean of their scores (:mod:`models.inference.fold_ensemble`;
    no further fit). More than two classes: the mean of the k SAMME boosters' vote
-   fractions, one merged vote ensemble (:class:`~models.fold_ensemble.FoldVoteBoosters`),
+   fractions, one merged vote ensemble (:class:`~models.inference.fold_ensemble.FoldVoteBoosters`),
    under the multinomial map. With ``serve="refit"`` (and for SAMME's ``"logistic"``
    score, which has no merged form) one final booster is fitted on all rows instead.
    Large data: the search ran on a stratified subsample of ``max_search_rows`` rows with
@@ -54,10 +54,10 @@ The estimators (:mod:`~models.auto.estimators`: :class:`AutoCalibratedBoosting`,
 :class:`AutoCalibrated`, either by the number of classes) take one vocabulary of
 parameters (:mod:`~models.auto.params`, the HTTP API's names; the former ``method`` is
 an alias of ``calibration``). The fitted model is a
-:class:`~models.calibrated.CalibratedBoosting` (or
+:class:`~models.boosting.calibrated.CalibratedBoosting` (or
 :class:`~models.multiclass.calibrated.CalibratedMulticlass`) in every respect that
 serving sees: same inference object, artifacts and decision rule (a fold ensemble's
-scorer is :class:`~models.fold_ensemble.FoldEnsembleScorer`, artifact format 4). The
+scorer is :class:`~models.inference.fold_ensemble.FoldEnsembleScorer`, artifact format 4). The
 catalog entry is :mod:`~models.auto.entry` (:data:`SPEC`).
 
 The package imports only the numerical core; its modules import one way: params, grid,

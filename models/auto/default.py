@@ -15,9 +15,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from models.auto.estimators import AutoCalibratedBoosting, AutoCalibratedMulticlass, Vocabulary
 from models.auto.grid import DEFAULT_GRID, MULTICLASS_GRID
 from models.auto.params import MULTICLASS_CALIBRATIONS
-from models.decisions import Decisions
+from models.decisions.rule import Decisions
 from models.exceptions import InvalidInput, NotFitted
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
 
 __all__ = ["AutoCalibrated"]
 
@@ -45,7 +45,7 @@ class AutoCalibrated(Vocabulary, ClassifierMixin, BaseEstimator):
         Its choice and validation curves.
     n_estimators_, termination_reason_ : int, str
         Of the served booster.
-    oof_ : models.crossfit.OutOfFold
+    oof_ : models.boosting.crossfit.OutOfFold
         Out-of-fold calibrated probabilities of the training rows (reported metrics).
     """
 
@@ -144,7 +144,7 @@ class AutoCalibrated(Vocabulary, ClassifierMixin, BaseEstimator):
         return self.model_.predict(X)
 
     def decide(self, X: Any, costs: Any, priors: Any = None) -> Decisions:
-        """Least-expected-cost decisions under ``costs`` (see :mod:`models.decisions`)."""
+        """Least-expected-cost decisions under ``costs`` (see :mod:`models.decisions.rule`)."""
         self._check_fitted()
         return self.model_.decide(X, costs, priors=priors)
 

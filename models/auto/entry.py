@@ -1,9 +1,9 @@
 """The algorithm-catalog entry of ``auto`` (:data:`SPEC`): the default algorithm.
 
-What the service's catalog (:mod:`models.algorithms`) lists and builds: the request's
+What the service's catalog (:mod:`models.catalog.algorithms`) lists and builds: the request's
 parameters of ``auto`` (``metric``, ``serve``) and the estimator they make,
 :class:`~models.auto.default.AutoCalibrated`. The calibration settings of the request
-(``calibration``, ``n_folds``) are set on it by :func:`models.algorithms.build_estimator`
+(``calibration``, ``n_folds``) are set on it by :func:`models.catalog.algorithms.build_estimator`
 under the same names (:mod:`models.auto.params`).
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.algorithm_entry import AlgorithmSpec, ParamSpec
 from models.auto.default import AutoCalibrated
 from models.auto.params import METRICS, SERVE
+from models.specs.algorithm import AlgorithmSpec, ParamSpec
 
 __all__ = ["SPEC"]
 

@@ -5,7 +5,7 @@
 search (:mod:`models.auto.search`), the final stage (:mod:`models.auto.final`) and the
 record (:mod:`models.auto.record`). Each family supplies only what differs: its booster
 (AdaBoost or SAMME), its staged scores, its calibration map and how the fitted parts are
-installed so that it serves like :class:`~models.calibrated.CalibratedBoosting` or
+installed so that it serves like :class:`~models.boosting.calibrated.CalibratedBoosting` or
 :class:`~models.multiclass.calibrated.CalibratedMulticlass`.
 """
 
@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from models.adaboost import AdaBoost
 from models.auto.final import final_fit
 from models.auto.grid import DEFAULT_GRID, MULTICLASS_GRID, checked_grid, progress_units
 from models.auto.params import (
@@ -31,18 +30,19 @@ from models.auto.params import (
 )
 from models.auto.record import capacity_record
 from models.auto.search import search
-from models.binning import is_codes
-from models.calibrated import CalibratedBoosting
-from models.calibration import make_calibrator
-from models.crossfit import OutOfFold, cross_calibrated, labelled_rows
-from models.decisions import class_priors
-from models.fold_ensemble import FoldBoosters, FoldVoteBoosters
-from models.inference import InferenceModel
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.crossfit import OutOfFold, cross_calibrated, labelled_rows
+from models.boosting.progress import time_left
+from models.calibration.calibrators import make_calibrator
+from models.calibration.multinomial import MultinomialCalibrator
+from models.decisions.rule import class_priors
+from models.features.binning import is_codes
+from models.inference.fold_ensemble import FoldBoosters, FoldVoteBoosters
+from models.inference.model import InferenceModel
+from models.inference.multiclass_scorers import normalise_rows
 from models.multiclass.calibrated import CalibratedMulticlass
-from models.multiclass.multinomial import MultinomialCalibrator
 from models.multiclass.samme import SAMME
-from models.multiclass.scorers import normalise_rows
-from models.progress import time_left
 
 __all__ = ["MULTINOMIAL_L2", "AutoCalibratedBoosting", "AutoCalibratedMulticlass", "AutoCapacity"]
 
@@ -133,7 +133,7 @@ class AutoCapacity(Vocabulary):
 
     # ---- shared
     def provides_out_of_fold(self) -> bool:
-        """Always: the search cross-fits (``oof_``, :class:`models.crossfit.OutOfFold`)."""
+        """Always: the search cross-fits (``oof_``, :class:`models.boosting.crossfit.OutOfFold`)."""
         return True
 
     def _out_of_fold(
@@ -162,7 +162,7 @@ class AutoCapacity(Vocabulary):
         check_serving_params(self.score_kind, self.serve)
 
     def progress_total(self, n_classes: int = 2) -> int:
-        """The count a fit reports as ``total`` (:mod:`models.progress`), fixed in advance.
+        """The count a fit reports as ``total`` (:mod:`models.boosting.progress`), fixed in advance.
 
         Each grid entry's fold fits count ``n_folds x rounds``; the final stage
         ``(n_folds + 1) x`` the largest round cap. Entries the search skips are counted
@@ -207,7 +207,7 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
     """Calibrated AdaMEC (binary) with the weak learner and rounds chosen from the data.
 
     See :mod:`models.auto` for the search. Serves like
-    :class:`~models.calibrated.CalibratedBoosting` (which it extends).
+    :class:`~models.boosting.calibrated.CalibratedBoosting` (which it extends).
 
     Parameters
     ----------
@@ -244,10 +244,10 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
         ``validation_loss``, ``stopped`` (``"grid_done"``, ``"no_improvement"`` or
         ``"time_limit"``) and ``curves`` (per grid entry tried: the loss at each
         checkpoint round count).
-    oof_ : models.crossfit.OutOfFold
+    oof_ : models.boosting.crossfit.OutOfFold
         Out-of-fold calibrated probabilities of the training rows: the winning
         checkpoint's out-of-fold scores, each fold calibrated by a map fitted on the
-        other folds (:func:`models.crossfit.cross_calibrated`).
+        other folds (:func:`models.boosting.crossfit.cross_calibrated`).
 
     Examples
     --------
@@ -311,7 +311,7 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
 
     def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
         """The numpy-only inference object; a fold ensemble's scorer is
-        :class:`~models.fold_ensemble.FoldEnsembleScorer`."""
+        :class:`~models.inference.fold_ensemble.FoldEnsembleScorer`."""
         self._check_fitted()
         folds = self.estimator_
         if not isinstance(folds, FoldBoosters):
@@ -382,9 +382,9 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
     same parameters (default grid :data:`~models.auto.MULTICLASS_GRID`); serves like
     :class:`~models.multiclass.calibrated.CalibratedMulticlass`. Raw scores are SAMME's
     vote fractions (``score_kind="vote"``) or the softmax of its votes (``"logistic"``,
-    :func:`models.multiclass.scorers.raw_vote_scores`). ``calibration="multinomial"``
+    :func:`models.inference.multiclass_scorers.raw_vote_scores`). ``calibration="multinomial"``
     (the default) calibrates them with one softmax map of all K
-    (:class:`~models.multiclass.multinomial.MultinomialCalibrator`, ridge
+    (:class:`~models.calibration.multinomial.MultinomialCalibrator`, ridge
     :data:`MULTINOMIAL_L2`); ``"platt"`` or ``"isotonic"`` with one map per class,
     normalised.
     """

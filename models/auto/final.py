@@ -4,12 +4,12 @@ Three cases (:func:`final_fit`):
 
 * small data, ``serve="folds"`` -- the search's k fold boosters of the winning entry,
   truncated to the chosen rounds, are the model (a fold ensemble,
-  :mod:`models.fold_ensemble`), under the map fitted on their out-of-fold scores: no
+  :mod:`models.inference.fold_ensemble`), under the map fitted on their out-of-fold scores: no
   further fit;
 * small data, ``serve="refit"`` (and SAMME's ``"logistic"`` score, which has no merged
   form) -- one booster fitted on all rows, under that same map;
 * large data (the search ran on a subsample) -- the winner is cross-fitted on all rows
-  with ``min(n_folds, 3)`` folds (:func:`models.crossfit.cross_fit`, at most
+  with ``min(n_folds, 3)`` folds (:func:`models.boosting.crossfit.cross_fit`, at most
   :func:`fold_jobs` fits at once); ``serve="folds"`` serves those fold boosters,
   otherwise the refit on all rows.
 """
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from models.crossfit import _check_n_jobs, cross_fit, run_parallel
-from models.progress import fit_parts, report
+from models.boosting.crossfit import _check_n_jobs, cross_fit, run_parallel
+from models.boosting.progress import fit_parts, report
 
 __all__ = ["FIT_BYTES_PER_ROW", "FOLD_MEMORY_BUDGET", "FinalFit", "final_fit", "fold_jobs"]
 
@@ -80,7 +80,7 @@ def final_fit(
     with fit_parts(1, sizes=[result.final_units], offset=offset, total=total) as part:
         if not result.rows.subsample and est._serves_folds():
             # the fold boosters, truncated to the chosen rounds, are the model: the
-            # map was fitted on their out-of-fold scores (models.fold_ensemble)
+            # map was fitted on their out-of-fold scores (models.inference.fold_ensemble)
             booster = est._fold_booster(chosen.models, rounds)
             report(total, total)  # nothing left to fit
             report(0, 0, "calibrating")

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from models.binning import is_codes
 from models.exceptions import InvalidInput
+from models.features.binning import is_codes
 
 __all__ = [
     "DEFAULT_GRID",

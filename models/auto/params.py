@@ -7,7 +7,7 @@ The binary (:class:`~models.auto.estimators.AutoCalibratedBoosting`), the multic
 of the HTTP API (``calibration``, ``n_folds``, ``metric``, ``serve``; docs/training.md).
 
 :data:`ALIASES` maps a former spelling to its name: the binary estimator took the
-calibration map as ``method`` (the name :class:`~models.calibrated.CalibratedBoosting`
+calibration map as ``method`` (the name :class:`~models.boosting.calibrated.CalibratedBoosting`
 uses); every ``auto`` estimator still accepts it, in the constructor and in
 ``set_params``, and reads it back as an attribute, but ``get_params`` reports the one
 name only, so ``clone`` and parameter round-trips see a single vocabulary.
@@ -62,10 +62,10 @@ SCORE_KINDS = ("vote", "logistic")
 SERVE = ("folds", "refit")
 """What serves a model: the fold boosters (small data: the search's k; large data: the
 final cross-fitting's) with the map fitted on their out-of-fold scores
-(:mod:`models.fold_ensemble`), or one booster refitted on all rows with that map."""
+(:mod:`models.inference.fold_ensemble`), or one booster refitted on all rows with that map."""
 MULTICLASS_CALIBRATIONS = ("multinomial", "per_class")
 """How :class:`~models.auto.estimators.AutoCalibrated` calibrates more than two classes:
-one softmax map of the K vote fractions (:mod:`models.multiclass.multinomial`, the
+one softmax map of the K vote fractions (:mod:`models.calibration.multinomial`, the
 default) or one Platt or isotonic map per class, normalised (``calibration``)."""
 
 

@@ -33,14 +33,14 @@ import numpy as np
 from models.auto.curve import checkpoints, loss, smoothed
 from models.auto.grid import Entry, offers_oblique, progress_units, unit_cost
 from models.auto.record import curve_record
-from models.crossfit import (
+from models.boosting.crossfit import (
     Folds,
     _check_n_jobs,
     fold_indices,
     run_parallel,
     stratified_subsample,
 )
-from models.progress import fit_parts, report
+from models.boosting.progress import fit_parts, report
 
 __all__ = ["STOP_MARGIN", "Candidate", "SearchResult", "SearchRows", "search"]
 

@@ -2,19 +2,17 @@
 
 Modules (each cites the equations it implements):
 
-* :mod:`~models.multiclass.simplex` -- simplex vertex encoding, Eq. 1 of Yang et al.;
-* :mod:`~models.multiclass.training_costs` -- training cost matrices (rows = truth);
-* :mod:`~models.multiclass.vote_ensemble` -- numpy-only weighted class votes;
-* :mod:`~models.multiclass.weak` -- exact multiclass stumps and histogram trees;
 * :mod:`~models.multiclass.angle` -- ``AngleAdaBoost`` (Algorithm 1) and
-  ``AngleLogitBoost`` (Algorithm 2), API ``angle_adaboost`` / ``angle_logitboost``;
+  ``AngleLogitBoost`` (Algorithm 2) of Yang et al., API ``angle_adaboost`` /
+  ``angle_logitboost``;
 * :mod:`~models.multiclass.samme` -- ``SAMME`` (Zhu et al. 2009), API ``samme`` (calibrated);
 * :mod:`~models.multiclass.calibrated` -- ``CalibratedMulticlass`` (per-class calibration);
-* :mod:`~models.multiclass.ovr` -- ``OneVsRestAdaBoost``, API ``ovr_adaboost``;
-* :mod:`~models.multiclass.scorers` -- scorer kinds ``angle``, ``samme``, ``ovr``.
+* :mod:`~models.multiclass.ovr` -- ``OneVsRestAdaBoost``, API ``ovr_adaboost``.
 
-Estimators are imported lazily so that loading an artifact (which imports only the
-scorers) does not import the training code.
+What they serve lives in :mod:`models.inference` (``vote_ensemble``, ``simplex``,
+``multiclass_scorers``: scorer kinds ``angle``, ``samme``, ``ovr``); their weak learners in
+:mod:`models.weak.multiclass`; training cost matrices in :mod:`models.decisions.training_costs`.
+Estimators are imported lazily so that loading an artifact does not import training code.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ _EXPORTS = {
     "SAMME": "models.multiclass.samme",
     "CalibratedMulticlass": "models.multiclass.calibrated",
     "OneVsRestAdaBoost": "models.multiclass.ovr",
-    "simplex_vertices": "models.multiclass.simplex",
+    "simplex_vertices": "models.inference.simplex",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -8,7 +8,7 @@ the rounds; a subclass supplies four small pieces:
 * ``_step(phi)`` -- the weighted error ``eps`` and the learner weight ``beta``;
 * ``_advance(phi, beta)`` -- the state update; False if it became non-finite.
 
-Termination (``termination_reason_``), in the order of :mod:`models._base`:
+Termination (``termination_reason_``), in the order of :mod:`models.boosting.loop`:
 ``"no_positive_alpha"`` (``beta`` not a positive real, i.e. a weighted error at chance
 level within a relative 1e-12 (:func:`at_chance`): the learner is not added; on the
 first round :class:`TrainingError`), ``"perfect_fit"`` (``eps == 0``: the learner is
@@ -26,12 +26,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from models._base import EPS_CLIP, check_predict_X, non_finite_stop, step_verdict
-from models.decisions import class_priors
+from models.boosting.loop import EPS_CLIP, non_finite_stop, step_verdict
+from models.boosting.progress import report
+from models.decisions.rule import class_priors
 from models.exceptions import InvalidInput, TrainingError
-from models.multiclass.vote_ensemble import VoteEnsemble
-from models.multiclass.weak import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
-from models.progress import report
+from models.features.checks import check_predict_X
+from models.inference.vote_ensemble import VoteEnsemble
+from models.weak.multiclass import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
 
 __all__ = ["MulticlassBoosting", "EPS_CLIP", "CHANCE_RTOL", "at_chance"]
 
@@ -57,7 +58,7 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
         Maximum number of rounds M.
     weak_learner : {"stump", "tree"}, default="stump"
         Exact multiclass stump over binned features, or a histogram tree of depth
-        ``max_depth`` (see :mod:`models.multiclass.weak`).
+        ``max_depth`` (see :mod:`models.weak.multiclass`).
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8].
     max_bins : int, default=256

@@ -4,7 +4,7 @@ Classes are the simplex vertices ``w_k`` of Eq. 1; the model is
 ``f(x) = sum_m beta_m g_m(x)`` with ``g_m(x) = w_{Phi_m(x)}``, trained on the
 angle-based cost-sensitive loss ``sum_t C_{y,t} l(-<f(x), w_t>)`` (Eqs. 5-6) for the
 K x K training cost matrix ``C`` (``C[i][j]`` = cost of predicting ``j`` when the truth
-is ``i``: the paper's ``C_{i+1,j+1}``, see :mod:`models.multiclass.training_costs`), and predicts
+is ``i``: the paper's ``C_{i+1,j+1}``, see :mod:`models.decisions.training_costs`), and predicts
 with the least-angle rule ``argmax_k <f(x), w_k>`` (section 2.2), which is Fisher
 consistent for the cost-sensitive Bayes rule (Eq. 4, Theorem 1). The decisions embody
 the training costs, so these models are served with the ``"fixed"`` rule.
@@ -36,12 +36,12 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import expit
 
+from models.decisions.training_costs import check_cost_matrix
 from models.exceptions import NotFitted, TrainingError
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
+from models.inference.multiclass_scorers import AngleScorer, theorem2_probabilities
+from models.inference.simplex import scores_from_votes, simplex_vertices
 from models.multiclass._base import EPS_CLIP, MulticlassBoosting, at_chance
-from models.multiclass.scorers import AngleScorer, theorem2_probabilities
-from models.multiclass.simplex import scores_from_votes, simplex_vertices
-from models.multiclass.training_costs import check_cost_matrix
 
 __all__ = ["AngleAdaBoost", "AngleLogitBoost", "lemma1_beta"]
 
@@ -328,7 +328,7 @@ def _build(cls: type[_AngleBoosting]) -> Any:
 
 
 def _specs() -> list[Any]:
-    from models.algorithm_entry import AlgorithmSpec, ParamSpec
+    from models.specs.algorithm import AlgorithmSpec, ParamSpec
 
     cost = ParamSpec(
         "cost_matrix",

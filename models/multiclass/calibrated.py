@@ -3,7 +3,7 @@
 The booster's raw class scores ``s_k(x)`` (vote fractions, or softmax of the votes;
 see :mod:`models.multiclass.samme`) are distorted like binary boosting scores (Theorem 2
 and section 4 of Nikolaou et al.). Each class gets its own binary calibration map
-(:mod:`models.calibration`: Platt with Platt's target correction, or isotonic), fitted
+(:mod:`models.calibration.calibrators`: Platt with Platt's target correction, or isotonic), fitted
 on ``(s_k(x_i), I(y_i = k))`` for rows the booster never saw, and the K calibrated values
 are normalised to sum to one (Zadrozny and Elkan 2002).
 
@@ -16,7 +16,7 @@ al. (Platt on ``s`` and on ``1 - s`` with flipped labels are complementary). The
 test-suite checks that the calibrated probabilities beat the raw scores on held-out
 Brier score.
 
-Splits as :class:`models.calibrated.CalibratedBoosting`: ``"holdout"`` (stratified
+Splits as :class:`models.boosting.calibrated.CalibratedBoosting`: ``"holdout"`` (stratified
 ``calibration_fraction`` of the rows calibrates, the rest boosts) or ``"kfold"``
 (out-of-fold scores of ``n_folds`` boosters calibrate; the kept booster is refitted on
 all rows); ``calibration="none"`` keeps the raw scores.
@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from models.calibration import make_calibrator
-from models.crossfit import (
+from models.boosting.crossfit import (
     SPLITS,
     OutOfFold,
     check_split_params,
@@ -38,11 +37,12 @@ from models.crossfit import (
     cross_fit,
     labelled_rows,
 )
-from models.decisions import Decisions, class_priors
+from models.calibration.calibrators import make_calibrator
+from models.decisions.rule import Decisions, class_priors
 from models.exceptions import NotFitted, TrainingError
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
+from models.inference.multiclass_scorers import CalibratedVoteScorer, normalise_rows
 from models.multiclass.samme import SAMME
-from models.multiclass.scorers import CalibratedVoteScorer, normalise_rows
 
 __all__ = ["CalibratedMulticlass", "check_calibration_params", "SPLITS"]
 
@@ -89,7 +89,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
     ----------
     estimator : SAMME or None
         Unfitted booster with ``score_samples(X) -> (n, K)`` raw class scores and a
-        ``ensemble_`` :class:`~models.multiclass.vote_ensemble.VoteEnsemble`; ``None``
+        ``ensemble_`` :class:`~models.inference.vote_ensemble.VoteEnsemble`; ``None``
         means ``SAMME()``.
     calibration : {"platt", "isotonic", "none"}, default="platt"
         Calibration map per class; ``"none"`` serves the raw scores (booster on all rows).
@@ -103,7 +103,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         Seed of the split (and of the booster when it has none).
     n_jobs : int or None
         Threads fitting the folds and the final booster concurrently with ``"kfold"``
-        (:mod:`models.crossfit`); None or -1: every CPU. Same model whatever the value.
+        (:mod:`models.boosting.crossfit`); None or -1: every CPU. Same model whatever the value.
 
     Attributes
     ----------
@@ -152,7 +152,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         return booster
 
     def progress_total(self, n_classes: int = 3) -> int:
-        """The boosting-round count a fit reports as ``total`` (:mod:`models.progress`).
+        """The boosting-round count a fit reports as ``total`` (:mod:`models.boosting.progress`).
 
         ``M`` rounds, times ``n_folds + 1`` with cross-fitted calibration.
         """
@@ -245,7 +245,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         return self.classes_[self.decide(X, None).labels_index]
 
     def decide(self, X: Any, costs: Any, priors: Any = None) -> Decisions:
-        """Least-expected-cost decisions under a K x K ``costs`` (see models.decisions)."""
+        """Least-expected-cost decisions under a K x K ``costs`` (see models.decisions.rule)."""
         return self.to_inference().decide(X, costs, priors=priors)
 
     def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:

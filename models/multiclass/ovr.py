@@ -1,8 +1,8 @@
 """One-vs-rest calibrated AdaBoost: calibrated, normalised class probabilities.
 
 For each class ``k`` the binary problem "``k`` against the rest" is solved by the core's
-calibrated AdaBoost (:class:`models.calibrated.CalibratedBoosting` around
-:class:`models.adaboost.AdaBoost`: boosting and calibration on disjoint rows, hold-out
+calibrated AdaBoost (:class:`models.boosting.calibrated.CalibratedBoosting` around
+:class:`models.boosting.adaboost.AdaBoost`: boosting and calibration on disjoint rows, hold-out
 or k-fold, Platt or isotonic), which estimates ``P(y = k | x)``; the K estimates are
 then normalised to sum to one (Zadrozny and Elkan 2002). Costs enter only at decision
 time, by least expected cost under the request's K x K matrix (Eq. 4 of Yang et al.;
@@ -17,15 +17,15 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedBoosting
-from models.decisions import Decisions, class_priors
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.progress import fit_part
+from models.decisions.rule import Decisions, class_priors
 from models.exceptions import InvalidInput, NotFitted, TrainingError
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
+from models.inference.multiclass_scorers import OneVsRestScorer, normalise_rows
+from models.inference.scorers import BinaryScorer
 from models.multiclass.calibrated import check_calibration_params
-from models.multiclass.scorers import OneVsRestScorer, normalise_rows
-from models.progress import fit_part
-from models.scorers import BinaryScorer
 
 __all__ = ["OneVsRestAdaBoost"]
 
@@ -36,11 +36,11 @@ class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        Passed to every :class:`~models.adaboost.AdaBoost` (see there).
+        Passed to every :class:`~models.boosting.adaboost.AdaBoost` (see there).
     calibration : {"platt", "isotonic", "none"}, default="platt"
         Calibration method of every binary model (``"none"``: raw scores, normalised).
     calibration_split : {"holdout", "kfold"}, default="holdout"
-        Split of :class:`~models.calibrated.CalibratedBoosting`.
+        Split of :class:`~models.boosting.calibrated.CalibratedBoosting`.
     calibration_fraction : float, default=1/3
         Calibration share with ``"holdout"``.
     n_folds : int, default=5
@@ -114,7 +114,7 @@ class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
     def progress_total(self, n_classes: int) -> int:
         """The boosting-round count a fit on ``n_classes`` classes reports as ``total``.
 
-        One calibrated member per class, counted as one run (:mod:`models.progress`).
+        One calibrated member per class, counted as one run (:mod:`models.boosting.progress`).
         """
         return n_classes * self._member().progress_total()
 
@@ -178,7 +178,7 @@ class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
         return self.classes_[self.decide(X, None).labels_index]
 
     def decide(self, X: Any, costs: Any, priors: Any = None) -> Decisions:
-        """Least-expected-cost decisions under a K x K ``costs`` (see models.decisions)."""
+        """Least-expected-cost decisions under a K x K ``costs`` (see models.decisions.rule)."""
         return self.to_inference().decide(X, costs, priors=priors)
 
     def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
@@ -209,7 +209,7 @@ def _build(common: dict[str, Any], params: dict[str, Any]) -> OneVsRestAdaBoost:
 
 
 def _spec() -> Any:
-    from models.algorithm_entry import AlgorithmSpec
+    from models.specs.algorithm import AlgorithmSpec
 
     return AlgorithmSpec(
         name="ovr_adaboost",

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from models.exceptions import InvalidInput
+from models.inference.multiclass_scorers import VOTE_SCORES as SCORES
+from models.inference.multiclass_scorers import raw_vote_scores
 from models.multiclass._base import EPS_CLIP, MulticlassBoosting, at_chance
-from models.multiclass.scorers import VOTE_SCORES as SCORES
-from models.multiclass.scorers import raw_vote_scores
 
 __all__ = ["SAMME", "SCORES"]
 

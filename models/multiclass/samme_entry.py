@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.algorithm_entry import AlgorithmSpec
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
+from models.specs.algorithm import AlgorithmSpec
 
 
 def _build(common: dict[str, Any], params: dict[str, Any]) -> CalibratedMulticlass:

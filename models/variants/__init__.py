@@ -1,6 +1,16 @@
-"""Binary cost-sensitive AdaBoost variants of Tables 1-2 of Nikolaou et al. (2016).
+"""The paper variants: every binary booster other than calibrated AdaMEC itself.
 
-Each variant is a short subclass of :class:`models._base.BaseBoosting` overriding only
+* the cost-sensitive AdaBoost variants of Tables 1-2 of Nikolaou et al. (2016), one module
+  each (table below);
+* :mod:`models.variants.jous` and :mod:`models.variants.padaboost`: JOUS-Boost and
+  P-AdaBoost of Mease, Wyner & Buja (2007) (JOUS-Boost's served scorer is
+  :mod:`models.inference.jous_scorer`);
+* :mod:`models.variants.csboost`: the cost-sensitive boosting of Masnadi-Shirazi &
+  Vasconcelos (2007) and AdaDB of Landesa-Vazquez & Alba-Castro (2013).
+
+Tables 1-2 of Nikolaou et al.:
+
+Each variant is a short subclass of :class:`models.boosting.loop.BaseBoosting` overriding only
 its hooks (initial weights, alpha, weight update); the catalog entries (``SPECS``) live
 in the modules:
 

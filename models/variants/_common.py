@@ -1,13 +1,13 @@
 """Shared pieces of the binary cost-sensitive AdaBoost variants (Tables 1-4 of Nikolaou et al.).
 
-* :class:`CostSensitiveBoosting` -- the :class:`~models._base.BaseBoosting` loop with the
+* :class:`CostSensitiveBoosting` -- the :class:`~models.boosting.loop.BaseBoosting` loop with the
   class-level costs ``c_fp``, ``c_fn`` (Eq. 1) turned into per-example costs c(y_i)
   (Eq. 3) once per fit, and ``training_cost_matrix_`` recorded for serving.
 * :class:`MarginLoss` -- a loss of the form K1(y) exp(-K2(y) m) of the margin
   m = y F(x), the shape of every loss of Table 3 that is a function of the margin.
 * :func:`half_log_ratio` -- alpha = 1/2 log(num / den), the common shape of every
   closed-form alpha of Table 2, with AdaBoost's clipping and the footnote 9 rule.
-* :func:`variant_spec` -- the catalog entry (:class:`~models.algorithms.AlgorithmSpec`).
+* :func:`variant_spec` -- the catalog entry (:class:`~models.catalog.algorithms.AlgorithmSpec`).
 
 Cost scaling. Costs enter some variants only through ratios (CGAda, AsymAda, AdaC2: the
 normalisation of D^t cancels any common factor) and others through their absolute size
@@ -49,9 +49,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from models._base import EPS_CLIP, BaseBoosting
-from models.algorithm_entry import AlgorithmSpec, ParamSpec
+from models.boosting.loop import EPS_CLIP, BaseBoosting
 from models.exceptions import InvalidInput
+from models.specs.algorithm import AlgorithmSpec, ParamSpec
 
 __all__ = [
     "CostSensitiveBoosting",
@@ -86,7 +86,7 @@ def half_log_ratio(num: float, den: float) -> float:
 
     The share ``den / (num + den)`` plays the role of eps_t in Eq. 5 and is clipped to
     [1e-10, 1 - 1e-10] like AdaBoost's eps (so a perfect learner gets alpha ~ 11.5, see
-    :mod:`models._base`). A negative argument (the "imaginary alpha" of footnote 9) or a
+    :mod:`models.boosting.loop`). A negative argument (the "imaginary alpha" of footnote 9) or a
     non-finite one gives NaN, and ``num < den`` a negative alpha: the base loop then stops
     without adding the learner (``termination_reason_ == "no_positive_alpha"``).
     """
@@ -160,7 +160,7 @@ class CostSensitiveBoosting(BaseBoosting):
     c_fn : float, default=1.0
         Cost of a false negative (a positive example predicted negative), > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models._base.BaseBoosting`.
+        As in :class:`~models.boosting.loop.BaseBoosting`.
 
     Attributes
     ----------

@@ -71,7 +71,7 @@ class AdaC1(CostSensitiveBoosting):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -80,7 +80,7 @@ class AdaC1(CostSensitiveBoosting):
     scaled_costs_ : ndarray of shape (2,)
         [c_hat_FP, c_hat_FN] = [c_fp, c_fn] / max(c_fp, c_fn).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`; training stops at the first round
+        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
         without a positive real alpha (footnote 9).
 
     References
@@ -124,7 +124,7 @@ class AdaC2(CostSensitiveBoosting):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -133,7 +133,7 @@ class AdaC2(CostSensitiveBoosting):
     scaled_costs_ : ndarray of shape (2,)
         [c_hat_FP, c_hat_FN] = [c_fp, c_fn] / max(c_fp, c_fn).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`; training stops at the first round
+        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
         without a positive real alpha (footnote 9).
 
     References
@@ -175,7 +175,7 @@ class AdaC3(CostSensitiveBoosting):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -184,7 +184,7 @@ class AdaC3(CostSensitiveBoosting):
     scaled_costs_ : ndarray of shape (2,)
         [c_hat_FP, c_hat_FN] = [c_fp, c_fn] / max(c_fp, c_fn).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`; training stops at the first round
+        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
         without a positive real alpha (footnote 9).
 
     References

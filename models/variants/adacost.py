@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from models._base import BaseBoosting
+from models.boosting.loop import BaseBoosting
 from models.exceptions import TrainingError
 from models.variants._common import CostSensitiveBoosting, half_log_ratio, table4, variant_spec
 
@@ -84,7 +84,7 @@ class AdaCost(CostSensitiveBoosting):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -93,7 +93,7 @@ class AdaCost(CostSensitiveBoosting):
     scaled_costs_ : ndarray of shape (2,)
         [c_fp, c_fn] / (c_fp + c_fn) (cost skew z, 1 - z; Eq. 28).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`; training stops at the first round
+        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
         without a positive real alpha (footnote 9), so n_estimators_ can be small.
 
     References
@@ -155,7 +155,7 @@ class AdaCostBeta2(AdaCost):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -164,7 +164,7 @@ class AdaCostBeta2(AdaCost):
     scaled_costs_ : ndarray of shape (2,)
         [c_fp, c_fn] / (c_fp + c_fn) (cost skew z, 1 - z; Eq. 28).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     References
     ----------

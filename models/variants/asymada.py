@@ -64,7 +64,7 @@ class AsymAda(AdaC2):
         M: the number of rounds over which the cost is spread (also the maximum ensemble
         size).
     weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -73,7 +73,7 @@ class AsymAda(AdaC2):
     scaled_costs_ : ndarray of shape (2,)
         Per-round factors [c_hat_FP^{1/M}, c_hat_FN^{1/M}], costs divided by the larger.
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     References
     ----------

@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from models._base import BaseBoosting
-from models.algorithm_entry import ParamSpec
+from models.boosting.loop import BaseBoosting
 from models.exceptions import InvalidInput, TrainingError
+from models.specs.algorithm import ParamSpec
 from models.variants._common import CostSensitiveBoosting, MarginLoss, table4, variant_spec
 
 __all__ = ["CGAda", "AsymmetricAdaBoost"]
@@ -63,14 +63,14 @@ class CGAda(CostSensitiveBoosting):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
     training_cost_matrix_ : ndarray of shape (2, 2)
         [[0, c_fp], [c_fn, 0]].
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     References
     ----------
@@ -109,7 +109,7 @@ class AsymmetricAdaBoost(BaseBoosting):
     gamma : float, default=0.5
         Total initial weight of the positive class, in (0, 1) (exclusive).
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -118,7 +118,7 @@ class AsymmetricAdaBoost(BaseBoosting):
         divided by the larger: the per-example costs under which this model is CGAda
         (module docstring), used to serve the uncalibrated model.
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     References
     ----------

@@ -65,7 +65,7 @@ class CSB0(_CSB):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -74,7 +74,7 @@ class CSB0(_CSB):
     scaled_costs_ : ndarray of shape (2,)
         [c_fp, c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost` (alpha_t of Eq. 5 is the vote weight;
+        As in :class:`~models.boosting.adaboost.AdaBoost` (alpha_t of Eq. 5 is the vote weight;
         the update does not use it).
 
     References
@@ -101,7 +101,7 @@ class CSB1(_CSB):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -110,7 +110,7 @@ class CSB1(_CSB):
     scaled_costs_ : ndarray of shape (2,)
         [c_fp, c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     References
     ----------
@@ -136,7 +136,7 @@ class CSB2(_CSB):
     c_fn : float, default=1.0
         Cost of a false negative, > 0.
     n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     Attributes
     ----------
@@ -145,7 +145,7 @@ class CSB2(_CSB):
     scaled_costs_ : ndarray of shape (2,)
         [c_fp, c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
     ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.adaboost.AdaBoost`.
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
 
     References
     ----------

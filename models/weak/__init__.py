@@ -4,7 +4,7 @@ learner per boosting round (see :class:`models.weak.base.RoundTrainer`).
 * ``"stump"`` -- :class:`~models.weak.stump.StumpTrainer`, weighted decision stump over
   pre-binned features (default, fast);
 * ``"tree"`` -- :class:`~models.weak.tree.TreeTrainer`, histogram tree of depth 1..8 over
-  the same binned features (compiled kernel, :mod:`models.weak._hist_kernel`);
+  the same binned features (compiled kernel, :mod:`models.kernels.histogram`);
 * ``"logistic"`` -- :class:`~models.weak.logistic.LogisticTrainer`, univariate logistic
   regression (the base learner of the paper's experiments), exported as a stump;
 * ``"oblique"`` -- :class:`~models.weak.oblique.ObliqueTrainer`, ``sign(w.x + b)`` of a

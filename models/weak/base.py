@@ -6,7 +6,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from models.ensemble import Ensemble
+from models.inference.ensemble import Ensemble
 
 __all__ = ["RoundTrainer", "Stump", "stumps_ensemble"]
 

@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from models.ensemble import Ensemble
+from models.inference.ensemble import Ensemble
 from models.weak.base import Stump, stumps_ensemble
 
 __all__ = ["LogisticTrainer"]

@@ -11,19 +11,19 @@ standardised features, fitted to the round's weights:
   direction; the learner answers the discrete AdaBoost output ``sign(w.x + b)`` (``-1``
   on the hyperplane), so the boosting loop, its alphas and weight updates (section 2.2
   of Nikolaou et al. 2016) are unchanged;
-* **K classes** (:class:`models.multiclass.weak.MulticlassObliqueTrainer`, SAMME step
+* **K classes** (:class:`models.weak.multiclass.MulticlassObliqueTrainer`, SAMME step
   2(a)): one such weighted logistic fit per class (class k against the rest), and the
   learner answers the class of largest linear score ``argmax_k (w_k.x + b_k)``.
 
 On data that one hyperplane separates, the first learner has no training error and
 boosting stops after it (the loop's perfect-fit rule): the model is then one linear
 classifier, and its probabilities come from the calibration map (and, for two classes,
-from the mean of the fold boosters, :mod:`models.fold_ensemble`).
+from the mean of the fold boosters, :mod:`models.inference.fold_ensemble`).
 
 Missing values are imputed with the training mean of the feature (the learner's
 ``fill``, stored in the artifact), which is where the standardised feature is 0: a NaN
 feature contributes nothing to the linear score. The learners are exported to the
-``"oblique"`` layout of :class:`models.ensemble.Ensemble` (plain float64 arrays, no
+``"oblique"`` layout of :class:`models.inference.ensemble.Ensemble` (plain float64 arrays, no
 pickle); the training outputs are computed by that exported form on the training rows,
 so the weighted error and weight update describe the stored model bit for bit.
 
@@ -38,9 +38,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
-from models.binning import is_codes
-from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
+from models.features.binning import is_codes
+from models.inference.ensemble import Ensemble
 
 __all__ = [
     "default_ridge",

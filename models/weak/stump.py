@@ -1,7 +1,7 @@
 """Weighted decision stump searched over pre-binned features with weighted histograms.
 
 Every round, the weighted histogram of (feature, bin, label) is summed over the rows by
-the compiled kernel of the histogram tree (:func:`models.weak._hist_kernel.histogram_all`,
+the compiled kernel of the histogram tree (:func:`models.kernels.histogram.histogram_all`,
 in row order: the same bits as the sparse product ``A @ w`` with a 0/1 matrix that it
 replaced, which held 12 bytes per training value). Cumulative sums over the bins then
 give, for every feature and every threshold at once, the weights of positives and
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.binning import BinnedFeatures, bin_features
-from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
+from models.features.binning import BinnedFeatures, bin_features
+from models.inference.ensemble import Ensemble
 from models.weak.base import Stump, stumps_ensemble
 
 __all__ = ["StumpTrainer", "STUMP_CRITERIA"]
@@ -32,7 +32,7 @@ class StumpTrainer:
     y : ndarray of shape (n_samples,)
         Labels in {-1, +1}.
     max_bins : int, default=256
-        Codes per feature including the missing bin (see :mod:`models.binning`).
+        Codes per feature including the missing bin (see :mod:`models.features.binning`).
     criterion : {"error", "gini"}, default="error"
         ``"error"``: minimise the weighted misclassification error, the weak learner of
         section 2.2 of Nikolaou et al. ``"gini"``: minimise weighted Gini impurity like
@@ -103,7 +103,7 @@ class StumpTrainer:
 
         Summed in row order by the compiled kernel (:func:`histogram_all`), the same
         bits as the sparse product it replaced, without its 12 bytes per value."""
-        from models.weak._hist_kernel import PARALLEL_OK, histogram_all  # numba: lazily
+        from models.kernels.histogram import PARALLEL_OK, histogram_all  # numba: lazily
 
         H = self._H
         H[:, 0] = np.where(self._pos, 0.0, w)

@@ -1,7 +1,7 @@
 """Depth-limited histogram trees (compiled kernel) exported to ``"trees"`` node arrays.
 
 :class:`TreeTrainer` grows one tree per boosting round on the pre-binned features of
-:mod:`models.binning` with :mod:`models.weak._hist_kernel` (it replaced a scikit-learn
+:mod:`models.features.binning` with :mod:`models.kernels.histogram` (it replaced a scikit-learn
 ``DecisionTreeClassifier`` refitted every round, about 100 times slower).
 """
 
@@ -11,9 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from models.binning import BinnedFeatures, bin_features
-from models.ensemble import Ensemble
 from models.exceptions import InvalidInput
+from models.features.binning import BinnedFeatures, bin_features
+from models.inference.ensemble import Ensemble
 
 __all__ = [
     "TREE_CRITERIA",
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 TREE_CRITERIA = ("error", "gini")
-MODE_COST, MODE_GINI = 0, 1  # as in models.weak._hist_kernel (imported lazily: numba)
+MODE_COST, MODE_GINI = 0, 1  # as in models.kernels.histogram (imported lazily: numba)
 
 
 class TreeArrays(NamedTuple):
@@ -63,14 +63,14 @@ def check_depth(max_depth: object) -> int:
 def grow_binned_tree(
     binned: BinnedFeatures, H: np.ndarray, max_depth: int, mode: int
 ) -> tuple[TreeArrays, np.ndarray, np.ndarray]:
-    """Grow one histogram tree (:func:`models.weak._hist_kernel.grow_tree`) and export it.
+    """Grow one histogram tree (:func:`models.kernels.histogram.grow_tree`) and export it.
 
     Returns the node arrays (``value`` holds the leaf's class *index* as float64), the
     class index of every leaf node (int, -1 elsewhere) and every training row's leaf.
     Thresholds are the binning's raw-value cut points, so ``x <= threshold`` goes left
-    exactly when the row's bin code does (see :mod:`models.binning`).
+    exactly when the row's bin code does (see :mod:`models.features.binning`).
     """
-    from models.weak._hist_kernel import PARALLEL_OK, grow_tree
+    from models.kernels.histogram import PARALLEL_OK, grow_tree
 
     feat, kbin, left, right, mleft, value, leaf_of = grow_tree(
         binned.codes,
@@ -101,7 +101,7 @@ class TreeTrainer:
     random_state : numpy Generator, optional
         Accepted for compatibility; the histogram tree is deterministic.
     max_bins : int, default=256
-        Codes per feature including the missing bin (see :mod:`models.binning`).
+        Codes per feature including the missing bin (see :mod:`models.features.binning`).
     criterion : {"error", "gini"}, default="error"
         ``"error"``: every split minimises the weighted misclassification error (section
         2.2), equal errors broken by the weighted Gini index; ``"gini"``: weighted Gini.
@@ -112,7 +112,7 @@ class TreeTrainer:
     -----
     Leaves output the weighted majority class, +1 or -1 (ties: -1), the discrete
     AdaBoost learner. NaN follows the direction learned per split (see
-    :mod:`models.weak._hist_kernel`). The training outputs come from the rows' leaves
+    :mod:`models.kernels.histogram`). The training outputs come from the rows' leaves
     as tracked during growth, and equal what the exported trees predict bit for bit.
 
     References

@@ -13,7 +13,7 @@ from app.cli import main
 from app.cli.progress import progress_bar
 from app.db import make_engine
 from app.settings import get_settings
-from models.progress import report
+from models.boosting.progress import report
 
 ROOT = Path(__file__).resolve().parents[2]
 FRAUD = ROOT / "examples" / "fraud.csv"

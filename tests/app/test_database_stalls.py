@@ -20,7 +20,7 @@ from app.db import DatabaseHealth, Timeouts, Watchdog, make_engine
 from app.errors import Unavailable
 from app.services.training.deadline import training_deadline
 from app.settings import Settings
-from models.progress import report
+from models.boosting.progress import report
 from tests.app.api.conftest import train_body
 
 ROW = [0.1, 0.2, 0.3, 0.4]
@@ -67,6 +67,8 @@ def test_a_statement_timeout_is_an_outage_only_when_nothing_else_succeeded() -> 
     health.timed_out(alone)
     assert health.down_since is not None and health.failures == 1
     assert health.slow_statements == 1
+
+
 def test_no_new_connection_is_tried_right_after_a_failure() -> None:
     """A server that accepts TCP and never answers (a stalled path): the first connect
     waits for its timeout (2 s) and marks the database down; another connect within the

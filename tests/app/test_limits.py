@@ -15,7 +15,7 @@ from app.db import make_engine
 from app.errors import TrainingTimeLimit
 from app.services.training.deadline import training_deadline
 from app.settings import Settings
-from models.progress import report
+from models.boosting.progress import report
 from tests.app.api.conftest import train_body
 
 

@@ -77,22 +77,41 @@ def test_ratios_and_geometric_mean() -> None:
 
 
 def _row(task: str, setting: str, seed: int, method: str, cost: float) -> dict[str, Any]:
-    return {"kind": "binary", "task": task, "setting": setting, "seed": seed,
-            "method": method, "cost": cost, "unit_cost": 1.0}
+    return {
+        "kind": "binary",
+        "task": task,
+        "setting": setting,
+        "seed": seed,
+        "method": method,
+        "cost": cost,
+        "unit_cost": 1.0,
+    }
 
 
 def test_summary_arithmetic() -> None:
     rows = []
     # task a: ratios 2.0 (1:1) and 0.5 (3:1) -> task geomean 1.0
-    rows += [_row("a", "1:1", 0, "costwise", 20), _row("a", "1:1", 0, "logreg", 10),
-             _row("a", "1:1", 0, "ada+cal", 15)]
-    rows += [_row("a", "3:1", 0, "costwise", 5), _row("a", "3:1", 0, "logreg", 10),
-             _row("a", "3:1", 0, "ada+cal", 40)]
+    rows += [
+        _row("a", "1:1", 0, "costwise", 20),
+        _row("a", "1:1", 0, "logreg", 10),
+        _row("a", "1:1", 0, "ada+cal", 15),
+    ]
+    rows += [
+        _row("a", "3:1", 0, "costwise", 5),
+        _row("a", "3:1", 0, "logreg", 10),
+        _row("a", "3:1", 0, "ada+cal", 40),
+    ]
     # task b: ratios 1.6 (1:1, best is ada+cal 10) and 4.0 (3:1, best cost 0, unit 1) -> 2.53
-    rows += [_row("b", "1:1", 0, "costwise", 16), _row("b", "1:1", 0, "logreg", 12),
-             _row("b", "1:1", 0, "ada+cal", 10)]
-    rows += [_row("b", "3:1", 0, "costwise", 3), _row("b", "3:1", 0, "logreg", 0),
-             _row("b", "3:1", 0, "ada+cal", 2)]
+    rows += [
+        _row("b", "1:1", 0, "costwise", 16),
+        _row("b", "1:1", 0, "logreg", 12),
+        _row("b", "1:1", 0, "ada+cal", 10),
+    ]
+    rows += [
+        _row("b", "3:1", 0, "costwise", 3),
+        _row("b", "3:1", 0, "logreg", 0),
+        _row("b", "3:1", 0, "ada+cal", 2),
+    ]
     s = Q.summarise(rows, "binary")
     assert s["n"] == 4 and s["n_tasks"] == 2
     assert s["geomean"] == pytest.approx((2.0 * 0.5 * 1.6 * 4.0) ** 0.25)
@@ -139,8 +158,9 @@ def test_one_unit_end_to_end_through_the_api(cw_client: Q.CostwiseClient) -> Non
 
 
 def test_multiclass_default_refusal_is_recorded_then_ovr(cw_client: Q.CostwiseClient) -> None:
-    X, y = make_classification(n_samples=240, n_features=6, n_informative=4, n_classes=3,
-                               random_state=4)
+    X, y = make_classification(
+        n_samples=240, n_features=6, n_informative=4, n_classes=3, random_state=4
+    )
     unit = Q.Unit("multiclass", "tiny3", "tiny3", seed=0)
     res = Q.run_unit(unit, X, y, cw_client, {"n_estimators": 10}, baselines=("logreg",))
     settings = {r["setting"] for r in res["rows"] if r["method"] == "costwise"}

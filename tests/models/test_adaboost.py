@@ -1,4 +1,4 @@
-"""Tests of models.adaboost.AdaBoost and the shared loop of models._base."""
+"""Tests of models.boosting.adaboost.AdaBoost and the shared loop of models.boosting.loop."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models._base import EPS_CLIP
-from models.adaboost import AdaBoost
+from models.boosting.adaboost import AdaBoost
+from models.boosting.loop import EPS_CLIP
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.algorithms import (
+from models.boosting.calibrated import CalibratedBoosting
+from models.catalog.algorithms import (
     Calibration,
     ParamSpec,
     algorithms,
@@ -15,7 +16,6 @@ from models.algorithms import (
     trained_booster,
     validate_params,
 )
-from models.calibrated import CalibratedBoosting
 from models.exceptions import InvalidInput
 
 

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.artifacts import SCORER_KINDS, dump_model, load_model, sha256_hex
-from models.calibrated import CalibratedAdaMEC
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC
 from models.exceptions import ArtifactError, ArtifactIntegrityError
+from models.inference.artifacts import SCORER_KINDS, dump_model, load_model, sha256_hex
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,9 +156,9 @@ def test_golden_artifact_keeps_loading(stem: str) -> None:
 
 def test_loading_an_artifact_imports_no_training_code() -> None:
     # The predict path loads artifacts only; the scorers are numpy-only and the allow-list
-    # of kinds is written out in models.artifacts, so no estimator module is imported.
+    # of kinds is written out in models.inference.artifacts, so no estimator module is imported.
     code = (
-        "import sys, json, pathlib, models.artifacts as a\n"
+        "import sys, json, pathlib, models.inference.artifacts as a\n"
         f"for v in ('1', '2', '4', '4_oblique'): "
         f"a.load_model(pathlib.Path({str(DATA)!r}, f'golden_v{{v}}.zip')"
         ".read_bytes())\n"
@@ -169,10 +169,10 @@ def test_loading_an_artifact_imports_no_training_code() -> None:
     )
     loaded = set(json.loads(out.stdout))
     training = {
-        "models._base",
-        "models.adaboost",
-        "models.calibrated",
-        "models.jous",
+        "models.boosting.loop",
+        "models.boosting.adaboost",
+        "models.boosting.calibrated",
+        "models.variants.jous",
         "models.multiclass._base",
         "models.multiclass.calibrated",
         "models.multiclass.samme",

@@ -7,7 +7,6 @@ import time
 import numpy as np
 import pytest
 
-from models.adaboost import AdaBoost
 from models.auto import (
     AutoCalibrated,
     AutoCalibratedBoosting,
@@ -16,11 +15,12 @@ from models.auto import (
     fold_jobs,
     smoothed,
 )
-from models.calibrated import CalibratedBoosting
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.progress import progress_callback, training_deadline_at
+from models.evaluation.metrics import log_loss
 from models.exceptions import InvalidInput
-from models.fold_ensemble import FoldEnsembleScorer
-from models.metrics import log_loss
-from models.progress import progress_callback, training_deadline_at
+from models.inference.fold_ensemble import FoldEnsembleScorer
 
 GRID = (("stump", 1, 60), ("tree", 2, 30), ("tree", 4, 20))
 _TIMING = ("search_seconds", "final_estimate_seconds", "curves")

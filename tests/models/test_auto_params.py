@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from models.algorithms import Calibration, build_estimator
 from models.auto import (
     ALIASES,
     PARAMS,
@@ -21,6 +20,7 @@ from models.auto import (
     AutoCalibratedBoosting,
     AutoCalibratedMulticlass,
 )
+from models.catalog.algorithms import Calibration, build_estimator
 from models.exceptions import InvalidInput
 
 ESTIMATORS = (AutoCalibratedBoosting, AutoCalibratedMulticlass, AutoCalibrated)

@@ -1,4 +1,4 @@
-"""Tests of models.binning (layout, exact and quantile thresholds, NaN bin)."""
+"""Tests of models.features.binning (layout, exact and quantile thresholds, NaN bin)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from models.binning import bin_features
 from models.exceptions import InvalidInput
+from models.features.binning import bin_features
 
 
 def _codes_match_thresholds(X: np.ndarray, b) -> None:

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.algorithms import get_algorithm
-from models.calibrated import CalibratedAdaMEC, uncalibrated_rule
-from models.decisions import CostMatrix, decide
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC, uncalibrated_rule
+from models.catalog.algorithms import get_algorithm
+from models.decisions.rule import CostMatrix, decide
+from models.evaluation.metrics import brier_score
 from models.exceptions import InvalidInput, NotFitted, TrainingError
-from models.metrics import brier_score
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests for models.calibration (Platt scaling, isotonic, identity; state round trips)."""
+"""Tests for models.calibration.calibrators (Platt scaling, isotonic, identity; state round trips)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import minimize
 from sklearn.isotonic import IsotonicRegression
 
-from models.calibration import (
+from models.calibration.calibrators import (
     CALIBRATION_METHODS,
     Calibrator,
     IdentityCalibrator,
@@ -273,7 +273,7 @@ def test_repr_is_informative() -> None:
 
 
 def test_platt_in_place_work_arrays_give_the_expressions_bits() -> None:
-    from models.calibration import _affine, _platt_objective, _sigmoid_neg
+    from models.calibration.calibrators import _affine, _platt_objective, _sigmoid_neg
 
     rng = np.random.default_rng(5)
     s = rng.normal(size=1001) * 30.0  # large |f| too (logaddexp's overflow-free range)

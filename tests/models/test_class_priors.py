@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from models.auto import AutoCalibrated
-from models.calibrated import CalibratedBoosting
-from models.decisions import class_priors
+from models.boosting.calibrated import CalibratedBoosting
+from models.decisions.rule import class_priors
 from models.exceptions import InvalidInput
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.ovr import OneVsRestAdaBoost
@@ -35,7 +35,12 @@ def _data(k: int) -> tuple[np.ndarray, np.ndarray]:
     "make, k",
     [
         (lambda: CalibratedBoosting(split="kfold", n_folds=3), 2),
-        (lambda: CalibratedMulticlass(SAMME(n_estimators=5), calibration_split="kfold", n_folds=3), 3),
+        (
+            lambda: CalibratedMulticlass(
+                SAMME(n_estimators=5), calibration_split="kfold", n_folds=3
+            ),
+            3,
+        ),
         (lambda: OneVsRestAdaBoost(n_estimators=5, calibration_split="kfold", n_folds=3), 3),
         (lambda: SAMME(n_estimators=5), 3),
         (lambda: AutoCalibrated(grid=(("stump", 1, 20),), n_folds=3), 2),

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.artifacts import dump_model
-from models.calibrated import CalibratedBoosting
-from models.crossfit import cross_fit, run_parallel
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.crossfit import cross_fit, run_parallel
+from models.boosting.progress import progress_callback, report
 from models.exceptions import InvalidInput, TrainingCancelled, TrainingError
+from models.inference.artifacts import dump_model
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
-from models.progress import progress_callback, report
 
 
 def _data(k: int = 2, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +104,7 @@ def test_run_parallel_raises_the_first_failure_and_cancellation() -> None:
 def test_stratified_subsample_draws_the_rows_of_stratified_shuffle_split(seed: int, k: int) -> None:
     from sklearn.model_selection import StratifiedShuffleSplit
 
-    from models.crossfit import stratified_subsample
+    from models.boosting.crossfit import stratified_subsample
 
     rng = np.random.default_rng(seed)
     y = rng.choice(k, size=5000, p=np.linspace(1.0, 2.0, k) / np.linspace(1.0, 2.0, k).sum())

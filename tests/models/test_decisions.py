@@ -1,4 +1,4 @@
-"""Tests for models.decisions (cost matrices, thresholds, per-row costs, prior shift, decide)."""
+"""Tests for models.decisions.rule (cost matrices, thresholds, per-row costs, prior shift, decide)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from models.decisions import (
+from models.decisions.rule import (
     CostMatrix,
     Decisions,
     apply_prior_shift,
@@ -365,7 +365,7 @@ def _timed(fn) -> float:  # noqa: ANN001
 
 
 def test_validate_row_cost_matrices_names_the_row_and_checks_the_shape() -> None:
-    from models.decisions import validate_row_cost_matrices
+    from models.decisions.rule import validate_row_cost_matrices
 
     ok = [[[0, 1, 2], [1, 0, 1], [1, 1, 0]]] * 2
     out = validate_row_cost_matrices(ok, 2, 3)

@@ -26,10 +26,10 @@ WITH_EXAMPLES = [name for name in MODULES if _examples(name)]
 
 def test_the_main_estimators_and_the_decision_rule_have_examples() -> None:
     for name in (
-        "models.adaboost",
-        "models.calibrated",
-        "models.decisions",
-        "models.jous",
+        "models.boosting.adaboost",
+        "models.boosting.calibrated",
+        "models.decisions.rule",
+        "models.variants.jous",
         "models.multiclass.samme",
     ):
         assert name in WITH_EXAMPLES, f"{name} has no runnable docstring example"

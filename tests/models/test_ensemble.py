@@ -1,13 +1,13 @@
-"""Tests of models.ensemble.Ensemble (semantics, speed path, round trip, validation)."""
+"""Tests of models.inference.ensemble.Ensemble (semantics, speed path, round trip, validation)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from models.adaboost import AdaBoost
-from models.ensemble import Ensemble
+from models.boosting.adaboost import AdaBoost
 from models.exceptions import ArtifactError, InvalidInput
+from models.inference.ensemble import Ensemble
 
 
 def _stumps() -> Ensemble:

@@ -9,15 +9,20 @@ import zipfile
 import numpy as np
 import pytest
 
-from models.adaboost import AdaBoost
-from models.artifacts import MULTI_FORMAT_VERSION, dump_model, load_model
 from models.auto import AutoCalibrated, AutoCalibratedBoosting
-from models.calibration import make_calibrator
-from models.crossfit import fold_indices
+from models.boosting.adaboost import AdaBoost
+from models.boosting.crossfit import fold_indices
+from models.calibration.calibrators import make_calibrator
 from models.exceptions import ArtifactError
-from models.fold_ensemble import FoldEnsembleScorer, FoldVoteBoosters, merged_votes, truncated
+from models.feedback.recalibration import recalibrate
+from models.inference.artifacts import MULTI_FORMAT_VERSION, dump_model, load_model
+from models.inference.fold_ensemble import (
+    FoldEnsembleScorer,
+    FoldVoteBoosters,
+    merged_votes,
+    truncated,
+)
 from models.multiclass.samme import SAMME
-from models.recalibration import recalibrate
 
 GRID = (("stump", 1, 40), ("tree", 3, 20))
 

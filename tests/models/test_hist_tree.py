@@ -1,4 +1,4 @@
-"""The histogram tree weak learner (models/weak/tree.py on models/weak/_hist_kernel.py)."""
+"""The histogram tree weak learner (models/weak/tree.py on models/kernels/histogram.py)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from models.adaboost import AdaBoost
-from models.algorithms import algorithms, validate_params
-from models.artifacts import dump_model, load_model
-from models.calibrated import CalibratedAdaMEC
-from models.ensemble import Ensemble
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC
+from models.catalog.algorithms import algorithms, validate_params
 from models.exceptions import InvalidInput
+from models.inference.artifacts import dump_model, load_model
+from models.inference.ensemble import Ensemble
 from models.multiclass.samme import SAMME
-from models.multiclass.weak import MulticlassTreeTrainer
 from models.weak import StumpTrainer, TreeTrainer
+from models.weak.multiclass import MulticlassTreeTrainer
 
 
 def _data(
@@ -250,11 +250,12 @@ def test_kernel_modes_match_and_serving_does_not_import_numba() -> None:
     import subprocess
     import sys
 
-    from models.weak import _hist_kernel, tree
+    from models.kernels import histogram
+    from models.weak import tree
 
-    assert (tree.MODE_COST, tree.MODE_GINI) == (_hist_kernel.MODE_COST, _hist_kernel.MODE_GINI)
+    assert (tree.MODE_COST, tree.MODE_GINI) == (histogram.MODE_COST, histogram.MODE_GINI)
     code = (
-        "import sys, models.artifacts, models.calibrated, models.weak, models.multiclass.weak; "
+        "import sys, models.inference.artifacts, models.boosting.calibrated, models.weak, models.weak.multiclass; "
         "print('numba' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -271,7 +272,7 @@ def test_importing_the_kernels_starts_the_threading_layer() -> None:
     import sys
 
     code = (
-        "import models.weak._hist_kernel as h; from numba.np.ufunc import parallel; "
+        "import models.kernels.histogram as h; from numba.np.ufunc import parallel; "
         "print(h.PARALLEL_OK, parallel._is_initialized)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

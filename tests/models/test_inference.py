@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedAdaMEC
-from models.decisions import CostMatrix
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC
+from models.decisions.rule import CostMatrix
 from models.exceptions import InvalidInput
-from models.inference import InferenceModel, check_features, remove_training_skew
+from models.inference.model import InferenceModel, check_features, remove_training_skew
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,11 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models.adaboost import AdaBoost
-from models.algorithms import algorithms, get_algorithm, validate_params
-from models.artifacts import SCORER_KINDS, dump_model, load_model
+from models.boosting.adaboost import AdaBoost
+from models.catalog.algorithms import algorithms, get_algorithm, validate_params
 from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
-from models.jous import (
+from models.inference.artifacts import SCORER_KINDS, dump_model, load_model
+from models.variants.jous import (
     JOUSBoost,
     JousScorer,
     class_sizes,
@@ -315,9 +315,9 @@ def test_round_trip_through_artifacts_is_exact(weak_learner: str, sampling: str)
 
 
 def test_artifacts_module_registers_the_jous_kind_by_itself() -> None:
-    # A fresh interpreter that loads artifacts without importing models.jous first
+    # A fresh interpreter that loads artifacts without importing models.variants.jous first
     # (the service's predict path) must know the "jous" kind.
-    code = "import models.artifacts as s; assert 'jous' in s.SCORER_KINDS"
+    code = "import models.inference.artifacts as s; assert 'jous' in s.SCORER_KINDS"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 

@@ -1,4 +1,4 @@
-"""Tests for models.metrics (probability metrics, skew, Q, Brier curve, costs)."""
+"""Tests for models.evaluation.metrics (probability metrics, skew, Q, Brier curve, costs)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from models.decisions import CostMatrix, decide, row_cost_matrices
-from models.exceptions import InvalidCostMatrix, InvalidInput, InvalidPriors
-from models.metrics import (
+from models.decisions.rule import CostMatrix, decide, row_cost_matrices
+from models.evaluation.metrics import (
     PAPER_COST_RATIOS,
     brier_curve,
     brier_score,
@@ -29,6 +28,7 @@ from models.metrics import (
     summarize,
     total_cost,
 )
+from models.exceptions import InvalidCostMatrix, InvalidInput, InvalidPriors
 
 
 def _data(n: int, seed: int, pos_rate: float = 0.4) -> tuple[np.ndarray, np.ndarray]:

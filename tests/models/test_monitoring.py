@@ -1,4 +1,4 @@
-"""Tests for models.monitoring against independent computations and simulations."""
+"""Tests for models.feedback.monitoring against independent computations and simulations."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from scipy import stats
 from sklearn import metrics as skm
 from sklearn.calibration import calibration_curve
 
-from models.decisions import CostMatrix
+from models.decisions.rule import CostMatrix
+from models.evaluation.metrics import expected_calibration_error
 from models.exceptions import InvalidCostMatrix, InvalidInput
-from models.metrics import expected_calibration_error
-from models.monitoring import (
+from models.feedback.monitoring import (
     calibration_summary,
     classwise_ece,
     hosmer_lemeshow,

@@ -5,18 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.adaboost import AdaBoost
-from models.artifacts import dump_model, load_model
 from models.auto import AutoCalibratedBoosting, AutoCalibratedMulticlass
-from models.binning import BinEdges
-from models.calibrated import CalibratedAdaMEC
-from models.ensemble import Ensemble
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC
+from models.boosting.prebinned import fit_prebinned
 from models.exceptions import ArtifactError, InvalidInput
-from models.fold_ensemble import merged_votes, truncated
+from models.features.binning import BinEdges
+from models.inference.artifacts import dump_model, load_model
+from models.inference.ensemble import Ensemble
+from models.inference.fold_ensemble import merged_votes, truncated
+from models.inference.vote_ensemble import VoteEnsemble
 from models.multiclass.angle import AngleAdaBoost
 from models.multiclass.samme import SAMME
-from models.multiclass.vote_ensemble import VoteEnsemble
-from models.prebinned import fit_prebinned
 from models.weak.oblique import ObliqueTrainer, best_threshold, oblique_ensemble
 
 

@@ -1,4 +1,4 @@
-"""Out-of-fold calibrated probabilities of the training rows (models.crossfit.OutOfFold)."""
+"""Out-of-fold calibrated probabilities of the training rows (models.boosting.crossfit.OutOfFold)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibrated
-from models.calibrated import CalibratedBoosting
-from models.calibration import make_calibrator
-from models.crossfit import cross_calibrated, fold_indices, provides_out_of_fold
-from models.metrics import brier_score
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.crossfit import cross_calibrated, fold_indices, provides_out_of_fold
+from models.calibration.calibrators import make_calibrator
+from models.evaluation.metrics import brier_score
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
 
@@ -93,7 +93,7 @@ def test_which_calibrated_wrappers_provide_out_of_fold() -> None:
 
 
 def test_binary_out_of_fold_keeps_one_column_each_and_gives_the_same_values() -> None:
-    from models.crossfit import OutOfFold
+    from models.boosting.crossfit import OutOfFold
 
     X, y = make_classification(500, 5, random_state=3)
     model = CalibratedBoosting(

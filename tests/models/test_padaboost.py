@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.algorithms import algorithms, get_algorithm, validate_params
-from models.artifacts import dump_model, load_model
-from models.calibrated import CalibratedBoosting
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.catalog.algorithms import algorithms, get_algorithm, validate_params
+from models.inference.artifacts import dump_model, load_model
 
 
 def _common(weak_learner: str = "stump", score_kind: str = "vote") -> dict:

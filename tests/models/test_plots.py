@@ -1,4 +1,4 @@
-"""Plot data (models/plots.py) against independent computations."""
+"""Plot data (models/evaluation/plots.py) against independent computations."""
 
 from __future__ import annotations
 
@@ -10,17 +10,16 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import roc_auc_score
 from sklearn.metrics import roc_curve as sk_roc_curve
 
-from models.calibrated import CalibratedBoosting
-from models.decisions import CostMatrix, decide
-from models.exceptions import InvalidCostMatrix, InvalidInput
-from models.metrics import (
+from models.boosting.calibrated import CalibratedBoosting
+from models.decisions.rule import CostMatrix, decide
+from models.evaluation.metrics import (
     PAPER_COST_RATIOS,
     brier_curve,
     mean_cost,
     normalized_cost_loss,
     summarize,
 )
-from models.plots import (
+from models.evaluation.plots import (
     brier_curve_plot,
     cost_curve,
     reliability_diagram,
@@ -32,6 +31,7 @@ from models.plots import (
     uncalibrated_proba,
     whatif,
 )
+from models.exceptions import InvalidCostMatrix, InvalidInput
 
 
 def _scores(n: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibratedBoosting
-from models.binning import (
+from models.boosting.adaboost import AdaBoost
+from models.boosting.prebinned import fit_prebinned, raw_space, raw_space_model
+from models.exceptions import InvalidInput
+from models.features.binning import (
     MISSING_CODE,
     BinEdges,
     BinnedRows,
@@ -15,9 +17,7 @@ from models.binning import (
     bin_features,
     prebinned,
 )
-from models.ensemble import Ensemble
-from models.exceptions import InvalidInput
-from models.prebinned import fit_prebinned, raw_space, raw_space_model
+from models.inference.ensemble import Ensemble
 
 
 def _data(n: int = 3000, d: int = 5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

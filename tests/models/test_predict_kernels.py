@@ -8,12 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from models.artifacts import dump_model, load_model
 from models.auto import AutoCalibratedMulticlass
-from models.ensemble import row_sums
-from models.multiclass.multinomial import MultinomialCalibrator, _logits, softmax_rows
-from models.multiclass.weak import make_trainer
-from models.predict_kernels import (
+from models.calibration.multinomial import MultinomialCalibrator, _logits, softmax_rows
+from models.inference.artifacts import dump_model, load_model
+from models.inference.ensemble import row_sums
+from models.kernels.predict import (
     as_kernel_input,
     class_sums,
     normalise_exp,
@@ -21,7 +20,8 @@ from models.predict_kernels import (
     shifted_logits,
     tree_votes,
 )
-from models.tree_records import pack_nodes
+from models.kernels.tree_records import pack_nodes
+from models.weak.multiclass import make_trainer
 
 
 def test_pairwise_sum_is_numpys_sum_to_the_last_bit() -> None:
@@ -179,12 +179,12 @@ def test_node_records_put_the_children_side_by_side_whatever_the_flat_layout() -
 
 def test_a_served_multiclass_model_uses_the_kernels_the_warm_up_compiles() -> None:
     """A loaded artifact (read-only arrays) predicting on read-only rows compiles nothing
-    beyond what models.warmup compiled: no compilation on the request path."""
+    beyond what models.catalog.warmup compiled: no compilation on the request path."""
     code = """
 import numpy as np
-import models.predict_kernels as k
-from models.warmup import compile_kernels
-from models.artifacts import dump_model, load_model
+import models.kernels.predict as k
+from models.catalog.warmup import compile_kernels
+from models.inference.artifacts import dump_model, load_model
 from models.auto import AutoCalibratedMulticlass
 compile_kernels()
 from models.auto import AutoCalibratedBoosting
@@ -247,8 +247,8 @@ def _oblique_numpy(ens, X: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped
 def test_oblique_outputs_equal_the_numpy_form_bit_for_bit(d: int, r: int, m: int) -> None:
     """The compiled oblique outputs give the bits of the numpy form, a row alone as in a
     batch, on floats and on pre-binned codes."""
-    from models.binning import codes_as_float
-    from models.ensemble import Ensemble
+    from models.features.binning import codes_as_float
+    from models.inference.ensemble import Ensemble
 
     rng = np.random.default_rng(d * 100 + r)
     arrays = {
@@ -310,8 +310,8 @@ def test_two_class_trees_reach_the_leaves_of_the_one_tree_walk(depth: int) -> No
     """Two classes: the compiled walk (tree_leaves) reaches the reference walk's leaves,
     a row alone as in a batch, NaN, thresholds and infinities included; the scores are
     then the same sums (bit for bit) whatever the batch."""
-    from models.adaboost import AdaBoost
-    from models.ensemble import Ensemble
+    from models.boosting.adaboost import AdaBoost
+    from models.inference.ensemble import Ensemble
 
     rng = np.random.default_rng(depth)
     X = rng.normal(size=(500, 6))

@@ -1,4 +1,4 @@
-"""Tests for models.priors: EM estimation of deployment priors under simulated label shift."""
+"""Tests for models.feedback.priors: EM estimation of deployment priors under simulated label shift."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import pytest
 from scipy import stats
 
 from models import AdaBoost, CalibratedBoosting
-from models.decisions import apply_prior_shift
+from models.decisions.rule import apply_prior_shift
 from models.exceptions import InvalidInput, InvalidPriors
-from models.priors import estimate_priors
+from models.feedback.priors import estimate_priors
 
 MEANS = np.array([[0.0, 0.0], [1.5, 0.5], [0.0, 2.0]])
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.csboost.cs_logitboost import CostSensitiveLogitBoost
+from models.boosting.adaboost import AdaBoost
+from models.boosting.progress import progress_callback, report
 from models.exceptions import CoreError, TrainingCancelled
-from models.jous import JOUSBoost
 from models.multiclass.samme import SAMME
-from models.progress import progress_callback, report
+from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
+from models.variants.jous import JOUSBoost
 
 
 def _data(n_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -72,7 +72,7 @@ def test_cancellation_is_a_core_error_not_a_value_error() -> None:
 @pytest.mark.parametrize("n_jobs", [1, 2])
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_cross_fitting_counts_all_fits_as_one_steady_run(n_classes: int, n_jobs: int) -> None:
-    from models.calibrated import CalibratedBoosting
+    from models.boosting.calibrated import CalibratedBoosting
     from models.multiclass.calibrated import CalibratedMulticlass
 
     X, y = _data(n_classes)
@@ -96,7 +96,7 @@ def test_cross_fitting_counts_all_fits_as_one_steady_run(n_classes: int, n_jobs:
 
 
 def test_fit_part_passes_other_phases_and_cancellation_through() -> None:
-    from models.progress import fit_part
+    from models.boosting.progress import fit_part
 
     seen: list[tuple[str, int, int]] = []
     with progress_callback(lambda *a: seen.append(a)), fit_part(1, 2):

@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.artifacts import artifact_base, dump_model, load_model
-from models.calibrated import CalibratedBoosting
-from models.decisions import CostMatrix
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.decisions.rule import CostMatrix
+from models.evaluation.metrics import brier_score, expected_calibration_error
 from models.exceptions import ArtifactError, ArtifactIntegrityError, InvalidInput, TrainingError
-from models.metrics import brier_score, expected_calibration_error
-from models.monitoring import reliability
+from models.feedback.monitoring import reliability
+from models.feedback.recalibration import raw_scores, recalibrate, recalibrate_scores
+from models.inference.artifacts import artifact_base, dump_model, load_model
 from models.multiclass.angle import AngleAdaBoost
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.ovr import OneVsRestAdaBoost
 from models.multiclass.samme import SAMME
-from models.recalibration import raw_scores, recalibrate, recalibrate_scores
 from models.variants.adac import AdaC2
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.algorithms import algorithms, validate_params
-from models.decisions import binary_threshold, decide
+from models.catalog.algorithms import algorithms, validate_params
+from models.decisions.rule import binary_threshold, decide
 from models.weak.base import Stump, stumps_ensemble
 
 BINARY = sorted(n for n, s in algorithms().items() if s.family == "binary")

@@ -12,13 +12,13 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models._base import BaseBoosting
-from models.adaboost import AdaBoost
-from models.algorithms import algorithms, get_algorithm, validate_params
-from models.artifacts import dump_model, load_model
-from models.calibrated import CalibratedBoosting
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.loop import BaseBoosting
+from models.catalog.algorithms import algorithms, get_algorithm, validate_params
 from models.exceptions import InvalidInput, TrainingError
-from models.inference import training_skew
+from models.inference.artifacts import dump_model, load_model
+from models.inference.model import training_skew
 from models.variants import (
     CSB0,
     CSB1,

@@ -17,7 +17,11 @@ def test_ranks_by_dataset_average_the_tasks_of_one_dataset() -> None:
     # Data set "a" has two tasks: method X wins one clearly, loses the other narrowly, so
     # per task X and Y tie at rank 1.5 on "a"; per data set X's mean area is lower -> rank 1.
     rows = []
-    for task, areas in {"a:0-vs-rest": (0.1, 0.3), "a:1-vs-rest": (0.21, 0.2), "b": (0.5, 0.4)}.items():
+    for task, areas in {
+        "a:0-vs-rest": (0.1, 0.3),
+        "a:1-vs-rest": (0.21, 0.2),
+        "b": (0.5, 0.4),
+    }.items():
         for method, area in zip(("X", "Y"), areas, strict=True):
             rows.append({"learner": "logistic", "task": task, "repeat": 0, "method": method,
                          "area": area, "n_estimators": 10.0, "failed_ratios": 0})  # fmt: skip

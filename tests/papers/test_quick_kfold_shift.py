@@ -10,9 +10,9 @@ import pytest
 
 from bench.papers import common as H
 from bench.papers import kfold_shift
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedBoosting
-from models.metrics import brier_score
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.evaluation.metrics import brier_score
 
 
 def test_quick_run_writes_the_tables(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 
 from app.api.main import create_app
 from app.settings import Settings
-from models.decisions import CostMatrix, decide
+from models.decisions.rule import CostMatrix, decide
 from tests.reliability.conftest import dataset, train_body
 
 MAX_ROWS = 100_000
@@ -184,7 +184,7 @@ def test_huge_costs_keep_the_threshold(client: TestClient) -> None:
 
 
 def test_threshold_is_scale_invariant_at_the_float_limits() -> None:
-    """Unit regression for models.decisions: extreme but valid costs, same threshold."""
+    """Unit regression for models.decisions.rule: extreme but valid costs, same threshold."""
     p = np.array([[0.7, 0.3], [0.2, 0.8]])
     for scale in (5e-324, 1e-308, 1.0, 1e300, 1e308, np.finfo(np.float64).max):
         c = np.array([[0.0, scale], [scale, 0.0]])

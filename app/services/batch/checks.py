@@ -10,7 +10,7 @@ from app.errors import InvalidArgument
 from app.services.batch.scoring import BatchCosts
 from app.services.decisions.request_costs import ROW_COST_NAMES, cost_setting
 from app.services.decisions.row_decisions import decide_rows
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
 
 __all__ = ["check_costs", "check_model_costs", "features_of"]
 

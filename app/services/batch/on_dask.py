@@ -1,7 +1,7 @@
 """A batch's partitions as Dask tasks (``COSTWISE_DASK_SCHEDULER``).
 
 The job's worker connects to the scheduler as a client, sends the numpy-only
-:class:`models.inference.InferenceModel` once to every Dask worker (``scatter`` with
+:class:`models.inference.model.InferenceModel` once to every Dask worker (``scatter`` with
 ``broadcast``; what travels is that object, never an estimator from the registry) and
 submits one task per input partition: :func:`app.services.batch.parts.decide_part`, the
 same function the in-process path runs, writing its part file into the batch's temporary
@@ -35,7 +35,7 @@ from app.errors import ServiceError, Unavailable
 from app.services.batch.parts import Part, PartPlan, decide_part
 from app.services.batch.scoring import BlockSummary
 from app.services.batch.sources import part_file
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
 
 __all__ = ["decide_on_dask"]
 

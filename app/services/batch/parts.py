@@ -2,7 +2,7 @@
 
 The same function runs in the job's worker (one partition after the other) and as a Dask
 task (one task per partition): :func:`decide_part` gets the numpy-only
-:class:`models.inference.InferenceModel`, the :class:`PartPlan` (columns,
+:class:`models.inference.model.InferenceModel`, the :class:`PartPlan` (columns,
 costs, block size) and where to read and write, and returns the partition's
 :class:`~app.services.batch.scoring.BlockSummary`. It opens its input with fsspec/pyarrow
 through :class:`app.services.datasets.DatasetReader` (the roots are checked again where
@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from app.services.batch.scoring import BatchCosts, BlockSummary, decide_block, output_schema
 from app.services.datasets import DatasetReader, DatasetRef, FetchPolicy
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
 
 __all__ = ["Part", "PartPlan", "decide_part"]
 

@@ -32,7 +32,7 @@ from app.services.common.inputs import check_text
 from app.services.datasets import DatasetReader, FetchPolicy
 from app.services.prediction.predictor import Predictor, Resolved
 from app.settings import Settings
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
 
 __all__ = ["BatchRequest", "BatchService", "Prepared"]
 

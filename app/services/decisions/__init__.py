@@ -1,7 +1,7 @@
 """Decisions under costs: what a request's costs decide and how good the decisions are.
 
 - :mod:`~app.services.decisions.request_costs`: a request's cost settings turned into
-  the arrays :func:`models.decisions.decide` takes.
+  the arrays :func:`models.decisions.rule.decide` takes.
 - :mod:`~app.services.decisions.row_decisions`: the decision of a block of rows under a
   cost setting (what predict does, shared with batch scoring).
 - :mod:`~app.services.decisions.evaluation`: metrics, held-out ones recorded with every

@@ -10,9 +10,8 @@ import numpy as np
 
 from app.errors import InvalidArgument
 from app.services.decisions.request_costs import CostSetting
-from models.decisions import Decisions, decide
-from models.inference import InferenceModel
-from models.metrics import (
+from models.decisions.rule import Decisions, decide
+from models.evaluation.metrics import (
     brier_score,
     cost_confusion_matrix,
     cost_loss_of_decisions,
@@ -22,6 +21,7 @@ from models.metrics import (
     summarize,
     total_cost,
 )
+from models.inference.model import InferenceModel
 
 
 def _finite(summary: dict[str, Any]) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def out_of_fold_metrics(
     """The metrics of :func:`evaluation_metrics` from out-of-fold calibrated probabilities.
 
     ``proba`` are the training rows' probabilities from boosters and calibration maps
-    that never saw the row (:class:`models.crossfit.OutOfFold`): (n, K), or for two
+    that never saw the row (:class:`models.boosting.crossfit.OutOfFold`): (n, K), or for two
     classes ``P(y = 1)`` alone, (n,); the decisions are those the model's rule takes on
     them (least expected cost at the training costs, or 0-1), made
     :data:`METRIC_BLOCK_ROWS` rows at a time. ``y_index``: ``class_indices(model, y)``

@@ -1,4 +1,4 @@
-"""Cost settings of a request -> arrays for :func:`models.decisions.decide`."""
+"""Cost settings of a request -> arrays for :func:`models.decisions.rule.decide`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from app.errors import InvalidArgument
 from app.services.common.core_errors import core_errors
-from models.decisions import (
+from models.decisions.rule import (
     CostMatrix,
     row_cost_matrices,
     validate_cost_matrix,

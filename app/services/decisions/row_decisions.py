@@ -4,7 +4,7 @@
 and batch decisions (:mod:`app.services.batch`, in the worker or on Dask workers) both
 call :func:`decide_rows`, so a row gets the same probabilities, decision, threshold and
 expected cost whichever door it came through. No SQL and no web code here: it runs on
-Dask workers with only the numpy-only :class:`models.inference.InferenceModel`.
+Dask workers with only the numpy-only :class:`models.inference.model.InferenceModel`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 from app.errors import InvalidArgument
 from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import CostSetting
-from models.decisions import Decisions, decide
-from models.inference import InferenceModel
+from models.decisions.rule import Decisions, decide
+from models.inference.model import InferenceModel
 
 __all__ = ["RowDecisions", "decide_rows"]
 

@@ -7,7 +7,7 @@ probabilities; the realised cost of the labelled decisions (each under the cost 
 applied when it was made, or the cost the caller reported with the outcome) against
 their expected cost at decision time and the ratio; Brier score, log loss, expected
 calibration error with reliability bins and calibration tests (Spiegelhalter's z,
-Hosmer-Lemeshow) on the labelled rows (:func:`models.monitoring.calibration_summary`).
+Hosmer-Lemeshow) on the labelled rows (:func:`models.feedback.monitoring.calibration_summary`).
 ``calibration_alarm`` is true when Spiegelhalter's two-sided p-value is below
 :data:`ALARM_P_VALUE`.
 
@@ -32,7 +32,7 @@ from app.registry.pending_outcomes import PendingOutcomes
 from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.common.core_errors import core_errors
-from models.monitoring import calibration_summary, realised_cost
+from models.feedback.monitoring import calibration_summary, realised_cost
 
 __all__ = ["ALARM_P_VALUE", "BUCKETS", "Monitoring", "summarise"]
 

@@ -1,7 +1,7 @@
 """Use case: estimate a version's deployment class priors from its prediction log.
 
 :meth:`PriorEstimates.estimate` (``GET /v1/models/{name}/priors``, role reader) runs the
-EM of Saerens, Latinne & Decaestecker (2002) (:func:`models.priors.estimate_priors`) over
+EM of Saerens, Latinne & Decaestecker (2002) (:func:`models.feedback.priors.estimate_priors`) over
 the probabilities logged for a version's recent predictions -- no labels needed -- and
 records nothing. :meth:`PriorEstimates.record` (``POST``, role admin) computes the same
 estimate and records it (table ``prior_estimates``): recording is a write that changes
@@ -34,7 +34,7 @@ from app.registry.prior_estimates import PriorEstimateStore, estimate_fields
 from app.registry.repository import reading, writing
 from app.services.common.core_errors import core_errors
 from app.services.model_registry.stored_models import read_stored
-from models.priors import estimate_priors
+from models.feedback.priors import estimate_priors
 
 __all__ = ["CACHE_SECONDS", "AppliedEstimate", "PriorEstimates"]
 

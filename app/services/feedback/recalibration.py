@@ -6,12 +6,12 @@ labelled rows -- rows sent with the request (features and labels), or prediction
 that version in the prediction log whose outcomes were reported (their logged raw
 scores: no features needed) -- and registered as the next version of the model. The new version shares the parent's booster: its artifact holds
 the new map and names the artifact that holds the booster arrays
-(:mod:`models.artifacts`, format version 3), so they are stored once. Its records say
+(:mod:`models.inference.artifacts`, format version 3), so they are stored once. Its records say
 where it came from (``params.recalibration``: parent and base versions, method, source,
 the window of outcomes) and which rows it used (``data``: counts per class and a
 fingerprint of the rows, or of the prediction ids), and its ``metrics`` give Brier score,
 log loss and ECE before (the parent) and after on a held-out part of those rows
-(:mod:`models.recalibration`). The version row, its artifact and its plots are committed
+(:mod:`models.feedback.recalibration`). The version row, its artifact and its plots are committed
 together or not at all.
 """
 
@@ -38,15 +38,15 @@ from app.services.model_registry.registration import NewVersion, register_versio
 from app.services.model_registry.service import VersionView
 from app.services.model_registry.stored_models import read_stored
 from app.services.plots.precompute import PlotRow, plot_rows
-from models.artifacts import dump_model
-from models.inference import InferenceModel
-from models.metrics import summarize
-from models.recalibration import (
+from models.evaluation.metrics import summarize
+from models.feedback.recalibration import (
     Recalibration,
     check_recalibratable,
     raw_scores,
     recalibrate_scores,
 )
+from models.inference.artifacts import dump_model
+from models.inference.model import InferenceModel
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A running job's progress: the training thread reports, a heartbeat thread writes.
 
-The :mod:`models.progress` callback only updates memory (phase, round t of M, time per
+The :mod:`models.boosting.progress` callback only updates memory (phase, round t of M, time per
 phase) and raises :class:`models.exceptions.TrainingCancelled` once a stop was asked
 for; it never touches the database, so a boosting round costs no I/O. A heartbeat
 thread writes the progress and ``heartbeat_at`` every ``interval`` seconds in a short
@@ -55,7 +55,7 @@ class JobProgress:
 
     # ---------------------------------------------------------------- training thread
     def callback(self, phase: str, done: int, total: int) -> None:
-        """The :mod:`models.progress` callback (may raise TrainingCancelled)."""
+        """The :mod:`models.boosting.progress` callback (may raise TrainingCancelled)."""
         if self.shutdown.is_set() and self.stop_reason is None:
             self.stop_reason = "shutdown"
         if self.stop_reason is not None:

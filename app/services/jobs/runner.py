@@ -36,8 +36,8 @@ from app.services.jobs.progress import JobProgress
 from app.services.prediction.predictor import Predictor
 from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
+from models.boosting.progress import progress_callback
 from models.exceptions import TrainingCancelled
-from models.progress import progress_callback
 
 log = logging.getLogger(__name__)
 

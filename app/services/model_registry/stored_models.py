@@ -1,7 +1,7 @@
 """Loading a version's stored artifact, with the base artifact it shares arrays with.
 
 A recalibrated version's artifact holds its new calibration map and names, by sha256,
-the artifact that holds the booster arrays it shares (:mod:`models.artifacts`, format
+the artifact that holds the booster arrays it shares (:mod:`models.inference.artifacts`, format
 version 3); that artifact belongs to an earlier version of the same model. Every
 service that loads a stored model goes through :func:`load_stored`, so both kinds load
 alike.
@@ -15,8 +15,8 @@ from app.errors import ArtifactCorrupted
 from app.registry.orm import ModelVersion
 from app.registry.repository import Registry
 from app.services.common.core_errors import core_errors
-from models.artifacts import artifact_base, load_model, sha256_hex
-from models.inference import InferenceModel
+from models.inference.artifacts import artifact_base, load_model, sha256_hex
+from models.inference.model import InferenceModel
 
 __all__ = ["StoredModel", "load_stored", "read_stored"]
 

@@ -1,4 +1,4 @@
-"""Plot data (JSON, from :mod:`models.plots`) -> SVG pictures, one function per kind."""
+"""Plot data (JSON, from :mod:`models.evaluation.plots`) -> SVG pictures, one function per kind."""
 
 from __future__ import annotations
 

@@ -2,14 +2,14 @@
 
 The evaluation rows are either held-out rows the model never saw (``evaluation_fraction``
 > 0) or, by default for models whose calibration is cross-fitted, every training row with
-its out-of-fold calibrated probability (:class:`models.crossfit.OutOfFold`: scored by a
+its out-of-fold calibrated probability (:class:`models.boosting.crossfit.OutOfFold`: scored by a
 fold booster and a calibration map that both never saw the row; docs/training.md).
 
 What is plotted are the probabilities the service decides on and returns from predict
-(:meth:`models.inference.InferenceModel.decision_proba`: the calibrated probabilities;
+(:meth:`models.inference.model.InferenceModel.decision_proba`: the calibrated probabilities;
 for an uncalibrated model trained with costs, with its training skew removed), so that
 the pictures and the what-if show what serving does. "Before calibration" is the raw
-score the calibration map takes (:func:`models.plots.uncalibrated_proba`).
+score the calibration map takes (:func:`models.evaluation.plots.uncalibrated_proba`).
 
 Binary models get ``brier_curve``, ``reliability``, ``roc``, ``cost_curve`` (computed on
 every held-out row) and ``heldout``: a stratified sample of at most
@@ -30,8 +30,7 @@ import numpy as np
 
 from app.services.decisions.evaluation import class_indices
 from app.services.plots.charts import render_svg
-from models.inference import InferenceModel
-from models.plots import (
+from models.evaluation.plots import (
     brier_curve_plot,
     capacity_plot,
     cost_curve,
@@ -42,6 +41,7 @@ from models.plots import (
     top_label,
     uncalibrated_proba,
 )
+from models.inference.model import InferenceModel
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ def plot_rows_from(
     Two classes: ``proba`` and ``raw`` may be their second columns alone, (n,).
     ``evaluation``: ``"holdout"`` (held-out rows scored by the served model) or
     ``"out_of_fold"`` (every training row, scored by fold models and calibration maps
-    that never saw it: :class:`models.crossfit.OutOfFold`), recorded in the data.
+    that never saw it: :class:`models.boosting.crossfit.OutOfFold`), recorded in the data.
     ``y_index``: ``class_indices(model, y)`` if already computed.
     """
     extra = []

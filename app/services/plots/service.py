@@ -20,7 +20,7 @@ from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import binary_costs
 from app.services.plots.charts import TITLES, render_svg
 from app.services.plots.precompute import HELDOUT
-from models.plots import COST_CURVE_RATIOS, cost_curve, whatif
+from models.evaluation.plots import COST_CURVE_RATIOS, cost_curve, whatif
 
 PLOT_KINDS = tuple(TITLES)
 

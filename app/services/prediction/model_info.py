@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from app.errors import ArtifactCorrupted
 from app.services.model_registry.service import ModelRegistry
 from app.services.prediction.predictor import Predictor, Resolved
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
 
 MAX_LISTED_VERSIONS = 1000
 

@@ -56,8 +56,8 @@ from app.services.feedback.prediction_log import (
 from app.services.feedback.priors import PriorEstimates
 from app.services.model_registry.stored_models import read_stored
 from app.services.prediction.provenance import Provenance, calibration_summary
-from models.decisions import Decisions
-from models.inference import InferenceModel, check_features
+from models.decisions.rule import Decisions
+from models.inference.model import InferenceModel, check_features
 
 __all__ = ["CostRequest", "Evaluation", "Prediction", "Predictor", "Resolved", "Rows"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.algorithms import algorithms
+from models.catalog.algorithms import algorithms
 
 
 def list_algorithms() -> list[dict[str, Any]]:

@@ -4,12 +4,12 @@
 two passes of float32 blocks (``BATCH_ROWS`` rows each):
 
 1. every block is offered to a uniform reservoir sample of ``SAMPLE_ROWS`` rows
-   (:class:`models.binning.ReservoirSample`), its labels kept, its missing values
+   (:class:`models.features.binning.ReservoirSample`), its labels kept, its missing values
    counted and its bytes hashed (the version's data fingerprint);
 2. the default algorithm (``auto``) on two classes: the bin edges are found on the
-   sample (:meth:`models.binning.BinEdges.from_sample`) and every block is binned into a
-   uint8 matrix (:class:`models.binning.BinnedRows`, one byte per cell) that the
-   boosters train on without any float copy (:mod:`models.prebinned`). Other algorithms
+   sample (:meth:`models.features.binning.BinEdges.from_sample`) and every block is binned into a
+   uint8 matrix (:class:`models.features.binning.BinnedRows`, one byte per cell) that the
+   boosters train on without any float copy (:mod:`models.boosting.prebinned`). Other algorithms
    and multiclass labels: the float matrix is collected instead, under the limits of an
    inline training (COSTWISE_MAX_TRAIN_ROWS, COSTWISE_MAX_CELLS), which already bound
    the first pass (:class:`RowLimit`: reading stops once they are passed).
@@ -32,8 +32,8 @@ from app.services.common.inputs import check_classes, check_limits
 from app.services.datasets import OpenedDataset
 from app.services.training.spec import AUTO, TrainingData, TrainingSpec
 from app.settings import Settings
-from models.binning import BinEdges, BinnedRows, ReservoirSample
-from models.progress import report
+from models.boosting.progress import report
+from models.features.binning import BinEdges, BinnedRows, ReservoirSample
 
 __all__ = ["BATCH_ROWS", "SAMPLE_ROWS", "DatasetSummary", "RowLimit", "read_training_data"]
 

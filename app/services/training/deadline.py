@@ -1,6 +1,6 @@
 """The training time limit: a deadline enforced through the core's progress hook.
 
-:func:`training_deadline` installs a :mod:`models.progress` callback that raises
+:func:`training_deadline` installs a :mod:`models.boosting.progress` callback that raises
 :class:`models.exceptions.TrainingCancelled` at the first boosting round (or quantile
 fit) that starts after the deadline, and turns it into
 :class:`app.errors.TrainingTimeLimit` (422 ``TRAINING_TIME_LIMIT``). The check is
@@ -8,7 +8,7 @@ cooperative: a round that has started finishes first, so a training stops at mos
 round (plus calibration and evaluation, checked once more before registering) after
 the limit. Nothing is registered: the version and its artifact are only written after
 training succeeded. The deadline is also published to the core
-(:func:`models.progress.time_left`), so that optional work such as the automatic
+(:func:`models.boosting.progress.time_left`), so that optional work such as the automatic
 capacity search skips what would not finish in time instead of failing the training.
 
 A callback installed by the caller (e.g. a training job's progress reporter) keeps
@@ -24,8 +24,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from app.errors import TrainingTimeLimit, Unavailable
+from models.boosting.progress import (
+    current_callback,
+    progress_callback,
+    report,
+    training_deadline_at,
+)
 from models.exceptions import TrainingCancelled
-from models.progress import current_callback, progress_callback, report, training_deadline_at
 
 LIMIT_SETTING = "COSTWISE_MAX_TRAINING_SECONDS"
 

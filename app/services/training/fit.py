@@ -24,12 +24,12 @@ from app.services.training.spec import (
     evaluation_of,
     evaluation_split,
 )
-from models.algorithms import trained_booster
-from models.fold_ensemble import FoldEnsembleScorer
-from models.inference import InferenceModel
-from models.prebinned import fit_prebinned, raw_space_model
-from models.progress import report
-from models.scorers import BinaryScorer
+from models.boosting.prebinned import fit_prebinned, raw_space_model
+from models.boosting.progress import report
+from models.catalog.algorithms import trained_booster
+from models.inference.fold_ensemble import FoldEnsembleScorer
+from models.inference.model import InferenceModel
+from models.inference.scorers import BinaryScorer
 
 _REQUEST_COSTS = {
     "threshold": "the request's costs (one setting, a matrix or one per row) decide on these "
@@ -57,11 +57,11 @@ class FittedModel:
 def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = None) -> FittedModel:
     """Fit the algorithm (with calibration) and measure it (:func:`evaluation_of`).
 
-    The estimator comes from the catalog (:func:`models.algorithms.build_estimator`):
+    The estimator comes from the catalog (:func:`models.catalog.algorithms.build_estimator`):
     plain binary boosters in their calibrated form, self-serving estimators with the
     request's calibration settings. By default a model whose calibration is cross-fitted
     trains on every row and is measured on its out-of-fold calibrated probabilities
-    (:class:`models.crossfit.OutOfFold`); with ``evaluation_fraction`` (or without
+    (:class:`models.boosting.crossfit.OutOfFold`); with ``evaluation_fraction`` (or without
     out-of-fold probabilities) on a stratified held-out share. ``max_rounds``
     (COSTWISE_MAX_ROUNDS) caps the rounds an estimator chooses itself.
     """

@@ -12,7 +12,8 @@ from sklearn.model_selection import StratifiedShuffleSplit
 
 from app.errors import InvalidArgument
 from app.services.common.core_errors import core_errors
-from models.algorithms import (
+from models.boosting.crossfit import provides_out_of_fold
+from models.catalog.algorithms import (
     AlgorithmSpec,
     Calibration,
     ServableEstimator,
@@ -20,7 +21,6 @@ from models.algorithms import (
     get_algorithm,
     validate_params,
 )
-from models.crossfit import provides_out_of_fold
 
 AUTO = "auto"
 """The default algorithm: calibrated AdaBoost/SAMME choosing its own capacity (models.auto)."""
@@ -46,7 +46,7 @@ class TrainingSpec:
 
     ``evaluation_fraction`` None (the default): the reported metrics and plots come from
     the out-of-fold calibrated probabilities of every training row when the estimator
-    cross-fits its calibration (:func:`models.crossfit.provides_out_of_fold`), else from
+    cross-fits its calibration (:func:`models.boosting.crossfit.provides_out_of_fold`), else from
     a held-out :data:`DEFAULT_EVALUATION_FRACTION` of the rows; a number: that stratified
     share is held out (0: no evaluation).
     """
@@ -267,7 +267,7 @@ def estimator_of(
 def planned_rounds(spec: TrainingSpec, n_classes: int, max_rounds: int | None = None) -> int:
     """Boosting rounds a training of ``spec`` reports as its ``total`` (its progress count).
 
-    The estimator's own ``progress_total`` (:mod:`models.progress`): ``n_estimators``, times
+    The estimator's own ``progress_total`` (:mod:`models.boosting.progress`): ``n_estimators``, times
     ``n_folds + 1`` with cross-fitted calibration, times ``delta - 1`` for JOUS-Boost's
     q-classifiers, times the classes for one-vs-rest. Call after :func:`validate_training`
     (the algorithm and its parameters are known to be valid).

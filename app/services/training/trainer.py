@@ -48,7 +48,7 @@ from app.services.training.spec import (
     validate_training,
 )
 from app.settings import Settings
-from models.artifacts import dump_model
+from models.inference.artifacts import dump_model
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sklearn.datasets import make_classification
 
-from models.algorithms import algorithms
+from models.catalog.algorithms import algorithms
 
 ALGORITHMS = sorted(algorithms())
 

@@ -13,8 +13,8 @@ from sklearn.datasets import make_classification
 
 from app.registry.repository import Registry
 from app.services.model_registry.stored_models import read_stored
-from models.artifacts import artifact_base
-from models.metrics import brier_score, expected_calibration_error
+from models.evaluation.metrics import brier_score, expected_calibration_error
+from models.inference.artifacts import artifact_base
 
 NAMES = ["a", "b", "c", "d"]
 

@@ -13,8 +13,8 @@ from app.errors import ArtifactCorrupted, TrainingTimeLimit
 from app.services.jobs.payload import pack_training_data, unpack_training_data
 from app.services.training import TrainingData
 from app.services.training.deadline import training_deadline
+from models.boosting.progress import progress_callback, report
 from models.exceptions import TrainingCancelled
-from models.progress import progress_callback, report
 
 
 @pytest.mark.parametrize(

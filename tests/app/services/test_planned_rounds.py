@@ -10,8 +10,8 @@ import pytest
 from sklearn.datasets import make_classification
 
 from app.services.training import TrainingData, TrainingSpec, fit_model, planned_rounds
-from models.algorithms import algorithms, get_algorithm
-from models.progress import progress_callback
+from models.boosting.progress import progress_callback
+from models.catalog.algorithms import algorithms, get_algorithm
 
 #: AdaCost's first learner has no positive alpha on these data (a TrainingError, tested
 #: elsewhere); ``auto`` chooses its own rounds (tested below); every other algorithm of the

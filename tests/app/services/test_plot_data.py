@@ -10,9 +10,9 @@ from sklearn.datasets import make_classification
 
 from app.services.plots.precompute import HELDOUT, HELDOUT_ROWS, plot_rows
 from app.services.plots.svg import Axis, Series, line_chart
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedBoosting
-from models.metrics import summarize
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.evaluation.metrics import summarize
 
 NS = "{http://www.w3.org/2000/svg}"
 

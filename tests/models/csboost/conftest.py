@@ -1,4 +1,4 @@
-"""Shared data and references for the tests of models.csboost."""
+"""Shared data and references for the tests of models.variants.csboost."""
 
 from __future__ import annotations
 
@@ -50,5 +50,5 @@ def boundary_and_excess_risk(model: object, c1: float, c2: float = 1.0) -> tuple
 
 
 def normalized(c_fp: float, c_fn: float) -> tuple[float, float]:
-    """(C1, C2) with C1 + C2 = 2 (see models.csboost._common)."""
+    """(C1, C2) with C1 + C2 = 2 (see models.variants.csboost._common)."""
     return 2 * c_fn / (c_fp + c_fn), 2 * c_fp / (c_fp + c_fn)

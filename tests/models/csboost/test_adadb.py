@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.adaboost import AdaBoost
-from models.csboost._alpha import alpha_eq41, alpha_loss_many
-from models.csboost.adadb import AdaDB, ConditionalSearchTrainer
-from models.csboost.cs_adaboost import CostSensitiveAdaBoost, class_errors, lower_left_hull
+from models.boosting.adaboost import AdaBoost
+from models.variants.csboost._alpha import alpha_eq41, alpha_loss_many
+from models.variants.csboost.adadb import AdaDB, ConditionalSearchTrainer
+from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost, class_errors, lower_left_hull
 from models.weak import StumpTrainer
 from tests.models.csboost.conftest import binary_data
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from models._base import EPS_CLIP
-from models.csboost._alpha import (
+from models.boosting.loop import EPS_CLIP
+from models.variants.csboost._alpha import (
     alpha_eq41,
     alpha_loss_many,
     alpha_polynomial,
@@ -76,7 +76,7 @@ def test_equal_costs_give_adaboost_alpha_eq24() -> None:
 
 
 def test_perfect_learner_gets_adaboosts_clipped_step() -> None:
-    expected = 0.5 * np.log((1 - EPS_CLIP) / EPS_CLIP)  # ~11.5, as models._base
+    expected = 0.5 * np.log((1 - EPS_CLIP) / EPS_CLIP)  # ~11.5, as models.boosting.loop
     assert alpha_eq41(0.0, 0.0, 0.4, 0.6, 1.0, 1.0) == pytest.approx(expected, rel=1e-12)
     assert alpha_polynomial(0.0, 0.0, 0.4, 0.6, 1.0, 1.0) == pytest.approx(expected, rel=1e-9)
     assert np.isfinite(alpha_eq41(0.0, 0.0, 0.4, 0.6, 1.98, 0.02))

@@ -7,9 +7,9 @@ import pytest
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
-from models.adaboost import AdaBoost
-from models.csboost.cs_adaboost import CostSensitiveAdaBoost
+from models.boosting.adaboost import AdaBoost
 from models.exceptions import InvalidInput, TrainingError
+from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
 from tests.models.csboost.conftest import binary_data, normalized
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from models.csboost.cs_logitboost import CostSensitiveLogitBoost
 from models.exceptions import InvalidInput
+from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
 from tests.models.csboost.conftest import binary_data, normalized
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.csboost.cs_realboost import CostSensitiveRealBoost
 from models.exceptions import InvalidInput, TrainingError
+from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
 from tests.models.csboost.conftest import binary_data, normalized
 
 

@@ -28,11 +28,11 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from models.csboost._alpha import alpha_loss_many
-from models.csboost.adadb import AdaDB
-from models.csboost.cs_adaboost import CostSensitiveAdaBoost
-from models.csboost.cs_logitboost import CostSensitiveLogitBoost
-from models.csboost.cs_realboost import CostSensitiveRealBoost
+from models.variants.csboost._alpha import alpha_loss_many
+from models.variants.csboost.adadb import AdaDB
+from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
+from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
+from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
 from tests.models.csboost.conftest import boundary_and_excess_risk, gaussians, normalized
 
 BAYES = {5.0: -0.8047, 20.0: -1.4979}

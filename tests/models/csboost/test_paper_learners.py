@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.csboost.cs_logitboost import CostSensitiveLogitBoost
-from models.csboost.cs_realboost import CostSensitiveRealBoost, histogram_tree
-from models.ensemble import Ensemble
 from models.exceptions import ArtifactError
-from models.multiclass.vote_ensemble import VoteEnsemble
+from models.inference.ensemble import Ensemble
+from models.inference.vote_ensemble import VoteEnsemble
+from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
+from models.variants.csboost.cs_realboost import CostSensitiveRealBoost, histogram_tree
 from models.weak.tree import trees_ensemble
 from tests.models.csboost.conftest import binary_data, normalized
 

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from models.algorithms import algorithms, get_algorithm, validate_params
-from models.artifacts import dump_model, load_model
-from models.calibrated import CalibratedBoosting
-from models.decisions import CostMatrix
+from models.boosting.calibrated import CalibratedBoosting
+from models.catalog.algorithms import algorithms, get_algorithm, validate_params
+from models.decisions.rule import CostMatrix
 from models.exceptions import InvalidInput
+from models.inference.artifacts import dump_model, load_model
 from tests.models.csboost.conftest import binary_data, normalized
 
 NAMES = ("csada", "adadb", "cs_realboost", "cs_logitboost")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models.csboost.adadb import AdaDB
-from models.csboost.cs_adaboost import CostSensitiveAdaBoost
-from models.csboost.cs_logitboost import CostSensitiveLogitBoost
-from models.csboost.cs_realboost import CostSensitiveRealBoost
+from models.variants.csboost.adadb import AdaDB
+from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
+from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
+from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
 
 
 @parametrize_with_checks(

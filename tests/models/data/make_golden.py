@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.artifacts import FORMAT_VERSION, MULTI_FORMAT_VERSION, dump_model
 from models.auto import AutoCalibratedBoosting
-from models.calibrated import CalibratedAdaMEC
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC
+from models.inference.artifacts import FORMAT_VERSION, MULTI_FORMAT_VERSION, dump_model
 
 HERE = Path(__file__).parent
 

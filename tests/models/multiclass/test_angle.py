@@ -9,16 +9,16 @@ from scipy.special import expit
 from sklearn.datasets import load_wine, make_classification
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models.adaboost import AdaBoost
-from models.algorithms import get_algorithm, validate_params
+from models.boosting.adaboost import AdaBoost
+from models.catalog.algorithms import get_algorithm, validate_params
 from models.exceptions import InvalidCostMatrix, InvalidInput, InvalidPriors, TrainingError
+from models.inference.simplex import scores_from_votes
 from models.multiclass.angle import (
     AngleAdaBoost,
     AngleLogitBoost,
     _newton_line_search,
     lemma1_beta,
 )
-from models.multiclass.simplex import scores_from_votes
 
 ANGLE = [AngleAdaBoost, AngleLogitBoost]
 

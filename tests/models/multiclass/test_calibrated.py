@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification
 
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedBoosting
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.ovr import OneVsRestAdaBoost

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from models.calibration import make_calibrator
+from models.calibration.calibrators import make_calibrator
+from models.calibration.multinomial import MultinomialCalibrator, softmax_rows
 from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
-from models.multiclass.multinomial import MultinomialCalibrator, softmax_rows
-from models.multiclass.scorers import normalise_rows
+from models.inference.multiclass_scorers import normalise_rows
 
 # class k+1 (mod 3) is indicated by the score of class k: per-class maps cannot see it
 SHIFTED = np.array([[0.0, 5.0, 0.0], [0.0, 0.0, 5.0], [5.0, 0.0, 0.0]])
@@ -141,8 +141,8 @@ def _rewrite_spec(blob: bytes, edit: object) -> bytes:
 
 
 def test_the_default_for_three_classes_is_multinomial_and_its_artifact_serves_the_same() -> None:
-    from models.artifacts import dump_model, load_model
     from models.auto import AutoCalibrated
+    from models.inference.artifacts import dump_model, load_model
 
     X, y = _three_classes()
     model = AutoCalibrated((("stump", 1, 40), ("tree", 3, 20)), random_state=0).fit(X, y)
@@ -181,7 +181,7 @@ def test_per_class_calibration_stays_available() -> None:
 
 
 def test_many_classes_use_lbfgs_and_reach_newtons_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
-    import models.multiclass.multinomial as mm
+    import models.calibration.multinomial as mm
 
     k = 14  # (k + 1) k = 210 parameters: above MAX_NEWTON_PARAMS
     W = 4.0 * np.roll(np.eye(k), 1, axis=1)

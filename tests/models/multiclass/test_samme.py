@@ -8,7 +8,7 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from models.adaboost import AdaBoost
+from models.boosting.adaboost import AdaBoost
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.multiclass.samme import SAMME
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 
-from models.algorithms import algorithms, get_algorithm, validate_params
-from models.artifacts import dump_model, load_model
+from models.catalog.algorithms import algorithms, get_algorithm, validate_params
 from models.exceptions import ArtifactError, InvalidInput
-from models.multiclass.scorers import normalise_rows, theorem2_probabilities
+from models.inference.artifacts import dump_model, load_model
+from models.inference.multiclass_scorers import normalise_rows, theorem2_probabilities
 
 MULTICLASS = ["angle_adaboost", "angle_logitboost", "samme", "ovr_adaboost"]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from models.exceptions import InvalidInput
-from models.multiclass.simplex import (
+from models.inference.simplex import (
     angle_vectors,
     cos_theta,
     scores_from_votes,

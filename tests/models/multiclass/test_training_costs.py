@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from models.decisions.training_costs import check_cost_matrix, zero_one_costs
 from models.exceptions import InvalidInput
-from models.multiclass.training_costs import check_cost_matrix, zero_one_costs
 
 
 def test_none_is_zero_one_costs() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models.ensemble import Ensemble
 from models.exceptions import ArtifactError, InvalidInput
-from models.multiclass.vote_ensemble import VoteEnsemble
-from models.multiclass.weak import make_trainer
+from models.inference.ensemble import Ensemble
+from models.inference.vote_ensemble import VoteEnsemble
+from models.weak.multiclass import make_trainer
 
 
 def _fitted(learner: str, k: int = 4, nan: bool = True) -> tuple[VoteEnsemble, np.ndarray]:

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from models.exceptions import InvalidInput
-from models.multiclass.weak import MulticlassStumpTrainer, MulticlassTreeTrainer, make_trainer
 from models.weak import StumpTrainer
+from models.weak.multiclass import MulticlassStumpTrainer, MulticlassTreeTrainer, make_trainer
 
 
 def _data(n: int = 80, d: int = 3, k: int = 3, seed: int = 0, nan: bool = False):

@@ -1,0 +1,11 @@
+"""Inference: what an artifact loads into and what the service serves, numpy only.
+
+``model`` (:class:`~models.inference.model.InferenceModel`: a scorer, its classes and its
+decision rule), ``scorers`` / ``multiclass_scorers`` / ``jous_scorer`` /
+``fold_ensemble`` (features to class probabilities), ``ensemble`` / ``vote_ensemble`` /
+``simplex`` (the boosted ensembles as flat arrays; their compiled walks are in
+:mod:`models.kernels`), ``artifacts`` (the file format: a zip of ``manifest.json`` and
+``.npy`` arrays, no pickle).
+
+May import: calibration's maps, kernels, decisions, features, exceptions. Never training code (boosting loops, weak learners, the automatic default).
+"""

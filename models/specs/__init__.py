@@ -1,0 +1,8 @@
+"""The value types trainable things declare themselves with.
+
+``algorithm``: :class:`~models.specs.algorithm.AlgorithmSpec` (an algorithm's API name,
+paper, properties, parameters and ``build`` function) and
+:class:`~models.specs.algorithm.ParamSpec` (a parameter's type, default and range). Every
+estimator module declares a module-level ``SPEC`` with them; :mod:`models.catalog` gathers
+the declarations. Imports only exceptions, so that any room can declare itself.
+"""
