@@ -34,6 +34,7 @@ is down, letting one call through every ``probe_interval`` to notice its return.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 import socket
@@ -483,9 +484,14 @@ def _describe(error: exc.DBAPIError) -> str:
 
 
 def _script_location() -> str:
-    import migrations  # the package shipped next to app/ (works from a wheel too)
+    """The folder of the ``migrations`` package shipped next to app/ (a wheel too).
 
-    return str(Path(migrations.__file__).resolve().parent)
+    Found, not imported: alembic loads its ``env.py``, which imports the registry's
+    tables (app imports no migration code; the revisions depend on app)."""
+    spec = importlib.util.find_spec("migrations")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the migrations package is not installed next to app/")
+    return str(Path(next(iter(spec.submodule_search_locations))).resolve())
 
 
 def alembic_config(url: str) -> Config:
