@@ -696,10 +696,14 @@ class MonitoringFigures(BaseModel):
     calibration: dict[str, Any] | None = Field(
         description="On the labelled predictions: n, brier, log_loss, ece, classwise_ece, "
         "reliability (bins: edges, count, mean_predicted, observed), spiegelhalter {z, "
-        "p_value}, hosmer_lemeshow {statistic, df, p_value} (binary tests; null otherwise)."
+        "p_value}, hosmer_lemeshow {statistic, df, p_value}, cox {intercept, slope, "
+        "statistic, df, p_value}, alarm {alpha, correction, p_values, fired, by} (binary "
+        "tests; null otherwise)."
     )
     calibration_alarm: bool | None = Field(
-        description="Spiegelhalter's p-value < 0.01: the probabilities do not match outcomes."
+        description="A calibration test (Cox, Spiegelhalter, Hosmer-Lemeshow) below 0.01 / 3 "
+        "(Bonferroni): the probabilities do not match the outcomes. Null for more than two "
+        "classes or without labelled predictions."
     )
 
 

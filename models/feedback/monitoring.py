@@ -11,11 +11,14 @@ after on a held-out part of the rows):
   two-sided p-value).
 * :func:`hosmer_lemeshow` -- the Hosmer-Lemeshow goodness-of-fit test over groups of
   equal mass (statistic, degrees of freedom, p-value).
+* :func:`cox_calibration` -- Cox's calibration intercept and slope, and the likelihood
+  ratio test of "intercept 0 and slope 1" (shifted and mis-scaled probabilities).
+* :func:`calibration_alarm` -- the three tests at once with a Bonferroni correction.
 * :func:`realised_cost` -- the realised cost of decisions given the labels and one cost
   matrix or one per row (optionally a cost reported by the caller), against the
   expected cost at decision time.
 * :func:`calibration_summary` -- the headline numbers at once (Brier, log loss, ECE,
-  the two tests), binary or multiclass.
+  the tests and the alarm), binary or multiclass.
 
 Brier score and log loss are those of :mod:`models.evaluation.metrics` (binary
 :func:`~models.evaluation.metrics.brier_score`, :func:`~models.evaluation.metrics.log_loss`; multiclass
@@ -40,15 +43,21 @@ References
 .. [5] Hosmer, D. W., Lemeshow, S. (1980). Goodness of fit tests for the multiple
    logistic regression model. Communications in Statistics A 9, 1043-1069; Hosmer,
    Lemeshow, Sturdivant (2013), Applied Logistic Regression, 3rd ed., section 5.2.2.
+.. [6] Cox, D. R. (1958). Two further applications of a model for binary regression.
+   Biometrika 45, 562-565 (the calibration intercept and slope).
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import expit, logit
 from scipy.stats import chi2, norm
 
 from models.decisions.rule import CostMatrix
@@ -65,12 +74,17 @@ from models.exceptions import InvalidInput
 
 __all__ = [
     "BIN_STRATEGIES",
+    "ALARM_ALPHA",
+    "CalibrationAlarm",
     "CalibrationTest",
+    "CoxCalibration",
     "HosmerLemeshow",
     "RealisedCost",
     "Reliability",
+    "calibration_alarm",
     "calibration_summary",
     "classwise_ece",
+    "cox_calibration",
     "hosmer_lemeshow",
     "realised_cost",
     "reliability",
@@ -374,9 +388,11 @@ def hosmer_lemeshow(
 
         H = sum_g (O_g - E_g)^2 / (E_g (1 - E_g / n_g))
 
-    which is chi-squared with ``G - ddof`` degrees of freedom under calibration. Groups
-    whose variance term is 0 (every ``p`` in the group 0 or 1) are left out and do not
-    count in ``G``.
+    which is chi-squared with ``G - ddof`` degrees of freedom under calibration. A group
+    whose variance term is 0 (every ``p`` in it 0 or 1) is certain of its outcomes: when
+    they agree (``O_g = E_g``) it carries no randomness, adds nothing and does not count
+    in ``G``; when they contradict it, calibration is refuted outright: the statistic is
+    infinite and the p-value 0 (such a group still counts in ``G``).
 
     ``ddof=2`` is the textbook value for a model fitted on the same rows (Hosmer &
     Lemeshow 1980). On rows the model never saw -- monitoring deployed traffic, or a
@@ -427,6 +443,8 @@ def hosmer_lemeshow(
         o_g = float(y[part].sum())
         v = e_g * (1.0 - e_g / n_g)
         if v <= 0.0:
+            if abs(o_g - e_g) > 1e-9 * n_g:  # certain outcomes contradicted
+                stat, used = math.inf, used + 1
             continue
         stat += (o_g - e_g) ** 2 / v
         used += 1
@@ -437,6 +455,151 @@ def hosmer_lemeshow(
             f"ddof={ddof}; expected at least 1"
         )
     return HosmerLemeshow(statistic=stat, df=df, p_value=float(chi2.sf(stat, df)), n_groups=used)
+
+
+#: Family-wise false-alarm rate of :func:`calibration_alarm` on calibrated traffic.
+ALARM_ALPHA = 0.01
+
+#: Probabilities are kept in ``[_P_CLIP, 1 - _P_CLIP]`` before the logit of Cox's test.
+_P_CLIP = 1e-12
+
+
+@dataclass(frozen=True)
+class CoxCalibration:
+    """Cox's calibration intercept and slope, and the test of "intercept 0, slope 1".
+
+    ``intercept`` and ``slope`` are ``(a, b)`` of the logistic regression
+    ``logit P(y = 1) = a + b logit(p)`` fitted to the outcomes; calibrated probabilities
+    give ``(0, 1)``. A shift of the base rate moves ``a``; over-confident probabilities
+    give ``b < 1``, under-confident ones ``b > 1``. ``statistic`` is the likelihood
+    ratio ``2 (l(a, b) - l(0, 1))``, chi-squared with ``df`` degrees of freedom (2; 1 when
+    every ``p`` is the same and only the intercept is tested).
+    """
+
+    intercept: float
+    slope: float
+    statistic: float
+    df: int
+    p_value: float
+
+
+def _loglik(y: np.ndarray, eta: np.ndarray) -> float:
+    # sum y log(sigmoid(eta)) + (1 - y) log(1 - sigmoid(eta)), computed stably
+    return float(-np.sum(np.logaddexp(0.0, eta) - y * eta))
+
+
+def cox_calibration(y01: ArrayLike, p1: ArrayLike) -> CoxCalibration:
+    """Cox's calibration test: fit ``logit P(y = 1) = a + b logit(p)``, test ``(a, b) = (0, 1)``.
+
+    The fit is Newton's method on the log-likelihood, each step halved until the
+    likelihood rises; when the outcomes are separated by ``p`` (the maximum lies at
+    infinity) the statistic is the one at the last step, a lower bound of the
+    supremum. Probabilities of exactly 0 or 1 are kept ``1e-12`` from the ends.
+
+    Parameters
+    ----------
+    y01 : array-like of shape (n,)
+        True labels, 0 or 1.
+    p1 : array-like of shape (n,)
+        Estimated ``P(y = 1)``, in ``[0, 1]``.
+
+    Returns
+    -------
+    CoxCalibration
+
+    Raises
+    ------
+    InvalidInput
+        Malformed inputs or fewer than 2 rows.
+
+    References
+    ----------
+    .. [1] Cox, D. R. (1958). Biometrika 45, 562-565.
+    """
+    y, p = _check_binary(y01, p1)
+    if y.size < 2:
+        raise InvalidInput(f"cox_calibration: expected at least 2 rows, got {y.size}")
+    x = logit(np.clip(p, _P_CLIP, 1.0 - _P_CLIP))
+    slope_free = bool(np.ptp(x) > 0.0)
+    design = np.column_stack([np.ones_like(x), x]) if slope_free else np.ones((x.size, 1))
+    beta = np.array([0.0, 1.0]) if slope_free else np.array([0.0])
+    offset = np.zeros_like(x) if slope_free else x  # intercept only: slope fixed at 1
+    null = _loglik(y, x)
+    best = _loglik(y, design @ beta + offset)
+    for _ in range(100):
+        mu = expit(design @ beta + offset)
+        grad = design.T @ (y - mu)
+        hess = (design * (mu * (1.0 - mu))[:, None]).T @ design
+        step = np.linalg.lstsq(hess, grad, rcond=None)[0]
+        for _ in range(30):
+            trial = beta + step
+            value = _loglik(y, design @ trial + offset)
+            if value >= best:
+                break
+            step = step / 2.0
+        else:
+            break
+        gain = value - best
+        beta, best = trial, value
+        if gain < 1e-10 * (1.0 + abs(best)):
+            break
+    stat = max(0.0, 2.0 * (best - null))
+    df = 2 if slope_free else 1
+    return CoxCalibration(
+        intercept=float(beta[0]),
+        slope=float(beta[1]) if slope_free else 1.0,
+        statistic=stat,
+        df=df,
+        p_value=float(chi2.sf(stat, df)),
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationAlarm:
+    """The calibration alarm: which tests ran, their p-values, and whether it fired.
+
+    ``fired`` is true when any p-value is below ``alpha / len(p_values)`` (Bonferroni:
+    on calibrated traffic the alarm fires with probability at most ``alpha``, whatever
+    the tests' dependence). ``by`` names the tests below that threshold.
+    """
+
+    alpha: float
+    p_values: dict[str, float]
+    fired: bool
+    by: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "alpha": self.alpha,
+            "correction": "bonferroni",
+            "p_values": self.p_values,
+            "fired": self.fired,
+            "by": list(self.by),
+        }
+
+
+def calibration_alarm(
+    p_values: Mapping[str, float | None], alpha: float = ALARM_ALPHA
+) -> CalibrationAlarm | None:
+    """Combine calibration tests into one alarm at a family-wise ``alpha`` (Bonferroni).
+
+    ``p_values`` maps a test's name to its p-value, or to None where the test is
+    undefined on the rows (left out: the others share ``alpha``). None when no test is
+    defined. :func:`calibration_summary` passes Cox's test (:func:`cox_calibration`: a
+    shifted base rate, over- or under-confidence), Spiegelhalter's z
+    (:func:`spiegelhalter_z`: the Brier score against its expectation) and
+    Hosmer-Lemeshow over 10 groups of equal mass (:func:`hosmer_lemeshow`: any shape,
+    groups at 0 and 1 counted). Their power against base-rate shifts and mis-scaling is
+    measured by simulation (``python -m bench quality.monitoring_power``).
+    """
+    if not 0.0 < alpha < 1.0:
+        raise InvalidInput(f"alpha: expected a number in (0, 1), got {alpha!r}")
+    found = {name: float(pv) for name, pv in p_values.items() if pv is not None}
+    if not found:
+        return None
+    level = alpha / len(found)
+    by = tuple(name for name, pv in found.items() if pv < level)
+    return CalibrationAlarm(alpha=alpha, p_values=found, fired=bool(by), by=by)
 
 
 @dataclass(frozen=True, eq=False)
@@ -538,18 +701,20 @@ def calibration_summary(
     n_bins: int = 10,
     strategy: str = "uniform",
     hl_ddof: int = 0,
+    alarm_alpha: float = ALARM_ALPHA,
 ) -> dict[str, Any]:
     """Headline calibration numbers of probabilities against outcomes, JSON-able.
 
     Binary (``K = 2``): ``brier`` and ``log_loss`` (:mod:`models.evaluation.metrics`), ``ece`` and
     ``reliability`` of ``p1`` (:func:`reliability`), ``spiegelhalter`` (z, p-value) and
     ``hosmer_lemeshow`` (statistic, df, p-value with ``hl_ddof``, default 0 for rows the
-    model was not fitted on). A test that is undefined on these rows (e.g. fewer than 2
-    rows, zero variance) is ``None``.
+    model was not fitted on), ``cox`` (intercept, slope, statistic, df, p-value) and
+    ``alarm`` (:func:`calibration_alarm` of the three at ``alarm_alpha``). A test that is
+    undefined on these rows (e.g. fewer than 2 rows, zero variance) is ``None``.
 
     More classes: the multiclass ``brier`` (sum over classes) and ``log_loss``, ``ece`` and
     ``reliability`` of the top label (:func:`top_label_reliability`), ``classwise_ece``;
-    the two tests are binary and ``None``.
+    the tests and the alarm are binary and ``None``.
 
     Parameters
     ----------
@@ -560,12 +725,13 @@ def calibration_summary(
     n_bins : int, default 10
     strategy : {"uniform", "quantile"}, default "uniform"
     hl_ddof : int, default 0
+    alarm_alpha : float, default ALARM_ALPHA (0.01)
 
     Returns
     -------
     dict
         ``{"n", "brier", "log_loss", "ece", "classwise_ece", "reliability",
-        "spiegelhalter", "hosmer_lemeshow"}``.
+        "spiegelhalter", "hosmer_lemeshow", "cox", "alarm"}``.
     """
     y, p = _check_multiclass(y_index, proba)
     if y.size == 0:
@@ -582,26 +748,16 @@ def calibration_summary(
             "reliability": rel.to_dict(),
             "spiegelhalter": None,
             "hosmer_lemeshow": None,
+            "cox": None,
+            "alarm": None,
         }
     y01 = y.astype(np.float64)
     p1 = p[:, 1]
     rel = reliability(y01, p1, n_bins, strategy)
-    sz: dict[str, float] | None
-    try:
-        t = spiegelhalter_z(y01, p1)
-        sz = {"z": t.statistic, "p_value": t.p_value}
-    except InvalidInput:
-        sz = None
-    hl: dict[str, float | int] | None
-    try:
-        h = (
-            hosmer_lemeshow(y01, p1, n_groups=min(10, int(y.size)), ddof=hl_ddof)
-            if y.size >= 2
-            else None
-        )
-        hl = None if h is None else {"statistic": h.statistic, "df": h.df, "p_value": h.p_value}
-    except InvalidInput:
-        hl = None
+    tests = _binary_tests(y01, p1, hl_ddof)
+    alarm = calibration_alarm(
+        {name: None if t is None else t["p_value"] for name, t in tests.items()}, alarm_alpha
+    )
     return {
         "n": int(y.size),
         "brier": brier_score(y01, p1),
@@ -609,6 +765,31 @@ def calibration_summary(
         "ece": rel.ece,
         "classwise_ece": classwise_ece(y, p, n_bins, strategy),
         "reliability": rel.to_dict(),
-        "spiegelhalter": sz,
-        "hosmer_lemeshow": hl,
+        **tests,
+        "alarm": None if alarm is None else alarm.to_dict(),
     }
+
+
+def _binary_tests(y01: np.ndarray, p1: np.ndarray, hl_ddof: int) -> dict[str, Any]:
+    """Spiegelhalter, Hosmer-Lemeshow and Cox on two-class rows; None where undefined."""
+    out: dict[str, Any] = {"spiegelhalter": None, "hosmer_lemeshow": None, "cox": None}
+    with contextlib.suppress(InvalidInput):
+        t = spiegelhalter_z(y01, p1)
+        out["spiegelhalter"] = {"z": t.statistic, "p_value": t.p_value}
+    if y01.size >= 2:
+        with contextlib.suppress(InvalidInput):
+            h = hosmer_lemeshow(y01, p1, n_groups=min(10, int(y01.size)), ddof=hl_ddof)
+            out["hosmer_lemeshow"] = {  # JSON has no infinity: null statistic, p-value 0
+                "statistic": h.statistic if math.isfinite(h.statistic) else None,
+                "df": h.df,
+                "p_value": h.p_value,
+            }
+        c = cox_calibration(y01, p1)
+        out["cox"] = {
+            "intercept": c.intercept,
+            "slope": c.slope,
+            "statistic": c.statistic,
+            "df": c.df,
+            "p_value": c.p_value,
+        }
+    return out

@@ -14,8 +14,10 @@ from models.decisions.rule import CostMatrix
 from models.evaluation.metrics import expected_calibration_error
 from models.exceptions import InvalidCostMatrix, InvalidInput
 from models.feedback.monitoring import (
+    calibration_alarm,
     calibration_summary,
     classwise_ece,
+    cox_calibration,
     hosmer_lemeshow,
     realised_cost,
     reliability,
@@ -222,6 +224,94 @@ def test_hosmer_lemeshow_skips_degenerate_groups_and_checks_args() -> None:
         hosmer_lemeshow([0, 1], [0.2, 0.7], n_groups=2, ddof=2)
     with pytest.raises(InvalidInput, match="ddof"):
         hosmer_lemeshow([0, 1], [0.2, 0.7], n_groups=2, ddof=-1)
+
+
+def test_hosmer_lemeshow_counts_certain_groups_their_outcomes_contradict() -> None:
+    """200 rows at p = 0 of which 20% are positive refute calibration outright."""
+    rng = np.random.default_rng(13)
+    y, p = _calibrated(800, rng)
+    y0 = (rng.random(200) < 0.2).astype(float)
+    hl = hosmer_lemeshow(np.r_[y, y0], np.r_[p, np.zeros(200)], ddof=0)
+    assert hl.statistic == math.inf and hl.p_value == 0.0 and hl.n_groups == 10
+    s = calibration_summary(
+        np.r_[y, y0].astype(int),
+        np.column_stack([1 - np.r_[p, np.zeros(200)], np.r_[p, np.zeros(200)]]),
+    )
+    assert s["hosmer_lemeshow"] == {"statistic": None, "df": 10, "p_value": 0.0}  # JSON: no inf
+    assert s["alarm"]["fired"] and "hosmer_lemeshow" in s["alarm"]["by"]
+
+
+# ------------------------------------------------------------------- Cox and the alarm
+
+
+def _shifted(n: int, rng: np.random.Generator, prior: float) -> tuple[np.ndarray, np.ndarray]:
+    """Probabilities calibrated for a base rate of 0.5, outcomes drawn at base rate ``prior``
+    (label shift: the true probability is the Bayes update of p by the prior ratio)."""
+    p = 1.0 / (1.0 + np.exp(-rng.normal(0.0, 1.5, n)))
+    r1, r0 = prior / 0.5, (1.0 - prior) / 0.5
+    q = p * r1 / (p * r1 + (1.0 - p) * r0)
+    return (rng.random(n) < q).astype(float), p
+
+
+def test_cox_equals_an_unpenalised_logistic_regression_on_the_logit() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(14)
+    y, p = _shifted(600, rng, 0.35)
+    c = cox_calibration(y, p)
+    x = np.log(p / (1 - p))[:, None]
+    lr = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(x, y)
+    assert c.intercept == pytest.approx(lr.intercept_[0], abs=1e-5)
+    assert c.slope == pytest.approx(lr.coef_[0, 0], abs=1e-5)
+    eta = c.intercept + c.slope * x[:, 0]
+    l1 = np.sum(y * eta - np.logaddexp(0, eta))
+    l0 = np.sum(y * np.log(p) + (1 - y) * np.log1p(-p))
+    assert c.statistic == pytest.approx(2 * (l1 - l0), rel=1e-9)
+    assert c.df == 2 and c.p_value == pytest.approx(stats.chi2.sf(c.statistic, 2))
+    same = cox_calibration([0, 1, 1], [0.3, 0.3, 0.3])  # one p: the intercept alone
+    assert same.df == 1 and same.slope == 1.0
+    assert same.intercept == pytest.approx(np.log(2) - np.log(0.3 / 0.7), abs=1e-6)
+    with pytest.raises(InvalidInput, match="at least 2 rows"):
+        cox_calibration([1], [0.4])
+
+
+def test_cox_null_uniform_and_power_against_shift_and_scale() -> None:
+    rng = np.random.default_rng(15)
+    pv = np.array([cox_calibration(*_shifted(500, rng, 0.5)).p_value for _ in range(300)])
+    assert stats.kstest(pv, "uniform").pvalue > 0.01
+    shifted = [cox_calibration(*_shifted(1000, rng, 0.3)).p_value < 0.01 for _ in range(50)]
+    assert np.mean(shifted) > 0.9
+    over = []
+    for _ in range(50):
+        y, p = _shifted(1000, rng, 0.5)
+        sharp = 1 / (1 + np.exp(-2 * np.log(p / (1 - p))))  # over-confident: slope 1/2
+        over.append(cox_calibration(y, sharp).p_value < 0.01)
+    assert np.mean(over) > 0.9
+
+
+def test_alarm_is_bonferroni_over_the_defined_tests() -> None:
+    fired = calibration_alarm({"a": 0.004, "b": 0.5, "c": None})  # level 0.01 / 2
+    assert fired is not None and fired.fired and fired.by == ("a",)
+    assert fired.p_values == {"a": 0.004, "b": 0.5}
+    quiet = calibration_alarm({"a": 0.006, "b": 0.5})
+    assert quiet is not None and not quiet.fired and quiet.by == ()
+    assert calibration_alarm({"a": None}) is None
+    with pytest.raises(InvalidInput, match="alpha"):
+        calibration_alarm({"a": 0.1}, alpha=0.0)
+
+
+def test_summary_alarm_false_alarm_rate_and_power_on_buckets_of_1000() -> None:
+    """On calibrated traffic the alarm fires at most about 1% of the time; after a
+    base-rate shift from 0.5 to 0.3 it fires in nearly every bucket of 1,000 rows."""
+    rng = np.random.default_rng(16)
+
+    def fires(prior: float) -> bool:
+        y, p = _shifted(1000, rng, prior)
+        return calibration_summary(y.astype(int), np.column_stack([1 - p, p]))["alarm"]["fired"]
+
+    false_alarms = np.mean([fires(0.5) for _ in range(300)])
+    assert false_alarms <= 0.03  # 0.01 expected; 0.03 is above its binomial 99.9% bound
+    assert np.mean([fires(0.3) for _ in range(100)]) >= 0.95
 
 
 # ------------------------------------------------------------------- realised cost

@@ -8,7 +8,13 @@ import { $, el, formatNumber, setFigure, showError } from "./dom.js";
 
 const BUCKET_MS = { hour: 3600e3, day: 86400e3 };
 const RANGE_MS = { "24h": 86400e3, "7d": 7 * 86400e3, "30d": 30 * 86400e3 };
-const ALARM_P = 0.01; // the service's threshold for calibration_alarm
+const ALARM_TESTS = "Spiegelhalter, Hosmer-Lemeshow or Cox below 0.01 / 3"; // the service's calibration_alarm
+
+/** The tests that fired a calibration alarm, with their p-values. */
+function alarmBy(alarm) {
+  if (!alarm || !alarm.by.length) return "no test fired";
+  return alarm.by.map((name) => `${name.replace("_", "-")} p = ${formatP(alarm.p_values[name])}`).join(", ");
+}
 
 // The summary table: [field, header, digits, read(figures)]
 const SUMMARY = [
@@ -313,7 +319,7 @@ export class Monitor {
             .filter((b) => b.calibration_alarm)
             .map((b) => ({ t: Date.parse(b.start), start: b.start, value: b.calibration.ece,
               version: v.version,
-              text: `v${v.version}: calibration test failed (p = ${formatP(b.calibration.spiegelhalter?.p_value)})` }))),
+              text: `v${v.version}: calibration test failed (${alarmBy(b.calibration.alarm)})` }))),
         }),
     );
     return figures;
@@ -354,15 +360,15 @@ export class Monitor {
     } else if (!cal) {
       state = "unlabelled";
       flag.textContent = "no labelled predictions: no test";
-    } else if (figures.calibration_alarm === null || !cal.spiegelhalter) {
+    } else if (figures.calibration_alarm === null || !cal.alarm) {
       state = "no-test";
       flag.textContent = "no test for more than two classes (see ECE)";
     } else if (figures.calibration_alarm) {
       state = "alarm";
-      flag.append(el("span", { class: "badge alarm", title: `p < ${ALARM_P}: the probabilities do not match the outcomes` }, "✗ miscalibrated"));
+      flag.append(el("span", { class: "badge alarm", title: `${alarmBy(cal.alarm)}: the probabilities do not match the outcomes` }, "✗ miscalibrated"));
     } else {
       state = "ok";
-      flag.append(el("span", { class: "badge ok", title: `p ≥ ${ALARM_P}: no evidence against calibration` }, "✓ calibrated"));
+      flag.append(el("span", { class: "badge ok", title: `no test (${ALARM_TESTS}): no evidence against calibration` }, "✓ calibrated"));
     }
     flag.dataset.state = state;
     const number = (field, value, digits) => {
@@ -383,6 +389,8 @@ export class Monitor {
       p("p_value", cal?.spiegelhalter?.p_value ?? null,
         cal?.spiegelhalter ? `Spiegelhalter's z = ${formatNumber(cal.spiegelhalter.z, 2)}` : null),
       p("hl_p_value", cal?.hosmer_lemeshow?.p_value ?? null),
+      p("cox_p_value", cal?.cox?.p_value ?? null,
+        cal?.cox ? `intercept ${formatNumber(cal.cox.intercept, 2)}, slope ${formatNumber(cal.cox.slope, 2)}` : null),
       flag);
   }
 

@@ -8,8 +8,9 @@ applied when it was made, or the cost the caller reported with the outcome) agai
 their expected cost at decision time and the ratio; Brier score, log loss, expected
 calibration error with reliability bins and calibration tests (Spiegelhalter's z,
 Hosmer-Lemeshow) on the labelled rows (:func:`models.feedback.monitoring.calibration_summary`).
-``calibration_alarm`` is true when Spiegelhalter's two-sided p-value is below
-:data:`ALARM_P_VALUE`.
+``calibration_alarm`` is the core's alarm (:func:`models.feedback.monitoring.calibration_alarm`):
+true when Cox's, Spiegelhalter's or the Hosmer-Lemeshow test is below 0.01 / 3
+(Bonferroni; a false alarm on calibrated traffic at most 1% of the time).
 
 A report reads up to ``max_rows`` logged predictions: at most ``max_concurrent`` are
 computed at once per process, and a request beyond them is refused at once (503
@@ -34,10 +35,9 @@ from app.registry.repository import reading
 from app.services.common.core_errors import core_errors
 from models.feedback.monitoring import calibration_summary, realised_cost
 
-__all__ = ["ALARM_P_VALUE", "BUCKETS", "Monitoring", "summarise"]
+__all__ = ["BUCKETS", "Monitoring", "summarise"]
 
 BUCKETS = {"hour": 3600, "day": 86400}
-ALARM_P_VALUE = 0.01
 RETRY_AFTER_SECONDS = 2  # about one report over a large window
 
 
@@ -90,14 +90,14 @@ def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
             log.outcome_cost[labelled],
         )
         summary = calibration_summary(y, proba[labelled])
-    z = summary.get("spiegelhalter")
+    alarm = summary.get("alarm")
     out.update(
         realised_cost=cost.total,
         expected_cost=cost.expected_total,
         cost_ratio=cost.ratio,
         mean_realised_cost=cost.total / m,
         calibration=summary,
-        calibration_alarm=None if z is None else bool(z["p_value"] < ALARM_P_VALUE),
+        calibration_alarm=None if alarm is None else alarm["fired"],
     )
     return out
 

@@ -255,6 +255,10 @@ def check_calibration(driver: WebDriver, figures: dict[int, dict[str, Any] | Non
         cell = row.find_element(By.CSS_SELECTOR, '[data-field="p_value"]')
         assert value_of(cell) == p_value
         assert cell.text == (f"{p_value:.1e}" if 0 < p_value < 1e-4 else f"{p_value:.4f}")
+        cox = row.find_element(By.CSS_SELECTOR, '[data-field="cox_p_value"]')
+        assert value_of(cox) == f["calibration"]["cox"]["p_value"]
+        alarm = f["calibration"]["alarm"]
+        assert alarm["fired"] is f["calibration_alarm"] and alarm["correction"] == "bonferroni"
         assert value_of(row.find_element(By.CSS_SELECTOR, '[data-field="n"]')) == f["labelled"]
 
 
