@@ -1,4 +1,4 @@
-"""The quality benchmark's core (bench/bench_quality.py) on hand-computed values.
+"""The quality benchmark's core (bench/quality/baselines.py) on hand-computed values.
 
 No shared datasets needed: the decision rules, cost totals, ratios and geometric means
 are checked against values worked out by hand, and one (task, seed) unit runs end to
@@ -19,7 +19,7 @@ from sklearn.datasets import make_classification
 
 from app.api.main import create_app
 from app.settings import Settings
-from bench import bench_quality as Q
+from bench.quality import baselines as Q
 
 
 def test_bayes_binary_threshold_is_cfp_over_sum() -> None:

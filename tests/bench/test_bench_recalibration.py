@@ -9,7 +9,7 @@ import pytest
 from sklearn import metrics as skm
 from sklearn.datasets import make_classification
 
-from bench import bench_recalibration as B
+from bench.quality import recalibration as B
 
 
 def test_shifted_rows_have_the_share_and_no_repeats() -> None:
