@@ -13,7 +13,7 @@ ratios of that benchmark:
 ``refit``      one booster with the chosen capacity refitted on all rows, the same map
                (the default before the fold ensemble)
 
-The baselines are not refitted: their costs are read from a committed bench_quality run
+The baselines are not refitted: their costs are read from a committed quality.baselines run
 (``--baseline-csv``, same splits and seeds), and each ratio is cost / best baseline cost
 as there (``cost_ratio``). Model level (no HTTP), so a run takes minutes, not an hour.
 
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{res['machine']}; load average before/after {res['load_average_before_after']} "
         "(shared, loaded)",
         f"- model: AutoCalibratedBoosting({json.dumps({'random_state': 0, **params})}); "
-        f"{len(tasks)} two-class tasks x {args.seeds} seeds (70/30 splits of bench_quality); "
+        f"{len(tasks)} two-class tasks x {args.seeds} seeds (70/30 splits of quality.baselines); "
         f"best baseline costs from `{res['baselines']}`",
         "- ratio: geometric mean over (task, cost ratio, seed) of cost / best baseline cost",
         "",

@@ -16,7 +16,7 @@ alternating between the trees so that machine noise hits them alike, it times:
 * a 10,000-row decision (held-out rows repeated), median of 5;
 * the two-class path: the default two-class models (``--binary``: pima, whose default
   is oblique, and spambase, whose default is depth-3 trees) one-row and 10,000-row
-  decisions, and bench_core's figure, ``AdaBoost(n_estimators=100)`` on magic, one-row
+  decisions, and training.core's figure, ``AdaBoost(n_estimators=100)`` on magic, one-row
   ``predict_proba``.
 
 For reference, in the first process only: scikit-learn's ``AdaBoostClassifier`` (SAMME,

@@ -78,7 +78,7 @@ GOALS = {  # from issue 3, "Speed"
 
 
 def fail(msg: str) -> NoReturn:
-    print(f"bench_service: {msg}", file=sys.stderr)
+    print(f"serving.service: {msg}", file=sys.stderr)
     sys.exit(2)
 
 
