@@ -77,7 +77,8 @@ def find(name: str, known: list[Benchmark]) -> Benchmark:
     close = difflib.get_close_matches(name, list(by_name), n=3)
     hint = [b.name for b in short] or sorted({by_name[c] for c in close})
     raise SystemExit(
-        f"no benchmark {name!r}" + (f"; did you mean {', '.join(hint)}?" if hint else "")
+        f"no benchmark {name!r}"
+        + (f"; did you mean {', '.join(hint)}?" if hint else "")
         + " (python -m bench lists them)"
     )
 

@@ -14,18 +14,16 @@ Run::
     .venv/bin/python -m bench quality.auto_capacity pima german wdbc ionosphere sonar \\
         housevotes iris wine vehicle --seeds 0
 
-Writes ``bench/results/auto-capacity-<date>.json`` and ``.md``.
+Writes ``bench/results/quality/auto_capacity.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from bench.record import run_header, write_result
 from models.adaboost import AdaBoost
 from models.auto import AutoCalibrated
 from models.calibrated import CalibratedBoosting
@@ -78,8 +77,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     args = ap.parse_args()
     out: dict[str, Any] = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "cpus": len(os.sched_getaffinity(0)),
         "load_average_before": os.getloadavg(),
         "results": [],
@@ -116,9 +114,6 @@ def main() -> None:
     out["load_average_after"] = os.getloadavg()
     ratios = [r["log_loss_ratio"] for r in out["results"]]
     out["geometric_mean_log_loss_ratio"] = round(float(np.exp(np.mean(np.log(ratios)))), 3)
-    stamp = dt.date.today().isoformat()
-    res = ROOT / "bench" / "results"
-    (res / f"auto-capacity-{stamp}.json").write_text(json.dumps(out, indent=2) + "\n")
     lines = [
         f"# Automatic capacity vs the former default ({out['date']})",
         "",
@@ -141,9 +136,9 @@ def main() -> None:
         "",
         f"Geometric mean of log loss auto / former: {out['geometric_mean_log_loss_ratio']}.",
         "",
-        "Command: `.venv/bin/python -m bench quality.auto_capacity " + " ".join(sys.argv[1:]) + "`",
+        f"Command: `{out['command']}`",
     ]
-    (res / f"auto-capacity-{stamp}.md").write_text("\n".join(lines) + "\n")
+    write_result(__file__, out, "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -34,13 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from bench.papers.common import stratified_split, write_json
+from bench.papers.common import stratified_split
+from bench.quality import baselines
 from bench.quality.baselines import (
     BASELINES,
     COSTWISE,
     DEFAULT_DATA_DIR,
     RATIOS,
-    RESULTS,
     TEST_SIZE,
     _score,
     brier,
@@ -51,6 +51,7 @@ from bench.quality.baselines import (
     unit_cost,
     unit_data,
 )
+from bench.record import result_path, write_result
 from models.adaboost import AdaBoost
 from models.auto import AutoCalibrated
 from models.boosting.adaboost import AdaBoost
@@ -171,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="+", default=None)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--kinds", nargs="+", default=["binary", "multiclass"])
-    ap.add_argument("--baselines", type=Path, default=RESULTS / "quality-2026-11-25-auto.csv")
+    ap.add_argument(
+        "--baselines", type=Path, default=result_path(baselines.__file__, "auto", ".csv")
+    )
     ap.add_argument(
         "--config",
         nargs=2,
@@ -180,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         required=True,
         help="a name and AutoCalibrated keyword arguments (JSON)",
     )
-    ap.add_argument("--out", type=Path, default=None, help="write the summaries here (JSON)")
+    ap.add_argument("--label", default="", help="names this comparison's result file")
     args = ap.parse_args(argv)
     base = load_baselines(args.baselines)
     units = [
@@ -221,8 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         report["configs"][name] = out
-    if args.out:
-        write_json(args.out, report)
+    write_result(__file__, report, label=args.label, argv=argv)
     return 0
 
 

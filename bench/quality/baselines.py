@@ -60,7 +60,7 @@ Each finished (task, seed) unit is written to ``<units-dir>/<unit>.json`` at onc
 ``--jobs N`` runs units in N processes, each with its own server: the fit-time columns
 are then inflated by the competition for the cores (all fits of a unit still run in
 the same process, so the methods are hit alike, but compare fit times only from
-``--jobs 1`` runs). Results: ``bench/results/quality-<date>[-<label>].md`` and
+``--jobs 1`` runs). Results: ``bench/results/quality/baselines[-<label>].md`` and
 ``.json`` (run facts, summaries, what costwise trained per unit) and ``.csv`` (the raw
 rows: one per task, seed, method and cost setting).
 """
@@ -73,7 +73,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before numpy/sklearn/ligh
 
 import argparse
 import contextlib
-import datetime as dt
 import hashlib
 import importlib.metadata as md
 import json
@@ -107,9 +106,9 @@ from bench.papers.common import (
     write_csv,
     write_json,
 )
+from bench.record import RESULTS, result_path
 from bench.serving.service import costwise_cmd, free_port
 
-RESULTS = REPO_ROOT / "bench" / "results"
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
 #: c_fp:c_fn of the two-class decisions.
 RATIOS: tuple[tuple[float, float], ...] = ((10, 1), (3, 1), (1, 1), (1, 3), (1, 10))
@@ -929,7 +928,7 @@ def docs_section(res: dict[str, Any], md_path: Path) -> str:
         "",
         f"`{res['info']['command']}` on {res['info']['machine']}, costwise git "
         f"{res['info']['git_commit']}; full tables in "
-        f"[{md_path.name}](../bench/results/{md_path.name})."
+        f"[{md_path.name}](../bench/results/quality/{md_path.name})."
         + (f" {res['note']}." if res.get("note") else ""),
         "",
         "What it measures: costwise trained through the HTTP API (JSON rows, "
@@ -1015,7 +1014,7 @@ def main(argv: list[str] | None = None) -> int:
         "--units-dir",
         type=Path,
         default=None,
-        help="checkpoints (default: bench/results/quality-units-<label>)",
+        help="checkpoints (default: bench/results/quality/baselines-units-<label>)",
     )
     ap.add_argument(
         "--label",
@@ -1034,7 +1033,7 @@ def main(argv: list[str] | None = None) -> int:
         help="a line for the report's header (e.g. with --report-only: which "
         "run measured the units and how long it took)",
     )
-    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--out", type=Path, default=RESULTS, help="results folder")
     ap.add_argument(
         "--docs",
         type=Path,
@@ -1059,8 +1058,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.label is not None
         else ("quick" if args.quick else "params" if args.costwise_params else "")
     )
-    suffix = f"-{label}" if label else ""
-    units_dir = args.units_dir or (args.out / f"quality-units{suffix or '-default'}")
+    units_dir = args.units_dir or result_path(__file__, f"units-{label or 'default'}", "", args.out)
     units = plan_units(args.data_dir, datasets, seeds, fraud=not args.no_fraud)
     if args.kinds:
         units = [u for u in units if u.kind in args.kinds]
@@ -1143,8 +1141,8 @@ def main(argv: list[str] | None = None) -> int:
                 ] += 1
         if res_all["summary"][kind].get("n"):
             res_all["summary"][kind]["configs"] = dict(configs)
-    date = dt.date.today().isoformat()
-    stem = args.out / f"quality-{date}{suffix}"
+    stem = result_path(__file__, label, "", args.out)
+    stem.parent.mkdir(parents=True, exist_ok=True)
     # the raw rows go to the CSV only (the JSON: run facts, summaries, per-unit notes)
     write_json(stem.with_suffix(".json"), {k: v for k, v in res_all.items() if k != "rows"})
     cols = [

@@ -20,26 +20,24 @@ as there (``cost_ratio``). Model level (no HTTP), so a run takes minutes, not an
     python -m bench quality.fold_ensemble --data-dir ../shared/datasets --seeds 3 \\
         [--params '{"score_kind": "logistic"}'] [--label x] [--served-only]
 
-Writes ``bench/results/fold-ensemble-<date>[-<label>].{json,md}``.
+Writes ``bench/results/quality/fold_ensemble[-<label>].{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.machine import machine
 from bench.papers.common import stratified_split
+from bench.quality import baselines
 from bench.quality.baselines import (
     RATIOS,
     TEST_SIZE,
@@ -53,6 +51,7 @@ from bench.quality.baselines import (
     unit_cost,
     unit_data,
 )
+from bench.record import result_path, run_header, write_result
 from models.adaboost import AdaBoost
 from models.auto import AutoCalibratedBoosting
 from models.boosting.adaboost import AdaBoost
@@ -61,8 +60,7 @@ from models.calibration.calibrators import make_calibrator
 from models.inference.fold_ensemble import FoldEnsembleScorer
 
 ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "bench" / "results"
-DEFAULT_BASELINES = RESULTS / "quality-2026-11-25-oof.csv"
+DEFAULT_BASELINES = result_path(baselines.__file__, "oof", ".csv")
 
 
 def best_baseline_costs(path: Path) -> dict[tuple[str, int, str], float]:
@@ -163,14 +161,9 @@ def main(argv: list[str] | None = None) -> int:
             "mean_brier": round(float(np.mean([r["brier"] for r in rows if r["variant"] == n])), 5),
             "per_task": {t: round(v, 4) for t, v in per_task.items()},
         }
-    cmd = "python -m bench quality.fold_ensemble " + " ".join(
-        sys.argv[1:] if argv is None else argv
-    )
     res = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__, argv),
         "git_commit": commit,
-        "command": cmd,
         "params": params,
         "baselines": str(args.baseline_csv.relative_to(ROOT)),
         "seconds": round(time.perf_counter() - started, 1),
@@ -178,13 +171,10 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summary,
         "rows": rows,
     }
-    label = f"-{args.label}" if args.label else ""
-    stem = RESULTS / f"fold-ensemble-{dt.date.today().isoformat()}{label}"
-    stem.with_suffix(".json").write_text(json.dumps(res, indent=1) + "\n")
     lines = [
         f"# Serving the fold boosters of the default model ({res['date']})",
         "",
-        f"- command: `{cmd}`; git {res['git_commit'][:10]}; {res['seconds']} s; machine "
+        f"- command: `{res['command']}`; git {res['git_commit'][:10]}; {res['seconds']} s; machine "
         f"{res['machine']}; load average before/after {res['load_average_before_after']} "
         "(shared, loaded)",
         f"- model: AutoCalibratedBoosting({json.dumps({'random_state': 0, **params})}); "
@@ -203,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(
             f"| {t} | " + " | ".join(f"{summary[n]['per_task'][t]:.3f}" for n in names) + " |"
         )
-    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    write_result(__file__, res, "\n".join(lines), label=args.label, argv=argv, indent=1)
     print("\n".join(lines[: 12 + len(names)]))
     return 0
 

@@ -24,7 +24,7 @@ fold pairs averaged): the same booster with scikit-learn's calibration.
 
 Run: ``python -m bench quality.multiclass_calibration --data-dir ../shared/datasets``
 (``--maps``, ``--grid`` and ``--no-cccv`` narrow it; results of 2026-11-25 in
-``bench/results/multiclass-calibration-2026-11-25.md``).
+``bench/results/quality/multiclass_calibration.md``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.papers.common import load_dataset, run_info, stratified_split
+from bench.papers.common import load_dataset, stratified_split
 from bench.quality.baselines import (
     BASELINES,
     DEFAULT_DATA_DIR,
@@ -53,6 +53,7 @@ from bench.quality.baselines import (
     matrix_cost,
     unit_cost,
 )
+from bench.record import write_result
 from models.auto import DEFAULT_GRID, checkpoints, smoothed
 from models.boosting.crossfit import fold_indices
 from models.calibration.calibrators import make_calibrator
@@ -178,7 +179,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     ap.add_argument("--datasets", nargs="+", default=list(SETS))
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--grid", default=None, help="JSON list of [weak_learner, depth, rounds]")
     ap.add_argument("--maps", nargs="+", default=list(MAPS), choices=list(MAPS))
     ap.add_argument("--no-cccv", action="store_true", help="skip CalibratedClassifierCV")
@@ -211,11 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         per_set["all"] = round(geomean(allr), 3)
         summary[m] = per_set
     print(json.dumps(summary, indent=1))
-    if args.out:
-        info = run_info() if callable(run_info) else {}
-        args.out.write_text(json.dumps({"info": info, "seconds": round(time.time() - started, 1),
-                                        "summary": summary, "results": results}, indent=1,
-                                       default=float))  # fmt: skip
+    write_result(__file__, {"seconds": round(time.time() - started, 1), "summary": summary,
+                            "results": results}, argv=argv, indent=1)  # fmt: skip
     return 0
 
 

@@ -24,7 +24,7 @@ service (the app factory in-process, a temporary SQLite registry, the prediction
    whether the calibration test flags it and the realised against expected cost.
 
 The booster arrays of each recalibrated version are checked byte-identical to version
-1's. Results: ``bench/results/recalibration-<date>.json`` and ``.md``.
+1's. Results: ``bench/results/quality/recalibration.json`` and ``.md``.
 
 Run::
 
@@ -43,7 +43,6 @@ from typing import Any
 import numpy as np
 
 from bench.papers.common import (
-    REPO_ROOT,
     available_datasets,
     binary_tasks,
     load_dataset,
@@ -52,8 +51,8 @@ from bench.papers.common import (
     write_json,
     write_summary,
 )
+from bench.record import result_path
 
-RESULTS = REPO_ROOT / "bench" / "results"
 DEFAULT_SETS = ("pima", "german", "wdbc", "spambase", "chess", "magic")
 VARIANTS = ("parent", "parent+em_priors", "recal_platt", "recal_isotonic")
 C_FP, C_FN = 1.0, 5.0
@@ -402,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     p.add_argument("--deploy-share", type=float, default=0.1)
     p.add_argument("--labelled", type=int, default=300)
-    p.add_argument("--tag", default="", help="suffix of the result file names")
+    p.add_argument("--label", default="", help="names this configuration's result files")
     args = p.parse_args(argv)
     started = time.time()
     have = set(available_datasets())
@@ -428,12 +427,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
     table = summarise(units)
     info = run_info(argv, started, module="bench.quality.recalibration")
-    stem = f"recalibration-{time.strftime('%Y-%m-%d')}{'-' + args.tag if args.tag else ''}"
-    write_json(RESULTS / f"{stem}.json", {"run": info, "summary": table, "units": units})
+    path = result_path(__file__, args.label)
+    write_json(path, {"run": info, "summary": table, "units": units})
     write_summary(
-        RESULTS / f"{stem}.md", "Recalibration under label shift", info, markdown(table, args)
+        path.with_suffix(".md"), "Recalibration under label shift", info, markdown(table, args)
     )
-    print(f"# wrote {RESULTS / stem}.json and .md", file=sys.stderr)
+    print(f"# wrote {path} and .md", file=sys.stderr)
     return 0
 
 

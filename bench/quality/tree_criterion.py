@@ -9,12 +9,11 @@ sampled), 3-fold stratified cross-validation of
 ``CalibratedAdaMEC(AdaBoost(100, weak_learner="tree", max_depth=d,
 stump_criterion=c))`` for d in (3, 6) and c in ("error", "gini"): mean test log loss and
 error at the 1/2 threshold; plus a synthetic three-class XOR task for SAMME (accuracy),
-where no single split lowers the error. Writes bench/results/tree-criterion-<date>.md.
+where no single split lowers the error. Writes bench/results/quality/tree_criterion.md.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pandas as pd
 from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold
 
+from bench.record import run_header, write_result
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedAdaMEC
 from models.multiclass.samme import SAMME
@@ -38,9 +38,9 @@ CONFIGS = [(c, d) for c in ("error", "gini") for d in (3, 6)]
 
 
 def main() -> None:
-    started = dt.datetime.now(dt.UTC)
+    header = run_header(__file__)
     lines = [
-        f"# Histogram tree: error vs Gini splits ({started.isoformat(timespec='seconds')})",
+        f"# Histogram tree: error vs Gini splits ({header['date']})",
         "",
         "Command: `.venv/bin/python -m bench quality.tree_criterion`. Calibrated AdaBoost "
         "(Platt, the CalibratedAdaMEC default), 100 rounds, 3-fold stratified CV; mean test "
@@ -84,13 +84,11 @@ def main() -> None:
         + " | ".join(acc)
         + " |",
         "",
-        f"Machine: {os.cpu_count()} CPUs, shared; load average {os.getloadavg()[0]:.1f} at the end.",
+        f"Machine: {header['machine']}, shared; load average {os.getloadavg()[0]:.1f} at the end.",
         "",
     ]
     print(lines[-3])
-    out = ROOT / "bench" / "results" / f"tree-criterion-{started.date().isoformat()}.md"
-    out.write_text("\n".join(lines))
-    print(f"wrote {out.relative_to(ROOT)}")
+    write_result(__file__, {**header, "table": lines[6:-3]}, "\n".join(lines))
 
 
 if __name__ == "__main__":

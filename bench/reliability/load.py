@@ -43,7 +43,6 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,7 @@ from sklearn.datasets import make_classification
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.machine import machine  # noqa: E402
+from bench.record import run_header  # noqa: E402
 from bench.reliability.server import ROOT, Server, start_server  # noqa: E402
 
 OUT = ROOT / "bench" / "reliability" / "out" / "load.json"
@@ -279,8 +278,7 @@ def run_load(
                 "database": url.split(":")[0],
                 "auth": "on (predictor key; admin key for training)" if auth else "off",
             },
-            "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": machine(),
+            **run_header(__file__),
         }
     )
     return result

@@ -25,7 +25,7 @@ What it does, in one run:
    127.0.0.1; wall time (start-up included: imports, registry, model), rows/s and peak
    RSS (``/usr/bin/time -f %M`` of the command; the workers' ``VmHWM``); checks that
    both outputs hold the same decisions;
-5. writes bench/results/batch-<date>.json and .md.
+5. writes bench/results/serving/batch.json and .md.
 
 The machine is shared (2 CPUs, other engineers' tests running): the load averages
 before and after are recorded, and the comparison that matters is the ratio within the
@@ -35,7 +35,6 @@ run. Threads are limited to one per process (OMP_NUM_THREADS=1, pyarrow's pools 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import shutil
@@ -50,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.machine import machine
+from bench.record import RESULTS, run_header, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 N_FEATURES = 20
@@ -246,10 +245,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--partitions", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
     args = parser.parse_args()
     load_before = os.getloadavg()
-    started_at = dt.datetime.now(dt.UTC).replace(microsecond=0)
     tmp = Path(tempfile.mkdtemp(prefix="costwise-bench-batch-"))
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -288,10 +286,8 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
     load_after = os.getloadavg()
     result = {
-        "date": started_at.isoformat(),
-        "machine": machine(),
+        **run_header(__file__),
         "git_commit": git_commit(),
-        "command": "python -m bench serving.batch " + " ".join(sys.argv[1:]),
         "load_before": [round(v, 2) for v in load_before],
         "load_after": [round(v, 2) for v in load_after],
         "rows": args.rows,
@@ -308,10 +304,7 @@ def main() -> None:
 
 
 def write_results(directory: Path, r: dict[str, Any]) -> None:
-    day = r["date"][:10]
-    suffix = "" if r["rows"] == 10_000_000 else f"-{r['rows'] // 1_000_000}M"
-    base = directory / f"batch-{day}{suffix}"
-    base.with_suffix(".json").write_text(json.dumps(r, indent=2) + "\n")
+    label = "" if r["rows"] == 10_000_000 else f"{r['rows'] // 1_000_000}M"
     s, w, d = r["in_process_scorer"], r["batch_in_worker"], r["batch_on_dask"]
     lines = [
         f"# Batch decisions, {r['rows']:,} rows ({r['date']})",
@@ -340,7 +333,7 @@ def write_results(directory: Path, r: dict[str, Any]) -> None:
         f"Command: `{r['command']}`",
         "",
     ]
-    base.with_suffix(".md").write_text("\n".join(lines))
+    write_result(__file__, r, "\n".join(lines), label=label, results=directory)
     print("\n".join(lines))
 
 

@@ -19,17 +19,15 @@ Usage::
 
     .venv/bin/python -m bench serving.log_overhead_causes [--rounds 3]
 
-Writes ``bench/results/log-overhead-causes-<date>.{json,md}``.
+Writes ``bench/results/serving/log_overhead_causes.{json,md}``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -37,12 +35,11 @@ from typing import Any
 import httpx
 import numpy as np
 
-from bench.machine import machine
+from bench.record import run_header, write_result
 from bench.serving.service import (
     CLIENT_CPU,
     DATASET,
     MODEL_NAME,
-    RESULTS,
     costwise_cmd,
     free_port,
     load_dataset,
@@ -72,7 +69,6 @@ def main() -> int:
     preflight(DATASET)
     os.sched_setaffinity(0, {CLIENT_CPU})
     load_before = [round(x, 2) for x in os.getloadavg()]
-    started = dt.datetime.now(dt.UTC)
     X, _, _ = load_dataset(DATASET)
     res: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
     with tempfile.TemporaryDirectory(prefix="costwise-log-causes-") as tmp_s:
@@ -132,18 +128,13 @@ def main() -> int:
     for s in summary.values():
         s["slowdown"] = round(s["median_ms"] / off["median_ms"], 3)
         s["in_app_slowdown"] = round(s["in_app_median_ms"] / off["in_app_median_ms"], 3)
-    date = started.date().isoformat()
     out = {
-        "date": started.isoformat(timespec="seconds"),
-        "machine": machine(),
-        "command": "python -m bench serving.log_overhead_causes " + " ".join(sys.argv[1:]),
+        **run_header(__file__),
         "load_before": load_before,
         "load_after": [round(x, 2) for x in os.getloadavg()],
         "summary": summary,
         "rounds": res,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"log-overhead-causes-{date}.json").write_text(json.dumps(out, indent=1))
     lines = [
         f"# Where the log's cost on a {N_BIG:,}-row request comes from ({out['date']})",
         "",
@@ -160,7 +151,7 @@ def main() -> int:
             f"| {name} | {s['median_ms']} | {s['in_app_median_ms']} | {s['slowdown']} | "
             f"{s['in_app_slowdown']} | {s['response_bytes']:,} |"
         )
-    (RESULTS / f"log-overhead-causes-{date}.md").write_text("\n".join(lines) + "\n")
+    write_result(__file__, out, "\n".join(lines), indent=1)
     print("\n".join(lines))
     return 0
 

@@ -28,7 +28,7 @@ Usage::
     git clone -q --branch main /work/main /tmp/costwise-main   # the baseline source tree
     python -m bench serving.multiclass_predict --src main=/tmp/costwise-main --src branch=.
 
-Results: ``bench/results/multiclass-predict-<date>[-<label>].{json,md}`` (median over
+Results: ``bench/results/serving/multiclass_predict[-<label>].{json,md}`` (median over
 rounds of each tree's medians, and the ratio to the first tree).
 """
 
@@ -234,7 +234,7 @@ def main() -> None:
         return
     srcs = [tuple(s.split("=", 1)) for s in (args.src or [f"this={ROOT}"])]
     sys.path.insert(0, str(ROOT))
-    from bench.machine import machine
+    from bench.record import run_header, write_result
 
     started = dt.datetime.now(dt.UTC)
     load_before = os.getloadavg()
@@ -262,11 +262,9 @@ def main() -> None:
         }  # fmt: skip
         for name in summary
     }
-    date = started.date().isoformat()
     result = {
-        "date": started.isoformat(timespec="seconds"),
-        "command": "python -m bench serving.multiclass_predict " + " ".join(sys.argv[1:]),
-        "machine": machine(),
+        **run_header(__file__),
+        "started": started.isoformat(timespec="seconds"),
         "load_average_before": [round(v, 2) for v in load_before],
         "load_average_after": [round(v, 2) for v in load_after],
         "sources": {name: {"dir": str(src), "git": git_commit(Path(src))} for name, src in srcs},
@@ -277,11 +275,7 @@ def main() -> None:
         "ratio_to_" + base: ratios,
         "rounds": runs,
     }
-    suffix = f"-{args.label}" if args.label else ""
-    out = ROOT / "bench" / "results" / f"multiclass-predict-{date}{suffix}"
-    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(result, srcs, base))
-    print(f"wrote {out}.json and .md")
+    write_result(__file__, result, markdown(result, srcs, base), label=args.label)
 
 
 def markdown(res: dict[str, Any], srcs: list[tuple[str, str]], base: str) -> str:

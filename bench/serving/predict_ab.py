@@ -14,13 +14,12 @@ first configuration.
 
 ``--tree NAME=DIR`` serves the source tree DIR; ``--env NAME=DIR:VAR=VALUE[,VAR=VALUE]``
 the same with settings; ``--train JSON`` trains with these parameters instead (``'{}'``:
-the service default). Writes ``bench/results/predict-ab-<date>[-<label>].json``.
+the service default). Writes ``bench/results/serving/predict_ab[-<label>].json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
@@ -33,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from bench.machine import machine
+from bench.record import run_header, write_result
 from bench.reliability.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,21 +159,15 @@ def main() -> int:
             summary[name]["p50_us_median"] / summary[first]["p50_us_median"], 3
         )
     out = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "load_average_before_after": [load_before, load_after],
         "configs": {name: {"tree": str(tree), "env": env} for name, tree, env in configs},
         "train_params": params,
         "summary": summary,
         "runs": results,
-        "command": "python -m bench serving.predict_ab " + " ".join(sys.argv[1:]),
     }
-    (ROOT / "bench" / "results").mkdir(exist_ok=True)
-    label = f"-{args.label}" if args.label else ""
-    path = ROOT / "bench" / "results" / f"predict-ab-{dt.date.today().isoformat()}{label}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
+    write_result(__file__, out, label=args.label)
     print(json.dumps(summary, indent=2))
-    print(f"written to {path}")
     return 0
 
 

@@ -26,17 +26,15 @@ What it does, all in one run:
    (``costwise_prediction_log_queued_rows`` = 0), then compares the rows the server
    answered (``costwise_predicted_rows_total``, over the server's life) with the rows
    in ``logged_predictions`` and with the writer's counters (dropped, duplicate, failed);
-5. writes bench/results/prediction-log-<date>.json and .md (ratios on/off, goal: at
+5. writes bench/results/serving/prediction_log.json and .md (ratios on/off, goal: at
    most 10% slower with logging on; machine and load average recorded).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import shlex
 import statistics
 import subprocess
 import sys
@@ -49,7 +47,7 @@ import httpx
 import numpy as np
 from sqlalchemy import create_engine, text
 
-from bench.machine import machine
+from bench.record import run_header, write_result
 from bench.serving.service import (
     CLIENT_CPU,
     DATASET,
@@ -268,17 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--load-seconds", type=int, default=60)
     ap.add_argument("--load-clients", type=int, default=32)
     ap.add_argument("--output-dir", type=Path, default=RESULTS)
-    ap.add_argument("--tag", default="", help="suffix of the result file names")
+    ap.add_argument("--label", default="", help="names this configuration's result files")
     args = ap.parse_args(argv)
     seconds, warmup, n_big = (3, 1, 5) if args.quick else (10, 3, 15)
     load_seconds = 10 if args.quick else args.load_seconds
-    command = shlex.join(
-        [
-            ".venv/bin/python",
-            "bench/serving/prediction_log.py",
-            *(sys.argv[1:] if argv is None else argv),
-        ]
-    )
     wrk = preflight(args.dataset)
     os.sched_setaffinity(0, {CLIENT_CPU})
     loadavg_before = [round(x, 2) for x in os.getloadavg()]
@@ -382,9 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         **{k: int(v) for k, v in counters.items()},
     }
     result: dict[str, Any] = {
-        "date": dt.date.today().isoformat(),
-        "machine": machine(),
-        "command": command,
+        **run_header(__file__, argv),
         "loadavg_before": loadavg_before,
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "model": f"100 stumps, Platt, {args.dataset.name} ({X.shape[0]:,} x {X.shape[1]})",
@@ -398,11 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         "load": load,
     }
     result["summary"] = summarise(result)
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"prediction-log-{result['date']}{args.tag}"
-    (args.output_dir / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     md = markdown(result)
-    (args.output_dir / f"{stem}.md").write_text(md)
+    write_result(__file__, result, md, label=args.label, argv=argv, results=args.output_dir)
     print(md)
     return 0 if load["answered_rows"] == load["logged_rows"] else 1
 

@@ -22,7 +22,7 @@ What it does, all in one run:
    end-to-end time of one 10,000-row request (median of sequential requests sent with
    httpx, body encoded in advance; the time runs until the whole response body has
    been received); for costwise also with ``row_costs`` (one cost setting per row);
-5. writes bench/results/service-<date>.json (raw) and .md (table + goals + machine),
+5. writes bench/results/serving/service.json (raw) and .md (table + goals + machine),
    and prints the table.
 
 Pickle appears here only because the baseline is what users write; costwise never
@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import datetime as dt
 import importlib.metadata as md
 import json
 import os
@@ -57,6 +56,7 @@ import httpx
 import numpy as np
 
 from bench.machine import cpu_model
+from bench.record import run_header, write_result
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = (REPO / ".." / "shared").resolve()
@@ -681,9 +681,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--output-dir", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     seconds, warmup, n_big = (3, 2, 5) if args.quick else (15, 5, 20)
-    command = shlex.join(
-        [".venv/bin/python", "bench/serving/service.py", *(sys.argv[1:] if argv is None else argv)]
-    )
 
     wrk = preflight(args.dataset)
     os.sched_setaffinity(0, {CLIENT_CPU})  # this process (httpx client) shares wrk's CPU
@@ -828,9 +825,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"WARNING: {note}", file=sys.stderr)
     res: dict[str, Any] = {
         "interference_note": note,
-        "date": dt.date.today().isoformat(),
+        **run_header(__file__, argv),
         "quick": args.quick,
-        "command": command,
         "model": "100 stumps (n_estimators=100), Platt calibration, magic.csv "
         f"({X.shape[0]:,} x {X.shape[1]})",
         "wrk_seconds": seconds,
@@ -850,13 +846,10 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     text = markdown(res)
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"service-{res['date']}{'-quick' if args.quick else ''}"
-    (args.output_dir / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")
-    (args.output_dir / f"{stem}.md").write_text(text)
+    label = "quick" if args.quick else ""
+    write_result(__file__, res, text, label=label, argv=argv, results=args.output_dir)
     print()
     print(text)
-    print(f"written: {args.output_dir / stem}.json and .md")
     return 0
 
 

@@ -12,14 +12,13 @@ application's own time per request: JSON parsing, version resolution (one query)
 cached model, decision, rendering. The two routes are measured in alternating rounds
 with the same row and the same costs (``c_fp=1, c_fn=5``); the table gives the median
 and 90th percentile per request over all rounds and the ratio of the medians. Results:
-``bench/results/v2-<date>.md`` (and ``.json``).
+``bench/results/serving/v2.md`` (and ``.json``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
 import json
 import statistics
 import tempfile
@@ -34,7 +33,7 @@ from sklearn.datasets import make_classification
 from app.api.main import create_app, tune_garbage_collector
 from app.db import upgrade_to_head
 from app.settings import Settings
-from bench.machine import machine
+from bench.record import run_header, write_result
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
@@ -118,13 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in times.items()
     }  # fmt: skip
     ratio = stats["v2"]["median_us"] / stats["v1"]["median_us"]
-    today = dt.date.today().isoformat()
-    result = {"date": today, "machine": machine(), "rounds": rounds, "per_round": per_round,
+    result = {**run_header(__file__, argv), "rounds": rounds, "per_round": per_round,
               "routes": stats, "ratio_v2_over_v1": ratio}  # fmt: skip
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"v2-{today}.json").write_text(json.dumps(result, indent=2) + "\n")
     md = [
-        f"# /v2 infer vs /v1 predict, one row ({today})",
+        f"# /v2 infer vs /v1 predict, one row ({result['date']})",
         "",
         f"Machine: {result['machine']}. In-process ASGI calls on the real app (SQLite "
         f"registry, 100-stump AdaBoost + Platt, 10 features, costs c_fp=1, c_fn=5); "
@@ -142,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Ratio of medians, /v2 over /v1: **{ratio:.2f}**.",
         "",
     ]
-    (RESULTS / f"v2-{today}.md").write_text("\n".join(md))
+    write_result(__file__, result, "\n".join(md), argv=argv, label="quick" if args.quick else "")
     print("\n".join(md))
     return 0
 

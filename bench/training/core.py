@@ -12,7 +12,7 @@ random_state=0)``, 75/25 split, for:
 Reports fit time, test accuracy at the 0.5 threshold, ``predict_proba`` time of one row
 (median of many calls) and of 100,000 rows (median of 5), the peak memory of our fit on
 the large data (in a subprocess), and ratios to LightGBM / scikit-learn. Results go to
-``bench/results/core-<date>.json`` and ``.md``.
+``bench/results/training/core.json`` and ``.md``.
 
 Usage::
 
@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import platform
 import statistics
@@ -42,7 +41,7 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from bench.machine import machine
+from bench.record import RESULTS, run_header, write_result
 from models.adaboost import AdaBoost
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,18 +215,16 @@ def markdown(report: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="20,000 x 50 instead of 200,000")
-    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
     args = parser.parse_args()
     n_big = 20_000 if args.quick else 200_000
     report: dict[str, Any] = {
-        "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "cpus": __import__("os").cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "sklearn": sklearn.__version__,
         "lightgbm": lightgbm.__version__,
-        "command": "python -m bench training.core" + (" --quick" if args.quick else ""),
         "quick": args.quick,
         "datasets": {},
     }
@@ -255,11 +252,8 @@ def main() -> None:
     Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
     report["memory"] = peak_memory(Xtr, ytr)
     print(json.dumps(report["memory"]), flush=True)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"core-{dt.date.today().isoformat()}" + ("-quick" if args.quick else "")
-    (args.out_dir / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out_dir / f"{stem}.md").write_text(markdown(report))
-    print(f"wrote {args.out_dir / stem}.json and .md", flush=True)
+    label = "quick" if args.quick else ""
+    write_result(__file__, report, markdown(report), label=label, results=args.out_dir)
 
 
 if __name__ == "__main__":

@@ -16,19 +16,16 @@ Run::
 
     .venv/bin/python -m bench training.crossfit [--rows 20000] [--repeats 3]
 
-Writes ``bench/results/crossfit-<date>.json`` and ``.md``.
+Writes ``bench/results/training/crossfit.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
 import platform
 import resource
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -37,6 +34,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.datasets import make_classification
 
+from bench.record import run_header, write_result
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.crossfit import fold_indices
@@ -93,6 +91,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--weak-learner", default="stump")
     ap.add_argument("--max-depth", type=int, default=3)
+    ap.add_argument("--label", default="", help="names this configuration's result file")
     args = ap.parse_args()
     X, y = make_classification(
         args.rows, args.features, n_informative=10, random_state=0, flip_y=0.05
@@ -113,8 +112,7 @@ def main() -> None:
         "loky": lambda: loky_kfold(X, y, make, 5),
     }
     out: dict[str, Any] = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "cpus": len(os.sched_getaffinity(0)),
         "load_average_before": os.getloadavg(),
         "rows": args.rows,
@@ -130,9 +128,6 @@ def main() -> None:
     for r in out["results"].values():
         r["fits"] = round(r["wall_s"] / one, 2)
     out["load_average_after"] = os.getloadavg()
-    stamp = dt.date.today().isoformat()
-    res = ROOT / "bench" / "results"
-    (res / f"crossfit-{stamp}.json").write_text(json.dumps(out, indent=2) + "\n")
     lines = [
         f"# Cross-fitting: threads vs processes ({out['date']})",
         "",
@@ -148,11 +143,8 @@ def main() -> None:
         f"| {k} | {v['wall_s']:.2f} | {v['cpu_s']:.2f} | {v['fits']:.2f} |"
         for k, v in out["results"].items()
     ]
-    lines += [
-        "",
-        "Command: `.venv/bin/python -m bench training.crossfit " + " ".join(sys.argv[1:]) + "`",
-    ]
-    (res / f"crossfit-{stamp}.md").write_text("\n".join(lines) + "\n")
+    lines += ["", f"Command: `{out['command']}`"]
+    write_result(__file__, out, "\n".join(lines), label=args.label)
 
 
 if __name__ == "__main__":

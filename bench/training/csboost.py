@@ -12,7 +12,7 @@ c_fp = 1, c_fn = 5 (and CSAda/AdaDB also with equal costs, where they are AdaBoo
 Reported: fit seconds, seconds per round, ratio to AdaBoost per round, rounds kept,
 step-size equations solved per round (CSAda/AdaDB), and the test cost
 (#FP + 5 #FN) / n of the model's own sgn[F] rule. Results go to
-``bench/results/csboost-<date>.json`` and ``.md``.
+``bench/results/training/csboost.json`` and ``.md``.
 
 Usage::
 
@@ -22,8 +22,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import platform
 import statistics
 import time
@@ -36,7 +34,7 @@ import sklearn
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-from bench.machine import machine
+from bench.record import run_header, write_result
 from models.adaboost import AdaBoost
 from models.csboost.adadb import AdaDB
 from models.csboost.cs_adaboost import CostSensitiveAdaBoost
@@ -94,8 +92,7 @@ def run(repeats: int) -> dict[str, Any]:
     for r in rows.values():
         r["per_round_over_adaboost"] = r["s_per_round"] / base
     return {
-        "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "versions": {
             "python": platform.python_version(),
             "numpy": np.__version__,
@@ -148,11 +145,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     res = run(args.repeats)
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"csboost-{res['date'][:10]}"
-    stem.with_suffix(".json").write_text(json.dumps(res, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(markdown(res))
+    write_result(__file__, res, markdown(res))
     print(markdown(res))
 
 

@@ -23,13 +23,12 @@ Run::
     .venv/bin/python -m bench training.data_scale --rows 1000000 10000000 [--features 50]
     .venv/bin/python -m bench training.data_scale --rows 10000000 --read-only  # no training
 
-Writes ``bench/results/data-scale-<date>.json`` and ``.md``.
+Writes ``bench/results/training/data_scale.json`` and ``.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import resource
@@ -42,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.machine import machine
+from bench.record import run_header, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -210,7 +209,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--features", type=int, default=50)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
-    parser.add_argument("--tag", default="", help="suffix of the result files")
+    parser.add_argument("--label", default="", help="names this configuration's result files")
     parser.add_argument(
         "--read-only", action="store_true", help="read and bin the data, do not train"
     )
@@ -227,22 +226,16 @@ def main() -> None:
             r = run(rows, args.features, Path(tmp), args.read_only)
             print(json.dumps(r), flush=True)
             runs.append(r)
-    today = dt.date.today().isoformat()
     load = os.getloadavg()
     report = {
-        "date": today,
-        "machine": machine(),
+        **run_header(__file__),
         "git_commit": _git_commit(),
-        "command": "python -m bench training.data_scale " + " ".join(sys.argv[1:]),
         "load_average_at_end": [round(v, 2) for v in load],
         "note": "shared machine: 6 engineers on 2 cores; timings are noisy",
         "runs": runs,
     }
-    kind = "-read-only" if args.read_only else ""
-    base = ROOT / "bench" / "results" / f"data-scale-{today}{kind}{args.tag}"
-    base.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     lines = [
-        f"# Training from a dataset reference at scale ({today})",
+        f"# Training from a dataset reference at scale ({report['date']})",
         "",
         f"Machine: {report['machine']} (shared: 6 engineers on 2 cores, load average "
         f"{load[0]:.1f} at the end; timings are noisy). git {report['git_commit']}.",
@@ -260,7 +253,8 @@ def main() -> None:
             f"{r['phases'].get('boosting', 0):,.1f} s | {r['peak_rss_mib']:,.0f} MiB | "
             f"{chosen} | {r['metrics'].get('auc')} |"
         )
-    base.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    label = "-".join(s for s in ("read-only" if args.read_only else "", args.label) if s)
+    write_result(__file__, report, "\n".join(lines), label=label)
     print("\n".join(lines))
 
 

@@ -26,19 +26,17 @@ through ``POST /predict``). Run::
 
     .venv/bin/python -m bench training.default_training [--rows 100000] [--features 30]
 
-Writes ``bench/results/default-training-<date>[-<label>].json`` and ``.md``.
+Writes ``bench/results/training/default_training[-<label>].json`` and ``.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import io
 import json
 import os
 import platform
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -52,6 +50,7 @@ from sklearn.calibration import CalibratedClassifierCV
 
 from app.api.main import create_app
 from app.settings import Settings
+from bench.record import run_header, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,8 +149,7 @@ def main() -> None:
     Xtr, ytr, Xte, yte = X[: args.rows], y[: args.rows], X[args.rows :], y[args.rows :]
     csv = to_csv(Xtr, ytr)
     out: dict[str, Any] = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "cpus": len(os.sched_getaffinity(0)),
         "load_average_before": os.getloadavg(),
         "rows": args.rows,
@@ -214,9 +212,6 @@ def main() -> None:
     base = min(r["seconds"] for k, r in out["runs"].items() if k.startswith("lightgbm"))
     for r in out["runs"].values():
         r["time_vs_lightgbm"] = round(r["seconds"] / base, 2)
-    stamp = dt.date.today().isoformat() + (f"-{args.label}" if args.label else "")
-    res_dir = ROOT / "bench" / "results"
-    (res_dir / f"default-training-{stamp}.json").write_text(json.dumps(out, indent=2) + "\n")
     lines = [
         f"# Default training through the API vs LightGBM + CalibratedClassifierCV ({out['date']})",
         "",
@@ -244,11 +239,9 @@ def main() -> None:
         "costwise seconds: the whole HTTP request (upload, parsing, training, evaluation, "
         "registration); LightGBM: the fit only.",
         "",
-        "Command: `.venv/bin/python -m bench training.default_training "
-        + " ".join(sys.argv[1:])
-        + "`",
+        f"Command: `{out['command']}`",
     ]
-    (res_dir / f"default-training-{stamp}.md").write_text("\n".join(lines) + "\n")
+    write_result(__file__, out, "\n".join(lines), label=args.label)
 
 
 if __name__ == "__main__":

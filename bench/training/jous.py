@@ -11,7 +11,7 @@ Data: ``make_classification(20_000, 20, random_state=0)``; every model uses 100 
 Reported per model: fit time, rows fitted in total (sum over the artificial data sets),
 the ratio of both to plain AdaBoost, and ``predict_proba`` time of one row (median of
 many calls) and of the 20,000 rows through the served ``InferenceModel``.
-Results go to ``bench/results/jous-<date>.json`` and ``.md``.
+Results go to ``bench/results/training/jous.json`` and ``.md``.
 
 Usage::
 
@@ -21,7 +21,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import platform
@@ -36,7 +35,7 @@ import numpy as np
 import sklearn
 from sklearn.datasets import make_classification
 
-from bench.machine import machine
+from bench.record import RESULTS, run_header, write_result
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.jous import JOUSBoost
@@ -122,17 +121,15 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
     args = parser.parse_args()
     X, y = make_classification(N, D, random_state=0)
     report: dict[str, Any] = {
-        "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "sklearn": sklearn.__version__,
-        "command": "python -m bench training.jous",
         "data": {
             "generator": "make_classification",
             "n_samples": N,
@@ -142,11 +139,7 @@ def main() -> None:
         },
         "models": run(X, y),
     }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"jous-{dt.date.today().isoformat()}"
-    (args.out_dir / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
-    (args.out_dir / f"{stem}.md").write_text(markdown(report))
-    print(f"wrote {args.out_dir / stem}.json and .md", flush=True)
+    write_result(__file__, report, markdown(report), results=args.out_dir)
 
 
 if __name__ == "__main__":

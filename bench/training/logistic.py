@@ -8,7 +8,7 @@ and whether every round chose the same stump (feature, threshold to 1e-9, output
 
 Data: ``../shared/datasets`` when present (balanced by undersampling, as in the
 Nikolaou protocol), else a synthetic stand-in. Results go to
-``bench/results/logistic-<date>.json`` and ``.md``.
+``bench/results/training/logistic.json`` and ``.md``.
 
 Usage::
 
@@ -17,8 +17,6 @@ Usage::
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import platform
 import statistics
 import time
@@ -27,7 +25,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import expit
 
-from bench.machine import machine
+from bench.record import run_header, write_result
 from models.weak.logistic import LogisticTrainer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,16 +105,13 @@ def main() -> int:
         rows.append(f"| {name} | {len(y)} x {X.shape[1]} | {r * 1e3:.2f} | {g * 1e3:.2f} | "
                     f"{r / g:.1f}x | {same}/30 |")  # fmt: skip
         print(rows[-1], flush=True)
-    date = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
-    info = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
-            "python": platform.python_version(), "numpy": np.__version__, "results": results}  # fmt: skip
-    out = ROOT / "bench" / "results"
-    (out / f"logistic-{date}.json").write_text(json.dumps(info, indent=1))
-    md = [f"# Logistic weak learner, one round: grouped vs row by row ({info['date']}, {machine()})",
+    info = {**run_header(__file__), "python": platform.python_version(), "numpy": np.__version__,
+            "results": results}  # fmt: skip
+    md = [f"# Logistic weak learner, one round: grouped vs row by row ({info['date']}, {info['machine']})",
           "", "`.venv/bin/python -m bench training.logistic`; median of 30 rounds, same weights.", "",
           "| task (balanced) | rows x features | row by row (ms) | grouped (ms) | speed-up | same stump |",
           "| --- | ---: | ---: | ---: | ---: | ---: |", *rows, ""]  # fmt: skip
-    (out / f"logistic-{date}.md").write_text("\n".join(md))
+    write_result(__file__, info, "\n".join(md), indent=1)
     return 0
 
 

@@ -16,8 +16,8 @@ stratified 75/25 split (15,000 training rows). Every model: 100 rounds of stumps
 Reported: fit time (s), test accuracy (0-1 decisions), mean test cost under the linear
 cost matrix (calibrated models decide at those costs; angle-based ``*_linear`` models
 were trained with them; the others decide by argmax), time to decide 5,000 rows through
-the served :class:`~models.inference.model.InferenceModel` (scikit-learn: ``predict``; median of
-5) and one row (median of 200 calls). Results go to ``bench/results/multiclass-<date>``.
+the served :class:`~models.inference.InferenceModel` (scikit-learn: ``predict``; median of
+5) and one row (median of 200 calls). Results go to ``bench/results/training/multiclass``.
 
 Usage::
 
@@ -26,7 +26,6 @@ Usage::
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import platform
 import statistics
@@ -41,7 +40,7 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from bench.machine import machine
+from bench.record import run_header, write_result
 from models.multiclass.angle import AngleAdaBoost, AngleLogitBoost
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.ovr import OneVsRestAdaBoost
@@ -120,8 +119,7 @@ def run() -> dict[str, Any]:
         }
         print(name, json.dumps(results[name]), flush=True)
     return {
-        "date": dt.datetime.now().isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "versions": {
             "python": platform.python_version(),
             "numpy": np.__version__,
@@ -173,11 +171,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 def main() -> None:
     report = run()
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    stem = out / f"multiclass-{report['date'][:10]}"
-    stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    stem.with_suffix(".md").write_text(markdown(report))
+    write_result(__file__, report, markdown(report))
     print(markdown(report))
 
 

@@ -11,13 +11,12 @@ Run::
 
     .venv/bin/python -m bench training.oblique_cap [--datasets satimage splice vehicle]
 
-Writes ``bench/results/oblique-cap-<date>.json``.
+Writes ``bench/results/training/oblique_cap.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import sys
 import time
@@ -27,9 +26,9 @@ from typing import Any
 import numpy as np
 
 import models.auto.grid as auto  # the module that reads the cap
-from bench.machine import machine
-from bench.papers.common import stratified_split, write_json
-from bench.quality.baselines import DEFAULT_DATA_DIR, RESULTS, TEST_SIZE, plan_units, unit_data
+from bench.papers.common import stratified_split
+from bench.quality.baselines import DEFAULT_DATA_DIR, TEST_SIZE, plan_units, unit_data
+from bench.record import write_result
 from models.auto import AutoCalibrated
 
 
@@ -65,14 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         out["same_probabilities"] = proba["uncapped"].tobytes() == proba["capped"].tobytes()
         print(out, flush=True)
         rows.append(out)
-    date = dt.datetime.now(dt.UTC)
-    write_json(
-        RESULTS / f"oblique-cap-{date.date().isoformat()}.json",
-        {"date": date.isoformat(timespec="seconds"), "machine": machine(),
-         "load_average_before": [round(v, 2) for v in load],
-         "command": "python -m bench training.oblique_cap " + " ".join(argv or sys.argv[1:]),
-         "results": rows},
-    )  # fmt: skip
+    write_result(
+        __file__, {"load_average_before": [round(v, 2) for v in load], "results": rows}, argv=argv
+    )
     return 0
 
 

@@ -24,14 +24,13 @@ What it measures, all in one run (machines are shared: compare ratios, not secon
    it, loaded from its artifact) for 100 stumps, 100 depth-3 trees and 200 depth-6
    trees: median of 2,000 calls, in-process.
 
-Writes bench/results/tree-<date>.json and .md (with date, machine and load average).
+Writes bench/results/training/tree.json and .md (with date, machine and load average).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import platform
 import statistics
@@ -49,6 +48,7 @@ import numpy as np
 import psutil
 from sklearn.datasets import make_classification
 
+from bench.record import run_header, write_result
 from models.adaboost import AdaBoost
 from models.artifacts import dump_model, load_model
 from models.calibrated import CalibratedAdaMEC
@@ -250,8 +250,8 @@ def main() -> None:
     print("one-row predict_proba (us):", {k: round(v, 1) for k, v in predict.items()})
 
     result = {
+        **run_header(__file__),
         "started": started.isoformat(timespec="seconds"),
-        "machine": machine(),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -267,16 +267,12 @@ def main() -> None:
         "fits": rows,
         "one_row_predict_us": predict,
     }
-    out = ROOT / "bench" / "results"
-    out.mkdir(exist_ok=True)
-    stem = f"tree-{started.date().isoformat()}{'-quick' if args.quick else ''}"
+    label = ["quick"] if args.quick else []
     if args.threads != 2:
-        stem += f"-{args.threads}thread"
+        label.append(f"{args.threads}thread")
     if args.sizes and not args.quick:
-        stem += "".join(f"-{n // 1000}k" for n in args.sizes)
-    (out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / f"{stem}.md").write_text(markdown(result))
-    print(f"wrote bench/results/{stem}.md")
+        label += [f"{n // 1000}k" for n in args.sizes]
+    write_result(__file__, result, markdown(result), label="-".join(label))
 
 
 def markdown(r: dict[str, Any]) -> str:

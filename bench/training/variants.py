@@ -17,7 +17,7 @@ are also timed on fixed arrays of the same size (n = 20,000), and the estimated 
     (AdaBoost per round + variant hooks - AdaBoost hooks) / AdaBoost per round
 
 is reported for every variant. The goal is a ratio <= 1.5 for every closed-form variant
-(all of these). Results go to ``bench/results/variants-<date>.json`` and ``.md``.
+(all of these). Results go to ``bench/results/training/variants.json`` and ``.md``.
 
 Usage::
 
@@ -28,8 +28,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
 import platform
 import time
@@ -39,7 +37,7 @@ from typing import Any
 import numpy as np
 from sklearn.datasets import make_classification
 
-from bench.machine import machine
+from bench.record import RESULTS, run_header, write_result
 from models.adaboost import AdaBoost
 from models.exceptions import TrainingError
 from models.variants import (
@@ -112,7 +110,7 @@ def hook_seconds(est: Any, X: np.ndarray, y: np.ndarray, loops: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
     args = parser.parse_args()
 
     X, y = make_classification(20_000, 20, random_state=0)
@@ -165,10 +163,8 @@ def main() -> None:
             row["rounds"] < 20 or row["ratio_to_adaboost"] <= GOAL
         )
 
-    today = dt.date.today().isoformat()
     report = {
-        "date": today,
-        "machine": machine(),
+        **run_header(__file__),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "numpy": np.__version__,
@@ -180,11 +176,8 @@ def main() -> None:
         "goal": f"closed-form variants <= {GOAL}x AdaBoost per round",
         "results": rows,
     }
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"variants-{today}"
-    (args.out_dir / f"{stem}.json").write_text(json.dumps(report, indent=2) + "\n")
     lines = [
-        f"# Variants: training time per round vs AdaBoost ({today})",
+        f"# Variants: training time per round vs AdaBoost ({report['date']})",
         "",
         f"Machine: {report['machine']} ({report['cpus']} CPUs), Python {report['python']}, "
         f"numpy {report['numpy']}. Data: {report['data']}, {M} stumps, c_fp = {C_FP}, "
@@ -215,7 +208,7 @@ def main() -> None:
         )
     for name, msg in failed.items():
         lines += ["", f"{name} failed: {msg}"]
-    (args.out_dir / f"{stem}.md").write_text("\n".join(lines) + "\n")
+    write_result(__file__, report, "\n".join(lines), results=args.out_dir)
     print("\n".join(lines))
 
 
