@@ -10,8 +10,11 @@ earlier runs are in git's history, not in the folder.
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import json
+import platform
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,23 @@ def run_header(module_file: str | Path, argv: list[str] | None = None) -> dict[s
         "machine": machine(),
         "command": command(module_file, argv),
     }
+
+
+def versions(*packages: str) -> dict[str, str]:
+    """Python's version and each named package's: ``versions("numpy", "sklearn")``."""
+    out = {"python": platform.python_version()}
+    for name in packages:
+        out[name] = str(importlib.import_module(name).__version__)
+    return out
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A markdown table's lines: the first column left-aligned, the others right-aligned."""
+    return [
+        "| " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * (len(columns) - 1),
+        *("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows),
+    ]
 
 
 def write_result(

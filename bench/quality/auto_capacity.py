@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -43,17 +41,6 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "datasets"
 if not DATA.exists():  # a worktree under /work/wt/<branch>
     DATA = ROOT.parents[1] / "shared" / "datasets"
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:

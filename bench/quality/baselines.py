@@ -107,7 +107,8 @@ from bench.papers.common import (
     write_json,
 )
 from bench.record import RESULTS, result_path
-from bench.serving.service import costwise_cmd, free_port
+from bench.reliability.server import free_port
+from bench.serving.service import serve_cmd
 
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
 #: c_fp:c_fn of the two-class decisions.
@@ -589,7 +590,7 @@ def costwise_server(tmp: Path) -> Iterator[str]:
     }
     for var in ("COSTWISE_API_KEY", "COSTWISE_ENV"):  # a local run needs no auth
         env.pop(var, None)
-    cmd = [*costwise_cmd(), "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"]
+    cmd = serve_cmd(port)
     log = tmp / "costwise.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen(

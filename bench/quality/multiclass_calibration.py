@@ -54,11 +54,10 @@ from bench.quality.baselines import (
     unit_cost,
 )
 from bench.record import write_result
-from models.auto import DEFAULT_GRID, checkpoints, smoothed
-from models.boosting.crossfit import fold_indices
-from models.calibration.calibrators import make_calibrator
-from models.calibration.multinomial import MultinomialCalibrator
-from models.inference.multiclass_scorers import normalise_rows
+from models.auto import DEFAULT_GRID, AutoCalibratedMulticlass, checkpoints, smoothed
+from models.calibration import make_calibrator
+from models.crossfit import fold_indices
+from models.multiclass.multinomial import MultinomialCalibrator
 from models.multiclass.samme import SAMME
 
 SETS = ("iris", "wine", "vehicle", "satimage", "splice")
@@ -66,16 +65,8 @@ CCCV = True
 
 
 def staged_votes(model: SAMME, X: np.ndarray, cps: np.ndarray) -> np.ndarray:
-    """Vote fractions after each checkpoint's rounds, (len(cps), n, K)."""
-    ens = model.ensemble_
-    h = ens.learner_classes(np.asarray(X, dtype=np.float64))
-    b = ens.betas
-    cols = np.minimum(cps, len(b)) - 1
-    total = np.cumsum(b)[cols]
-    votes = np.empty((len(cps), h.shape[0], ens.n_classes))
-    for j in range(ens.n_classes):
-        votes[:, :, j] = np.cumsum((h == j) * b, axis=1)[:, cols].T
-    return np.clip(votes / total[:, None, None], 0.0, 1.0)
+    """Vote fractions after each checkpoint's rounds, (len(cps), n, K): the search's own."""
+    return AutoCalibratedMulticlass(score_kind="vote")._staged(model, X, cps)
 
 
 class OvR:

@@ -54,7 +54,7 @@ from bench.record import command, run_header, write_result  # noqa: E402
 from bench.reliability.load import (  # noqa: E402
     _data,
     _percentiles,
-    _rss,
+    _sampler,
     _train_body,
     memory_summary,
 )
@@ -162,14 +162,6 @@ async def _predictor(
                 task.add_done_callback(tally.pending_tasks.discard)
         while tally.pending_tasks:  # the client closes after its outcomes are sent
             await asyncio.gather(*list(tally.pending_tasks))
-
-
-async def _sampler(pid: int, stop: float, samples: list[tuple[float, int]]) -> None:
-    t0 = time.monotonic()
-    while time.monotonic() < stop:
-        samples.append((time.monotonic() - t0, _rss(pid)))
-        await asyncio.sleep(0.5)
-    samples.append((time.monotonic() - t0, _rss(pid)))
 
 
 async def _round(

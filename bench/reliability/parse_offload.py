@@ -40,19 +40,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.record import run_header, write_result  # noqa: E402
+from bench.reliability.hostile import percentiles  # noqa: E402
 from bench.reliability.server import Server, start_server  # noqa: E402
 
 URL = "/v1/models/bench/predict"
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    v = sorted(values)
-    return {
-        "n": len(v),
-        "p50_ms": round(1000 * v[len(v) // 2], 1),
-        "p99_ms": round(1000 * v[min(len(v) - 1, int(len(v) * 0.99))], 1),
-        "max_ms": round(1000 * v[-1], 1),
-    }
 
 
 class Sampler:

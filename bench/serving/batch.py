@@ -39,7 +39,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from bench.record import RESULTS, run_header, write_result
+from bench.reliability.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 N_FEATURES = 20
@@ -175,12 +175,6 @@ def run_batch(env: dict[str, str], src: Path, out: Path) -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _peak_rss_mib(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -193,7 +187,7 @@ def _peak_rss_mib(pid: int) -> float | None:
 
 def start_cluster(env: dict[str, str], logs: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
     dask = str(Path(sys.executable).with_name("dask"))
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     procs = []
 

@@ -36,14 +36,14 @@ import httpx
 import numpy as np
 
 from bench.record import run_header, write_result
+from bench.reliability.server import free_port
 from bench.serving.service import (
     CLIENT_CPU,
     DATASET,
     MODEL_NAME,
-    costwise_cmd,
-    free_port,
     load_dataset,
     preflight,
+    serve_cmd,
     servers,
     time_big,
     train_costwise,
@@ -89,17 +89,7 @@ def main() -> int:
             specs.append(
                 {
                     "name": name,
-                    "cmd": [
-                        *costwise_cmd(),
-                        "serve",
-                        "--host",
-                        "127.0.0.1",
-                        "--port",
-                        str(port),
-                        "--workers",
-                        "1",
-                        "--no-migrate",
-                    ],  # fmt: skip
+                    "cmd": serve_cmd(port, "--no-migrate"),
                     "env": {**env, **extra},
                     "port": port,
                     "ready_path": "/health/ready",

@@ -47,7 +47,8 @@ import httpx
 import numpy as np
 from sqlalchemy import create_engine, text
 
-from bench.record import run_header, write_result
+from bench.record import run_header, table, write_result
+from bench.reliability.server import free_port
 from bench.serving.service import (
     CLIENT_CPU,
     DATASET,
@@ -56,11 +57,11 @@ from bench.serving.service import (
     Server,
     costwise_cmd,
     fail,
-    free_port,
     load_dataset,
     ms,
     preflight,
     run_wrk,
+    serve_cmd,
     servers,
     time_big,
     train_costwise,
@@ -226,16 +227,15 @@ def markdown(res: dict[str, Any]) -> str:
         "In process (`Predictor.predict` without HTTP; best of 7 interleaved rounds; the "
         "writer's CPU per row measured while it drains what the timed calls queued):",
         "",
-        "| request | log off ms | log on, request path ms | writer CPU ms per row "
-        "| log on, total ms | slowdown request path | slowdown total |",
-        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for label, r in res["in_process"].items():
-        out.append(
-            f"| {label} | {r['off_ms']:.4f} | {r['on_request_path_ms']:.4f} | "
-            f"{r['writer_cpu_ms_per_row']:.5f} | {r['on_total_ms']:.4f} | "
-            f"{r['slowdown_request_path']:.3f} | {r['slowdown_total']:.3f} |"
-        )
+    columns = ["request", "log off ms", "log on, request path ms", "writer CPU ms per row",
+               "log on, total ms", "slowdown request path", "slowdown total"]  # fmt: skip
+    out += table(columns, (
+        (label, f"{r['off_ms']:.4f}", f"{r['on_request_path_ms']:.4f}",
+         f"{r['writer_cpu_ms_per_row']:.5f}", f"{r['on_total_ms']:.4f}",
+         f"{r['slowdown_request_path']:.3f}", f"{r['slowdown_total']:.3f}")
+        for label, r in res["in_process"].items()
+    ))  # fmt: skip
     load = res["load"]
     out += [
         "",
@@ -300,17 +300,7 @@ def main(argv: list[str] | None = None) -> int:
             specs.append(
                 {
                     "name": name,
-                    "cmd": [
-                        *costwise_cmd(),
-                        "serve",
-                        "--host",
-                        "127.0.0.1",
-                        "--port",
-                        str(port),
-                        "--workers",
-                        "1",
-                        "--no-migrate",
-                    ],  # fmt: skip
+                    "cmd": serve_cmd(port, "--no-migrate"),
                     "env": env,
                     "port": port,
                     "ready_path": "/health/ready",

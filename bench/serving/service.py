@@ -42,7 +42,6 @@ import platform
 import shlex
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -57,6 +56,7 @@ import numpy as np
 
 from bench.machine import cpu_model
 from bench.record import run_header, write_result
+from bench.reliability.server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = (REPO / ".." / "shared").resolve()
@@ -120,6 +120,12 @@ def costwise_cmd() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "app.cli"]
 
 
+def serve_cmd(port: int, *options: str) -> list[str]:
+    """``costwise serve`` on 127.0.0.1:``port``, one worker, then ``options``."""
+    return [*costwise_cmd(), "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+            *options]  # fmt: skip
+
+
 def train_costwise(dataset: Path, env: dict[str, str]) -> dict[str, Any]:
     cmd = [
         *costwise_cmd(),
@@ -169,12 +175,6 @@ def train_baseline(X: np.ndarray, y: np.ndarray, path: Path) -> dict[str, Any]:
         "pickle_bytes": path.stat().st_size,
         "in_process_one_row_predict_proba_ms": round(one_row_ms, 3),
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
@@ -715,16 +715,7 @@ def main(argv: list[str] | None = None) -> int:
         cw_port, bl_port = free_port(), free_port()
         cw_spec = {
             "name": "costwise",
-            "cmd": [
-                *costwise_cmd(),
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(cw_port),
-                "--workers",
-                "1",
-            ],
+            "cmd": serve_cmd(cw_port),
             "env": cw_env,
             "port": cw_port,
             "ready_path": "/health/ready",

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,8 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from bench.record import RESULTS, run_header, write_result
+from bench.record import RESULTS, run_header, table, write_result
+from bench.timing import median_seconds
 from models.adaboost import AdaBoost
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,30 +63,11 @@ def models() -> dict[str, Any]:
     }
 
 
-def timed(f: Any, repeats: int) -> float:
-    f()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def one_row_time(model: Any, x1: np.ndarray, calls: int) -> float:
-    model.predict_proba(x1)
-    times = np.empty(calls)
-    for i in range(calls):
-        t0 = time.perf_counter()
-        model.predict_proba(x1)
-        times[i] = time.perf_counter() - t0
-    return float(np.median(times))
-
-
 def run_dataset(name: str, X: np.ndarray, y: np.ndarray, quick: bool) -> dict[str, Any]:
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
     X100k = np.ascontiguousarray(np.resize(Xte, (100_000, X.shape[1])))
     out: dict[str, Any] = {"shape": list(X.shape), "n_train": len(ytr), "models": {}}
+    x1 = Xte[:1].copy()
     for label, make in models().items():
         model = make()
         t0 = time.perf_counter()
@@ -94,8 +75,8 @@ def run_dataset(name: str, X: np.ndarray, y: np.ndarray, quick: bool) -> dict[st
         fit_s = time.perf_counter() - t0
         p = model.predict_proba(Xte)[:, 1]
         acc = float(((p >= 0.5).astype(int) == yte).mean())
-        row = one_row_time(model, Xte[:1].copy(), 300 if quick else 3000)
-        bulk = timed(lambda m=model: m.predict_proba(X100k), 2 if quick else 5)
+        row = median_seconds(lambda m=model: m.predict_proba(x1), 300 if quick else 3000)
+        bulk = median_seconds(lambda m=model: m.predict_proba(X100k), 2 if quick else 5)
         out["models"][label] = {
             "fit_s": fit_s,
             "accuracy": acc,
@@ -187,15 +168,14 @@ def markdown(report: dict[str, Any]) -> str:
         lines += [
             f"## {name} ({res['shape'][0]} x {res['shape'][1]}, {res['n_train']} train rows)",
             "",
-            "| model | fit (s) | test accuracy | predict_proba 1 row (us) | "
-            "predict_proba 100k rows (ms) |",
-            "|---|---:|---:|---:|---:|",
         ]
-        for label, m in res["models"].items():
-            lines.append(
-                f"| {label} | {m['fit_s']:.3f} | {m['accuracy']:.4f} | "
-                f"{m['predict_1row_us']:.1f} | {m['predict_100k_ms']:.1f} |"
-            )
+        columns = ["model", "fit (s)", "test accuracy", "predict_proba 1 row (us)",
+                   "predict_proba 100k rows (ms)"]  # fmt: skip
+        lines += table(columns, (
+            (label, f"{m['fit_s']:.3f}", f"{m['accuracy']:.4f}", f"{m['predict_1row_us']:.1f}",
+             f"{m['predict_100k_ms']:.1f}")
+            for label, m in res["models"].items()
+        ))  # fmt: skip
         lines += ["", "Ratios: " + ", ".join(f"{k} = {v:.3g}" for k, v in res["ratios"].items())]
         lines.append("")
     if "memory" in report:

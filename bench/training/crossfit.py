@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -40,17 +38,6 @@ from models.calibrated import CalibratedBoosting
 from models.crossfit import fold_indices
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def cpu_seconds() -> float:

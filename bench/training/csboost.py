@@ -22,19 +22,15 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import scipy
-import sklearn
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-from bench.record import run_header, write_result
+from bench.record import run_header, table, versions, write_result
 from models.adaboost import AdaBoost
 from models.csboost.adadb import AdaDB
 from models.csboost.cs_adaboost import CostSensitiveAdaBoost
@@ -93,12 +89,7 @@ def run(repeats: int) -> dict[str, Any]:
         r["per_round_over_adaboost"] = r["s_per_round"] / base
     return {
         **run_header(__file__),
-        "versions": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scipy": scipy.__version__,
-            "scikit-learn": sklearn.__version__,
-        },
+        "versions": versions("numpy", "scipy", "sklearn"),
         "data": "make_classification(20_000, 20, random_state=0), 75/25 stratified split",
         "rounds": M,
         "c_fn": C_FN,
@@ -113,22 +104,21 @@ def markdown(res: dict[str, Any]) -> str:
         f"# csboost benchmark, {res['date']}",
         "",
         f"Machine: {res['machine']}; python {v['python']}, numpy {v['numpy']}, scipy "
-        f"{v['scipy']}, scikit-learn {v['scikit-learn']}.",
+        f"{v['scipy']}, scikit-learn {v['sklearn']}.",
         f"Command: `python -m bench training.csboost --repeats {res['repeats']}`. Data: "
         f"{res['data']}. {res['rounds']} rounds of stumps, c_fp = 1, c_fn = {res['c_fn']:g} "
         f"unless 'equal costs'; fit time = median of {res['repeats']} fits.",
         "",
-        "| model | fit (s) | s / round | per round vs AdaBoost | rounds | roots solved / round"
-        " | test cost (#FP + 5 #FN) / n |",
-        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, r in res["results"].items():
-        roots = "" if r["roots_per_round"] is None else f"{r['roots_per_round']:.0f}"
-        lines.append(
-            f"| {name} | {r['fit_s']:.3f} | {r['s_per_round'] * 1e3:.2f} ms | "
-            f"{r['per_round_over_adaboost']:.2f}x | {r['rounds']} ({r['termination']}) | "
-            f"{roots} | {r['test_cost_per_row']:.4f} |"
-        )
+    columns = ["model", "fit (s)", "s / round", "per round vs AdaBoost", "rounds",
+               "roots solved / round", "test cost (#FP + 5 #FN) / n"]  # fmt: skip
+    lines += table(columns, (
+        (name, f"{r['fit_s']:.3f}", f"{r['s_per_round'] * 1e3:.2f} ms",
+         f"{r['per_round_over_adaboost']:.2f}x", f"{r['rounds']} ({r['termination']})",
+         "" if r["roots_per_round"] is None else f"{r['roots_per_round']:.0f}",
+         f"{r['test_cost_per_row']:.4f}")
+        for name, r in res["results"].items()
+    ))  # fmt: skip
     lines += [
         "",
         "CSAda solves Eq. 41 for every stump of every round (exhaustive Algorithm 1); AdaDB "

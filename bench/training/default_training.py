@@ -35,8 +35,6 @@ import argparse
 import io
 import json
 import os
-import platform
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -53,17 +51,6 @@ from app.settings import Settings
 from bench.record import run_header, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def synthetic(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

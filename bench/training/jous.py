@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import time
 from collections.abc import Callable
 from functools import partial
@@ -36,6 +35,7 @@ import sklearn
 from sklearn.datasets import make_classification
 
 from bench.record import RESULTS, run_header, write_result
+from bench.timing import median_seconds
 from models.adaboost import AdaBoost
 from models.calibrated import CalibratedBoosting
 from models.jous import JOUSBoost
@@ -44,15 +44,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 M = 100
 N, D = 20_000, 20
-
-
-def _median_time(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def run(X: np.ndarray, y: np.ndarray) -> dict[str, dict[str, Any]]:
@@ -83,8 +74,10 @@ def run(X: np.ndarray, y: np.ndarray) -> dict[str, dict[str, Any]]:
             "fit_s": fit_s,
             "rows_fitted": rows,
             "weak_learners": learners,
-            "predict_1row_us": _median_time(partial(inference.predict_proba, one), 300) * 1e6,
-            "predict_all_ms": _median_time(partial(inference.predict_proba, X), 5) * 1e3,
+            "predict_1row_us": median_seconds(partial(inference.predict_proba, one), 300, warmup=0)
+            * 1e6,
+            "predict_all_ms": median_seconds(partial(inference.predict_proba, X), 5, warmup=0)
+            * 1e3,
         }
         print(name, json.dumps(out[name]), flush=True)
     base = out["adaboost"]

@@ -27,20 +27,18 @@ Usage::
 from __future__ import annotations
 
 import json
-import platform
-import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sklearn
 from sklearn.datasets import make_classification
 from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from bench.record import run_header, write_result
+from bench.record import run_header, table, versions, write_result
+from bench.timing import median_seconds
 from models.multiclass.angle import AngleAdaBoost, AngleLogitBoost
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.ovr import OneVsRestAdaBoost
@@ -69,16 +67,6 @@ def models() -> dict[str, Any]:
             DecisionTreeClassifier(max_depth=1), n_estimators=M, random_state=0
         ),
     }
-
-
-def median_time(f: Any, repeats: int) -> float:
-    f()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def run() -> dict[str, Any]:
@@ -114,17 +102,13 @@ def run() -> dict[str, Any]:
             "n_learners": size,
             "test_accuracy": float((pred == yte).mean()),
             "test_mean_linear_cost": float(LINEAR[yte, linear_pred].mean()),
-            "decide_5000_rows_ms": 1e3 * median_time(lambda d=decide: d(Xte), 5),
-            "decide_1_row_us": 1e6 * median_time(lambda d=decide: d(Xte[:1]), 200),
+            "decide_5000_rows_ms": 1e3 * median_seconds(lambda d=decide: d(Xte), 5),
+            "decide_1_row_us": 1e6 * median_seconds(lambda d=decide: d(Xte[:1]), 200),
         }
         print(name, json.dumps(results[name]), flush=True)
     return {
         **run_header(__file__),
-        "versions": {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "scikit-learn": sklearn.__version__,
-        },
+        "versions": versions("numpy", "sklearn"),
         "data": "make_classification(20000, 20, n_informative=10, n_classes=4, random_state=0), "
         "stratified 75/25 split",
         "rounds": M,
@@ -138,7 +122,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"# Multiclass benchmark, {report['date']}",
         "",
         f"Machine: {report['machine']}; python {v['python']}, numpy {v['numpy']}, "
-        f"scikit-learn {v['scikit-learn']}.",
+        f"scikit-learn {v['sklearn']}.",
         f"Command: `python -m bench training.multiclass`. Data: {report['data']}. "
         f"{report['rounds']} rounds of stumps each, one run.",
         "Linear cost = mean of |truth - decision| on the test rows (calibrated models decide "
@@ -146,16 +130,15 @@ def markdown(report: dict[str, Any]) -> str:
         "use their own argmax decisions). Decide times go through the served InferenceModel "
         "(scikit-learn: `predict`).",
         "",
-        "| model | fit (s) | learners | test accuracy | test linear cost | decide 5,000 rows "
-        "(ms) | decide 1 row (us) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, r in report["results"].items():
-        lines.append(
-            f"| {name} | {r['fit_s']:.3f} | {r['n_learners']} | {r['test_accuracy']:.4f} | "
-            f"{r['test_mean_linear_cost']:.4f} | {r['decide_5000_rows_ms']:.2f} | "
-            f"{r['decide_1_row_us']:.1f} |"
-        )
+    columns = ["model", "fit (s)", "learners", "test accuracy", "test linear cost",
+               "decide 5,000 rows (ms)", "decide 1 row (us)"]  # fmt: skip
+    lines += table(columns, (
+        (name, f"{r['fit_s']:.3f}", r["n_learners"], f"{r['test_accuracy']:.4f}",
+         f"{r['test_mean_linear_cost']:.4f}", f"{r['decide_5000_rows_ms']:.2f}",
+         f"{r['decide_1_row_us']:.1f}")
+        for name, r in report["results"].items()
+    ))  # fmt: skip
     res = report["results"]
     lines += [
         "",

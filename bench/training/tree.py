@@ -49,22 +49,12 @@ import psutil
 from sklearn.datasets import make_classification
 
 from bench.record import run_header, write_result
+from bench.timing import median_seconds
 from models.adaboost import AdaBoost
 from models.artifacts import dump_model, load_model
 from models.calibrated import CalibratedAdaMEC
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def machine() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name"):
-                return line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return platform.processor() or "unknown"
 
 
 def data(n: int, d: int = 50, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -170,13 +160,7 @@ def one_row_us(depth: int, rounds: int, X: np.ndarray, y: np.ndarray, calls: int
     blob, sha = dump_model(clf.to_inference([f"f{i}" for i in range(X.shape[1])]))
     model = load_model(blob, expected_sha256=sha)
     x1 = X[:1].copy()
-    model.predict_proba(x1)
-    times = np.empty(calls)
-    for i in range(calls):
-        t0 = time.perf_counter()
-        model.predict_proba(x1)
-        times[i] = time.perf_counter() - t0
-    return float(np.median(times)) * 1e6
+    return median_seconds(lambda: model.predict_proba(x1), calls) * 1e6
 
 
 def main() -> None:

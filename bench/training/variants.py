@@ -38,21 +38,9 @@ import numpy as np
 from sklearn.datasets import make_classification
 
 from bench.record import RESULTS, run_header, write_result
+from models import variants as V
 from models.adaboost import AdaBoost
 from models.exceptions import TrainingError
-from models.variants import (
-    CSB0,
-    CSB1,
-    CSB2,
-    AdaC1,
-    AdaC2,
-    AdaC3,
-    AdaCost,
-    AdaCostBeta2,
-    AsymAda,
-    AsymmetricAdaBoost,
-    CGAda,
-)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,20 +53,20 @@ def algorithms() -> dict[str, Any]:
     cost = {"c_fp": C_FP, "c_fn": C_FN}
     out: dict[str, Any] = {"adaboost": lambda m: AdaBoost(n_estimators=m)}
     for name, cls in [
-        ("cgada", CGAda),
-        ("asymada", AsymAda),
-        ("adac1", AdaC1),
-        ("adac2", AdaC2),
-        ("adac3", AdaC3),
-        ("csb0", CSB0),
-        ("csb1", CSB1),
-        ("csb2", CSB2),
-        ("adacost", AdaCost),
-        ("adacost_beta2", AdaCostBeta2),
+        ("cgada", V.CGAda),
+        ("asymada", V.AsymAda),
+        ("adac1", V.AdaC1),
+        ("adac2", V.AdaC2),
+        ("adac3", V.AdaC3),
+        ("csb0", V.CSB0),
+        ("csb1", V.CSB1),
+        ("csb2", V.CSB2),
+        ("adacost", V.AdaCost),
+        ("adacost_beta2", V.AdaCostBeta2),
     ]:
         out[name] = lambda m, cls=cls: cls(n_estimators=m, **cost)
     gamma = C_FN / (C_FN + C_FP)
-    out["asymmetric_adaboost"] = lambda m: AsymmetricAdaBoost(gamma=gamma, n_estimators=m)
+    out["asymmetric_adaboost"] = lambda m: V.AsymmetricAdaBoost(gamma=gamma, n_estimators=m)
     return out
 
 
