@@ -104,11 +104,13 @@ def main(argv: list[str] | None = None) -> int:
         times: dict[str, list[float]] = {"v1": [], "v2": []}
 
         async def run() -> None:
-            await timed(app, "/v1/models/bench/predict", v1, 200)  # warm-up (cache, code paths)
-            await timed(app, "/v2/models/bench/infer", v2, 200)
-            for _ in range(rounds):
-                times["v1"] += await timed(app, "/v1/models/bench/predict", v1, per_round)
-                times["v2"] += await timed(app, "/v2/models/bench/infer", v2, per_round)
+            # inside the app's lifespan: its thread pools run only between start-up and shutdown
+            async with app.router.lifespan_context(app):
+                await timed(app, "/v1/models/bench/predict", v1, 200)  # warm-up (cache, paths)
+                await timed(app, "/v2/models/bench/infer", v2, 200)
+                for _ in range(rounds):
+                    times["v1"] += await timed(app, "/v1/models/bench/predict", v1, per_round)
+                    times["v2"] += await timed(app, "/v2/models/bench/infer", v2, per_round)
 
         asyncio.run(run())
     stats = {
