@@ -30,9 +30,9 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from bench.record import run_header, write_result
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibrated
-from models.calibrated import CalibratedBoosting
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
 

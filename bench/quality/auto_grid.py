@@ -52,7 +52,6 @@ from bench.quality.baselines import (
     unit_data,
 )
 from bench.record import result_path, write_result
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibrated
 from models.boosting.adaboost import AdaBoost
 from models.boosting.crossfit import fold_indices

@@ -52,7 +52,6 @@ from bench.quality.baselines import (
     unit_data,
 )
 from bench.record import result_path, run_header, write_result
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibratedBoosting
 from models.boosting.adaboost import AdaBoost
 from models.boosting.crossfit import fold_indices

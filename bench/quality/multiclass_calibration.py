@@ -55,9 +55,10 @@ from bench.quality.baselines import (
 )
 from bench.record import write_result
 from models.auto import DEFAULT_GRID, AutoCalibratedMulticlass, checkpoints, smoothed
-from models.calibration import make_calibrator
-from models.crossfit import fold_indices
-from models.multiclass.multinomial import MultinomialCalibrator
+from models.boosting.crossfit import fold_indices
+from models.calibration.calibrators import make_calibrator
+from models.calibration.multinomial import MultinomialCalibrator
+from models.inference.multiclass_scorers import normalise_rows
 from models.multiclass.samme import SAMME
 
 SETS = ("iris", "wine", "vehicle", "satimage", "splice")

@@ -23,8 +23,8 @@ from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold
 
 from bench.record import run_header, write_result
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedAdaMEC
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC
 from models.multiclass.samme import SAMME
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -42,7 +42,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from bench.record import RESULTS, run_header, table, write_result
 from bench.timing import median_seconds
-from models.adaboost import AdaBoost
+from models.boosting.adaboost import AdaBoost
 
 ROOT = Path(__file__).resolve().parents[2]
 

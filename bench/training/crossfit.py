@@ -33,9 +33,9 @@ from joblib import Parallel, delayed
 from sklearn.datasets import make_classification
 
 from bench.record import run_header, write_result
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedBoosting
-from models.crossfit import fold_indices
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.crossfit import fold_indices
 
 ROOT = Path(__file__).resolve().parents[2]
 

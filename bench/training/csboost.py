@@ -31,11 +31,11 @@ from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
 from bench.record import run_header, table, versions, write_result
-from models.adaboost import AdaBoost
-from models.csboost.adadb import AdaDB
-from models.csboost.cs_adaboost import CostSensitiveAdaBoost
-from models.csboost.cs_logitboost import CostSensitiveLogitBoost
-from models.csboost.cs_realboost import CostSensitiveRealBoost
+from models.boosting.adaboost import AdaBoost
+from models.variants.csboost.adadb import AdaDB
+from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
+from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
+from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -27,10 +27,10 @@ import time
 
 import numpy as np
 
-from models.adaboost import AdaBoost
 from models.auto import AutoCalibratedBoosting
-from models.binning import BinEdges, BinnedRows, prebinned
-from models.crossfit import cross_fit
+from models.boosting.adaboost import AdaBoost
+from models.boosting.crossfit import cross_fit
+from models.features.binning import BinEdges, BinnedRows, prebinned
 
 
 def rss() -> float:

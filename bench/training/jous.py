@@ -36,9 +36,9 @@ from sklearn.datasets import make_classification
 
 from bench.record import RESULTS, run_header, write_result
 from bench.timing import median_seconds
-from models.adaboost import AdaBoost
-from models.calibrated import CalibratedBoosting
-from models.jous import JOUSBoost
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedBoosting
+from models.variants.jous import JOUSBoost
 
 ROOT = Path(__file__).resolve().parents[2]
 

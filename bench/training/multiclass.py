@@ -16,7 +16,7 @@ stratified 75/25 split (15,000 training rows). Every model: 100 rounds of stumps
 Reported: fit time (s), test accuracy (0-1 decisions), mean test cost under the linear
 cost matrix (calibrated models decide at those costs; angle-based ``*_linear`` models
 were trained with them; the others decide by argmax), time to decide 5,000 rows through
-the served :class:`~models.inference.InferenceModel` (scikit-learn: ``predict``; median of
+the served :class:`~models.inference.model.InferenceModel` (scikit-learn: ``predict``; median of
 5) and one row (median of 200 calls). Results go to ``bench/results/training/multiclass``.
 
 Usage::

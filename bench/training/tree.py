@@ -50,9 +50,9 @@ from sklearn.datasets import make_classification
 
 from bench.record import run_header, write_result
 from bench.timing import median_seconds
-from models.adaboost import AdaBoost
-from models.artifacts import dump_model, load_model
-from models.calibrated import CalibratedAdaMEC
+from models.boosting.adaboost import AdaBoost
+from models.boosting.calibrated import CalibratedAdaMEC
+from models.inference.artifacts import dump_model, load_model
 
 ROOT = Path(__file__).resolve().parents[2]
 

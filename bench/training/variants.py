@@ -39,7 +39,7 @@ from sklearn.datasets import make_classification
 
 from bench.record import RESULTS, run_header, write_result
 from models import variants as V
-from models.adaboost import AdaBoost
+from models.boosting.adaboost import AdaBoost
 from models.exceptions import TrainingError
 
 ROOT = Path(__file__).resolve().parents[2]
