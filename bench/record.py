@@ -62,6 +62,18 @@ def versions(*packages: str) -> dict[str, str]:
     return out
 
 
+def heading(title: str, result: dict[str, Any]) -> list[str]:
+    """A result table's first lines: the title and date, the machine (with the library
+    ``versions`` the result records) and the command."""
+    libs = "".join(f", {name} {v}" for name, v in result.get("versions", {}).items())
+    return [
+        f"# {title} ({result['date']})",
+        "",
+        f"Machine: {result['machine']}{libs}.",
+        f"Command: `{result['command']}`.",
+    ]
+
+
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
     """A markdown table's lines: the first column left-aligned, the others right-aligned."""
     return [

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import tempfile
@@ -40,7 +39,7 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from bench.record import RESULTS, run_header, table, write_result
+from bench.record import RESULTS, heading, run_header, table, versions, write_result
 from bench.timing import median_seconds
 from models.boosting.adaboost import AdaBoost
 
@@ -151,14 +150,9 @@ def ratios(res: dict[str, Any]) -> dict[str, float]:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = [
-        f"# Core benchmark, {report['date']}",
-        "",
-        f"Machine: {report['machine']} ({report['cpus']} CPUs); python {report['python']}, "
-        f"numpy {report['numpy']}, scikit-learn {report['sklearn']}, "
-        f"lightgbm {report['lightgbm']}.",
-        f"Command: `{report['command']}`. 100 stumps each; 75/25 stratified split; "
-        "accuracy at the 0.5 threshold; one-row time = median over many calls.",
+    lines = heading("Core benchmark", report) + [
+        "100 stumps each; 75/25 stratified split; accuracy at the 0.5 threshold; one-row "
+        "time = median over many calls.",
         "",
     ]
     for name, res in report["datasets"].items():
@@ -200,11 +194,7 @@ def main() -> None:
     n_big = 20_000 if args.quick else 200_000
     report: dict[str, Any] = {
         **run_header(__file__),
-        "cpus": __import__("os").cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "sklearn": sklearn.__version__,
-        "lightgbm": lightgbm.__version__,
+        "versions": versions("numpy", "sklearn", "lightgbm"),
         "quick": args.quick,
         "datasets": {},
     }

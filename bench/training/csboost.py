@@ -30,7 +30,7 @@ from typing import Any
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 
-from bench.record import run_header, table, versions, write_result
+from bench.record import heading, run_header, table, versions, write_result
 from models.boosting.adaboost import AdaBoost
 from models.variants.csboost.adadb import AdaDB
 from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
@@ -99,15 +99,9 @@ def run(repeats: int) -> dict[str, Any]:
 
 
 def markdown(res: dict[str, Any]) -> str:
-    v = res["versions"]
-    lines = [
-        f"# csboost benchmark, {res['date']}",
-        "",
-        f"Machine: {res['machine']}; python {v['python']}, numpy {v['numpy']}, scipy "
-        f"{v['scipy']}, scikit-learn {v['sklearn']}.",
-        f"Command: `python -m bench training.csboost --repeats {res['repeats']}`. Data: "
-        f"{res['data']}. {res['rounds']} rounds of stumps, c_fp = 1, c_fn = {res['c_fn']:g} "
-        f"unless 'equal costs'; fit time = median of {res['repeats']} fits.",
+    lines = heading("csboost benchmark", res) + [
+        f"Data: {res['data']}. {res['rounds']} rounds of stumps, c_fp = 1, c_fn = "
+        f"{res['c_fn']:g} unless 'equal costs'; fit time = median of {res['repeats']} fits.",
         "",
     ]
     columns = ["model", "fit (s)", "s / round", "per round vs AdaBoost", "rounds",

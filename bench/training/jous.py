@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 from collections.abc import Callable
 from functools import partial
@@ -31,10 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sklearn
 from sklearn.datasets import make_classification
 
-from bench.record import RESULTS, run_header, write_result
+from bench.record import RESULTS, heading, run_header, versions, write_result
 from bench.timing import median_seconds
 from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedBoosting
@@ -88,12 +85,8 @@ def run(X: np.ndarray, y: np.ndarray) -> dict[str, dict[str, Any]]:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = [
-        f"# JOUS-Boost fit-time benchmark, {report['date']}",
-        "",
-        f"Machine: {report['machine']} ({report['cpus']} CPUs); python {report['python']}, "
-        f"numpy {report['numpy']}, scikit-learn {report['sklearn']}.",
-        f"Command: `{report['command']}`. Data: make_classification({N}, {D}, random_state=0), "
+    lines = heading("JOUS-Boost fit-time benchmark", report) + [
+        f"Data: make_classification({N}, {D}, random_state=0), "
         f"fit on all rows; {M} stumps per AdaBoost; JOUS with delta=10 (9 AdaBoost fits), "
         "nu=1; one run. Predict times through the served InferenceModel (one row: median "
         "of 300 calls; all rows: median of 5).",
@@ -119,10 +112,7 @@ def main() -> None:
     X, y = make_classification(N, D, random_state=0)
     report: dict[str, Any] = {
         **run_header(__file__),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "sklearn": sklearn.__version__,
+        "versions": versions("numpy", "sklearn"),
         "data": {
             "generator": "make_classification",
             "n_samples": N,

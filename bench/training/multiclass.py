@@ -37,7 +37,7 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
-from bench.record import run_header, table, versions, write_result
+from bench.record import heading, run_header, table, versions, write_result
 from bench.timing import median_seconds
 from models.multiclass.angle import AngleAdaBoost, AngleLogitBoost
 from models.multiclass.calibrated import CalibratedMulticlass
@@ -117,14 +117,8 @@ def run() -> dict[str, Any]:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    v = report["versions"]
-    lines = [
-        f"# Multiclass benchmark, {report['date']}",
-        "",
-        f"Machine: {report['machine']}; python {v['python']}, numpy {v['numpy']}, "
-        f"scikit-learn {v['sklearn']}.",
-        f"Command: `python -m bench training.multiclass`. Data: {report['data']}. "
-        f"{report['rounds']} rounds of stumps each, one run.",
+    lines = heading("Multiclass benchmark", report) + [
+        f"Data: {report['data']}. {report['rounds']} rounds of stumps each, one run.",
         "Linear cost = mean of |truth - decision| on the test rows (calibrated models decide "
         "at that cost matrix; `*_linear` angle-based models were trained with it; the others "
         "use their own argmax decisions). Decide times go through the served InferenceModel "

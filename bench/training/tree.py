@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -48,7 +47,7 @@ import numpy as np
 import psutil
 from sklearn.datasets import make_classification
 
-from bench.record import run_header, write_result
+from bench.record import heading, run_header, versions, write_result
 from bench.timing import median_seconds
 from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedAdaMEC
@@ -236,12 +235,8 @@ def main() -> None:
     result = {
         **run_header(__file__),
         "started": started.isoformat(timespec="seconds"),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "numba": numba.__version__,
+        "versions": versions("numpy", "numba", "lightgbm"),
         "threading_layer": numba.threading_layer(),
-        "lightgbm": lightgbm.__version__,
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
         "quick": args.quick,
@@ -260,19 +255,12 @@ def main() -> None:
 
 
 def markdown(r: dict[str, Any]) -> str:
-    lines = [
-        f"# Histogram tree vs LightGBM ({r['started']})",
+    lines = heading("Histogram tree vs LightGBM", r) + [
+        f"Shared with other jobs: load average {r['load_average_before'][0]:.1f} before, "
+        f"{r['load_average_after'][0]:.1f} after; numba threading layer "
+        f"{r['threading_layer']}.",
         "",
-        f"Machine: {r['machine']}, {r['cpus']} CPUs (shared with other jobs: load average "
-        f"{r['load_average_before'][0]:.1f} before, {r['load_average_after'][0]:.1f} after); "
-        f"Python {r['python']}, numpy {r['numpy']}, numba {r['numba']} "
-        f"(threading layer {r['threading_layer']}), LightGBM {r['lightgbm']}.",
-        "",
-        "Command: `.venv/bin/python -m bench training.tree"
-        + (" --quick" if r["quick"] else "")
-        + f" --rounds {r['fits'][0]['rounds']} --threads {r['threads']}"
-        + (f" --sizes {' '.join(str(n) for n in sorted({f['n'] for f in r['fits']}))}")
-        + "`. Synthetic `make_classification` data, d = 50; our fit includes binning; "
+        "Synthetic `make_classification` data, d = 50; our fit includes binning; "
         "LightGBM grows the same depth-limited trees (num_leaves = 2^depth, "
         f"min_child_samples = 1, no bagging, n_jobs = {r['threads']}, max_bin = 255), same "
         "rounds; our kernel with the same number of numba threads. "

@@ -28,8 +28,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ from typing import Any
 import numpy as np
 from sklearn.datasets import make_classification
 
-from bench.record import RESULTS, run_header, write_result
+from bench.record import RESULTS, heading, run_header, versions, write_result
 from models import variants as V
 from models.boosting.adaboost import AdaBoost
 from models.exceptions import TrainingError
@@ -153,9 +151,7 @@ def main() -> None:
 
     report = {
         **run_header(__file__),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
+        "versions": versions("numpy"),
         "data": "make_classification(20_000, 20, random_state=0)",
         "n_estimators": M,
         "weak_learner": "stump (error criterion, 256 bins)",
@@ -164,11 +160,8 @@ def main() -> None:
         "goal": f"closed-form variants <= {GOAL}x AdaBoost per round",
         "results": rows,
     }
-    lines = [
-        f"# Variants: training time per round vs AdaBoost ({report['date']})",
-        "",
-        f"Machine: {report['machine']} ({report['cpus']} CPUs), Python {report['python']}, "
-        f"numpy {report['numpy']}. Data: {report['data']}, {M} stumps, c_fp = {C_FP}, "
+    lines = heading("Variants: training time per round vs AdaBoost", report) + [
+        f"Data: {report['data']}, {M} stumps, c_fp = {C_FP}, "
         f"c_fn = {C_FN} (gamma = {C_FN / (C_FN + C_FP):.3f}). Minimum of {args.repeats} "
         "runs; per round = (fit(100) - fit(1)) / (rounds - 1) (noisy when rounds are few); "
         "hooks = alpha + weight update on n = 20,000; estimated ratio = (AdaBoost per round "
