@@ -50,18 +50,19 @@ GOAL = 1.5
 def algorithms() -> dict[str, Any]:
     cost = {"c_fp": C_FP, "c_fn": C_FN}
     out: dict[str, Any] = {"adaboost": lambda m: AdaBoost(n_estimators=m)}
-    for name, cls in [
-        ("cgada", V.CGAda),
-        ("asymada", V.AsymAda),
-        ("adac1", V.AdaC1),
-        ("adac2", V.AdaC2),
-        ("adac3", V.AdaC3),
-        ("csb0", V.CSB0),
-        ("csb1", V.CSB1),
-        ("csb2", V.CSB2),
-        ("adacost", V.AdaCost),
-        ("adacost_beta2", V.AdaCostBeta2),
-    ]:
+    closed_form = {
+        "cgada": V.CGAda,
+        "asymada": V.AsymAda,
+        "adac1": V.AdaC1,
+        "adac2": V.AdaC2,
+        "adac3": V.AdaC3,
+        "csb0": V.CSB0,
+        "csb1": V.CSB1,
+        "csb2": V.CSB2,
+        "adacost": V.AdaCost,
+        "adacost_beta2": V.AdaCostBeta2,
+    }
+    for name, cls in closed_form.items():
         out[name] = lambda m, cls=cls: cls(n_estimators=m, **cost)
     gamma = C_FN / (C_FN + C_FP)
     out["asymmetric_adaboost"] = lambda m: V.AsymmetricAdaBoost(gamma=gamma, n_estimators=m)
