@@ -30,10 +30,10 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
 bench-core: $(VENV)/.installed-dev
-	$(BIN)/python bench/bench_core.py
+	$(BIN)/python -m bench training.core
 
 bench-service: $(VENV)/.installed-dev
-	$(BIN)/python bench/bench_service.py
+	$(BIN)/python -m bench serving.service
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache costwise-data

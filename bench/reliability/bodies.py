@@ -12,19 +12,17 @@ process and, apart, of its children (the parse worker, :mod:`app.api.bodies.pars
 sampled every 20 ms.
 
 Usage: ``python bench/reliability/bodies.py [--mib 60] [--rounds 1]``; writes
-``bench/results/bodies-<date>.json``. ``--one-row-before DIR [--rounds 5]`` instead
+``bench/results/reliability/bodies.json``. ``--one-row-before DIR [--rounds 5]`` instead
 compares the single-row predict latency (p50 of sequential requests) of the source tree
-DIR with this one, in alternating rounds (``bench/results/bodies-one-row-ab-<date>.json``). ``tests/reliability/test_body_limits.py`` runs the
+DIR with this one, in alternating rounds (``bench/results/reliability/bodies-one-row-ab.json``). ``tests/reliability/test_body_limits.py`` runs the
 same measurement as a proof.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import multiprocessing
-import platform
 import queue
 import re
 import sys
@@ -40,10 +38,10 @@ import psutil
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import write_result  # noqa: E402
 from bench.reliability.hostile import PeakRss, children_rss_mib, rss_mib  # noqa: E402
 from bench.reliability.server import Server, start_server  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results"
 MODEL = "big"
 PATH_VALUES = {"name": MODEL, "version": "1", "alias": "production", "job_id": "nosuchjob"}
 JSON = "application/json"
@@ -271,14 +269,12 @@ def main() -> int:
     parser.add_argument(
         "--tree", type=Path, default=ROOT, help="serve this source tree (default: this one)"
     )
-    parser.add_argument("--label", default="", help="suffix of the results file")
+    parser.add_argument("--label", default="", help="names this configuration's result file")
     args = parser.parse_args()
     if args.one_row_before is not None:
         result = one_row_ab(args.one_row_before, max(args.rounds, 3), args.requests)
-        result["date_utc"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         result["load_average"] = list(psutil.getloadavg())
-        path = RESULTS / f"bodies-one-row-ab-{dt.date.today().isoformat()}.json"
-        path.write_text(json.dumps(result, indent=2) + "\n")
+        write_result(__file__, result, label="one-row-ab")
         print(json.dumps(result, indent=2))
         return 0
     size = int(args.mib * 2**20)
@@ -303,11 +299,7 @@ def main() -> int:
             }
         finally:
             server.stop()
-    now = dt.datetime.now(dt.UTC)
     out = {
-        "date_utc": now.isoformat(timespec="seconds"),
-        "machine": f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}",
         "load_average": list(psutil.getloadavg()),
         "body_mib": args.mib,
         "live_idle": idle,
@@ -315,12 +307,8 @@ def main() -> int:
         "after": after,
         "probe_failures": prober.failures,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
     out["tree"] = "this checkout" if args.tree == ROOT else str(args.tree)
-    suffix = f"-{args.label}" if args.label else ""
-    path = RESULTS / f"bodies-{now.date().isoformat()}{suffix}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_result(__file__, out, label=args.label)
     return 0
 
 

@@ -10,7 +10,7 @@ Run::
 
     .venv/bin/python bench/reliability/fetch_deadline.py --every 4 --deadline 5
 
-Writes ``bench/reliability/out/fetch-deadline.json``. Loopback only.
+Writes ``bench/results/reliability/fetch_deadline.json``. Loopback only.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.errors import ServiceError  # noqa: E402
 from app.services.datasets.fetching import FetchPolicy, fetch_to_file  # noqa: E402
-from bench.machine import machine  # noqa: E402
+from bench.record import write_result  # noqa: E402
 
 
 def serve(every: float) -> http.server.ThreadingHTTPServer:
@@ -74,16 +74,7 @@ def main() -> None:
         runs.append({"seconds": round(time.monotonic() - started, 3), "detail": detail})
         print(json.dumps(runs[-1]))
     server.shutdown()
-    out = ROOT / "bench" / "reliability" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "every": args.every,
-        "deadline": args.deadline,
-        "machine": machine(),
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "runs": runs,
-    }
-    (out / "fetch-deadline.json").write_text(json.dumps(payload, indent=2) + "\n")
+    write_result(__file__, {"every": args.every, "deadline": args.deadline, "runs": runs})
 
 
 if __name__ == "__main__":

@@ -12,18 +12,16 @@ script (figures, with a baseline measured in the same run)::
     python bench/reliability/flood.py [--connections 3000] [--seconds 20] [--workers 1]
         [--max-connections 2048]
 
-which writes ``bench/results/flood-<date>[-w<workers>][-c<max connections>].json``. Loopback (127.0.0.1) only.
+which writes ``bench/results/reliability/flood[-w<workers>][-c<max connections>].json``. Loopback (127.0.0.1) only.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import errno
 import json
 import multiprocessing
-import platform
 import resource
 import selectors
 import socket
@@ -44,9 +42,9 @@ import psutil
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import run_header, write_result  # noqa: E402
 from bench.reliability.server import Server, start_server  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results"
 ADMIN = "admin-flood-7Rk2pQ9xW4mZ1vB8nC3tY6hJ0sLdFgA5"
 FD_MARGIN = 256  # descriptors the flood process needs besides its sockets
 
@@ -345,13 +343,6 @@ def train(server: Server, model: str) -> None:
     r.raise_for_status()
 
 
-def machine() -> str:
-    return (
-        f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}"
-    )
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--connections", type=int, default=3000)
@@ -387,21 +378,17 @@ def main() -> int:
         if baseline[who].get(q)
     }
     result = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "workers": args.workers,
         "max_connections": args.max_connections or 2048,
         "baseline": baseline,
         "flood": flooded,
         "flood_over_baseline": ratios,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    tag = f"-w{args.workers}" if args.workers > 1 else ""
-    tag += f"-c{args.max_connections}" if args.max_connections else ""
-    path = RESULTS / f"flood-{dt.date.today().isoformat()}{tag}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    label = f"w{args.workers}" if args.workers > 1 else ""
+    label += f"{'-' if label else ''}c{args.max_connections}" if args.max_connections else ""
+    write_result(__file__, result, label=label)
     print(json.dumps(result, indent=2))
-    print(f"written to {path}")
     return 0
 
 

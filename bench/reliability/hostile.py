@@ -16,16 +16,14 @@ RSS figures are the server process's and, apart, its children's (the body-parsin
 worker process, app.api.bodies.parse_pool).
 
 Usage: ``python bench/reliability/hostile.py [--seconds 10]``. Writes
-``bench/results/hostile-<date>.json``.
+``bench/results/reliability/hostile.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
 import json
-import platform
 import secrets
 import sys
 import tempfile
@@ -41,10 +39,10 @@ import psutil
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from bench.record import write_result  # noqa: E402
 from bench.reliability.server import Server, start_server  # noqa: E402
 
 ADMIN = "admin-" + secrets.token_urlsafe(32)
-RESULTS = ROOT / "bench" / "results"
 
 
 def rss_mib(pid: int) -> float:
@@ -281,9 +279,7 @@ def main() -> int:
             )
             r.raise_for_status()
             result = {
-                "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                "machine": f"{platform.processor() or platform.machine()}, {psutil.cpu_count()} CPUs, "
-                f"{round(psutil.virtual_memory().total / 2**30)} GiB, Python {platform.python_version()}",
+                "memory_gib": round(psutil.virtual_memory().total / 2**30),
                 "rss_mib_idle": round(rss_mib(server.pid), 1),
                 "live": phase_live(server, args.seconds),
                 "largest": phase_largest(server, 4),
@@ -291,11 +287,8 @@ def main() -> int:
             }
         finally:
             server.stop()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"hostile-{dt.date.today().isoformat()}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(__file__, result)
     print(json.dumps(result, indent=2))
-    print(f"written to {path}")
     return 0
 
 

@@ -22,7 +22,7 @@ What it does:
    0.5 s (psutil) and compares the mean of the last third of the run with the middle
    third: growth under 5 % + 8 MiB counts as "stops growing";
 4. prints a summary and writes it as JSON (``--out``, default
-   ``bench/reliability/out/load.json``): requests and errors by kind, latency
+   ``bench/results/reliability/load.json``): requests and errors by kind, latency
    percentiles, throughput, RSS start/peak/end.
 
 Any non-2xx answer or transport error counts as an error; the exit status is 1 if there
@@ -43,7 +43,6 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +53,9 @@ from sklearn.datasets import make_classification
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.machine import machine  # noqa: E402
-from bench.reliability.server import ROOT, Server, start_server  # noqa: E402
+from bench.record import run_header, write_result  # noqa: E402
+from bench.reliability.server import Server, start_server  # noqa: E402
 
-OUT = ROOT / "bench" / "reliability" / "out" / "load.json"
 FEATURES = ["a", "b", "c", "d", "e", "f"]
 MIB = 2**20
 
@@ -279,8 +277,7 @@ def run_load(
                 "database": url.split(":")[0],
                 "auth": "on (predictor key; admin key for training)" if auth else "off",
             },
-            "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": machine(),
+            **run_header(__file__),
         }
     )
     return result
@@ -294,7 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--train-every", type=float, default=10.0)
     parser.add_argument("--database-url", default=None)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default: bench/results/reliability/load.json"
+    )
     parser.add_argument("--auth", action="store_true", help="COSTWISE_AUTH=on, keys sent")
     args = parser.parse_args(argv)
     result = run_load(
@@ -305,8 +304,11 @@ def main(argv: list[str] | None = None) -> int:
         database_url=args.database_url,
         auth=args.auth,
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    if args.out is None:
+        write_result(__file__, result, argv=argv)
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: v for k, v in result.items() if k != "error_examples"}, indent=2))
     return 1 if result["errors"] else 0
 

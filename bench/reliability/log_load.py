@@ -25,7 +25,7 @@ first's says whether it is flat).
 and off (COSTWISE_PREDICTION_LOG=false), a fresh server per phase, ``--runs`` rounds
 interleaving off and on in one run; the ratios of the median rows/s on/off are the
 log's cost. Results go to ``--out`` (default
-``bench/results/log-load-<date>-<database>[-bench].json`` and ``.md``).
+``bench/results/reliability/log_load-<database>[-bench].json`` and ``.md``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,17 +50,16 @@ from sqlalchemy.pool import NullPool
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.machine import machine  # noqa: E402
+from bench.record import command, run_header, write_result  # noqa: E402
 from bench.reliability.load import (  # noqa: E402
     _data,
     _percentiles,
-    _rss,
+    _sampler,
     _train_body,
     memory_summary,
 )
-from bench.reliability.server import ROOT, Server, start_server  # noqa: E402
+from bench.reliability.server import Server, start_server  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results"
 MIB = 2**20
 BIG_SAMPLE = 20  # outcomes sent per big request
 
@@ -164,14 +162,6 @@ async def _predictor(
                 task.add_done_callback(tally.pending_tasks.discard)
         while tally.pending_tasks:  # the client closes after its outcomes are sent
             await asyncio.gather(*list(tally.pending_tasks))
-
-
-async def _sampler(pid: int, stop: float, samples: list[tuple[float, int]]) -> None:
-    t0 = time.monotonic()
-    while time.monotonic() < stop:
-        samples.append((time.monotonic() - t0, _rss(pid)))
-        await asyncio.sleep(0.5)
-    samples.append((time.monotonic() - t0, _rss(pid)))
 
 
 async def _round(
@@ -330,8 +320,7 @@ def run_lossless(
         "log_counters": counters,
         "memory_flat": last["peak_mib"] <= first["peak_mib"] * 1.10 + 16,
         "server_log_tail": server_log[-1500:],
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
+        **run_header(__file__),
     }
 
 
@@ -383,8 +372,7 @@ def run_bench(
         "phases": phases,
         "median_rows_per_second": medians,
         "throughput_ratio_log_on_over_off": ratios,
-        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
+        **run_header(__file__),
     }
 
 
@@ -444,12 +432,14 @@ def main(argv: list[str] | None = None) -> int:
             or result["outcome_statuses"].get("unknown")
         )
     database = result["config"]["database"]
-    day = datetime.now(UTC).strftime("%Y-%m-%d")
-    out = args.out or RESULTS / f"log-load-{day}-{database}{'-bench' if args.bench else ''}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    command = "python bench/reliability/log_load.py " + " ".join(argv or sys.argv[1:])
-    out.with_suffix(".md").write_text(_markdown(result, command.strip()))
+    label = database + ("-bench" if args.bench else "")
+    text = _markdown(result, command(__file__, argv))
+    if args.out is None:
+        write_result(__file__, result, text, label=label, argv=argv)
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        args.out.with_suffix(".md").write_text(text)
     print(json.dumps({k: v for k, v in result.items() if k != "server_log_tail"}, indent=2))
     return 1 if failed else 0
 

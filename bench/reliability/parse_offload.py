@@ -17,13 +17,12 @@ server's peak RSS and that of its children (the parse worker).
 
     python bench/reliability/parse_offload.py [--before /tmp/i17-parse-before] [--rounds 2]
 
-Writes ``bench/results/parse-offload-<date>.json``.
+Writes ``bench/results/reliability/parse_offload.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 import tempfile
@@ -40,21 +39,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.machine import machine  # noqa: E402
+from bench.record import run_header, write_result  # noqa: E402
+from bench.reliability.hostile import percentiles  # noqa: E402
 from bench.reliability.server import Server, start_server  # noqa: E402
 
-RESULTS = ROOT / "bench" / "results"
 URL = "/v1/models/bench/predict"
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    v = sorted(values)
-    return {
-        "n": len(v),
-        "p50_ms": round(1000 * v[len(v) // 2], 1),
-        "p99_ms": round(1000 * v[min(len(v) - 1, int(len(v) * 0.99))], 1),
-        "max_ms": round(1000 * v[-1], 1),
-    }
 
 
 class Sampler:
@@ -153,8 +142,7 @@ def main() -> int:
         configs.append(("before", {}, args.before))
     payload = body()
     result: dict[str, Any] = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        **run_header(__file__),
         "body_mib": round(len(payload) / 2**20, 1),
         "rounds": {name: [] for name, _, _ in configs},
     }
@@ -179,10 +167,7 @@ def main() -> int:
         finally:
             for server in servers.values():
                 server.stop()
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"parse-offload-{dt.date.today().isoformat()}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"written to {path}")
+    write_result(__file__, result)
     return 0
 
 

@@ -9,15 +9,13 @@ client, same machine, same minutes) and reports latency percentiles and their ra
 
     python bench/reliability/predict_hop.py --before /tmp/i17-before
 
-Writes ``bench/results/predict-hop-<date>.json``.
+Writes ``bench/results/reliability/predict_hop.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -32,6 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.db import upgrade_to_head  # noqa: E402
+from bench.record import run_header, write_result  # noqa: E402
 from bench.reliability.server import start_server  # noqa: E402
 from bench.reliability.stall import ROW, percentile, train_body  # noqa: E402
 
@@ -88,19 +87,9 @@ def main() -> None:
     summary["ratio_mean_after_over_before"] = (
         summary["after"]["mean_ms"] / summary["before"]["mean_ms"]
     )
-    result = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}",
-        "command": " ".join(sys.argv),
-        **summary,
-    }
+    result = {**run_header(__file__), **summary}
     print(json.dumps(result, indent=1))
-    out = (
-        ROOT / "bench" / "results" / f"predict-hop-{time.strftime('%Y-%m-%d', time.gmtime())}.json"
-    )
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(out)
+    write_result(__file__, result)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ Run (a heavy run: serialise it with other load runs)::
     flock /tmp/costwise-heavy.lock .venv/bin/python bench/reliability/row_limit.py \\
         --rows 20000000 [--format csv]
 
-Writes ``bench/reliability/out/row-limit-<format>.json``.
+Writes ``bench/results/reliability/row_limit-<format>.json``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from bench.machine import machine  # noqa: E402
+from bench.record import write_result  # noqa: E402
 
 CHUNK = 250_000
 
@@ -129,16 +129,8 @@ def main() -> None:
                 r["code"] = str(code)
                 results.append(r)
                 print(json.dumps(r))
-    out = ROOT / "bench" / "reliability" / "out"
-    out.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "rows": args.rows,
-        "format": args.format,
-        "machine": machine(),
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "results": results,
-    }
-    (out / f"row-limit-{args.format}.json").write_text(json.dumps(payload, indent=2) + "\n")
+    payload = {"rows": args.rows, "format": args.format, "results": results}
+    write_result(__file__, payload, label=args.format)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ predict is a fresh 200.
     python bench/reliability/stall.py --before /tmp/before # the same against another tree
 
 Needs ``COSTWISE_TEST_DATABASE_URL`` (a PostgreSQL server where it may create and drop a
-database). Writes ``bench/results/stall-<date>[-label].json``.
+database). Writes ``bench/results/reliability/stall[-label].json``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import threading
@@ -51,6 +50,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from app.db import normalize_url, upgrade_to_head  # noqa: E402
+from bench.record import run_header, write_result  # noqa: E402
 from bench.reliability.relay import Relay  # noqa: E402
 from bench.reliability.server import Server, start_server  # noqa: E402
 
@@ -282,11 +282,8 @@ def main() -> None:
         sys.exit("COSTWISE_TEST_DATABASE_URL is not set")
     env = dict(kv.split("=", 1) for kv in args.env)
     results: dict[str, Any] = {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.node()} {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
+        **run_header(__file__),
         "source": str(args.before or ROOT),
-        "command": " ".join(sys.argv),
         "clients": args.clients,
     }
     with stall_database(server_url) as url:
@@ -308,12 +305,7 @@ def main() -> None:
                 print(json.dumps(results["held_lock"], indent=1), flush=True)
             finally:
                 server.stop()
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    suffix = f"-{args.label}" if args.label else ""
-    path = out / f"stall-{time.strftime('%Y-%m-%d', time.gmtime())}{suffix}.json"
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    print(path)
+    write_result(__file__, results, label=args.label)
 
 
 if __name__ == "__main__":

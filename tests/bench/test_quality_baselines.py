@@ -1,0 +1,184 @@
+"""The quality benchmark's core (bench/quality/baselines.py) on hand-computed values.
+
+No shared datasets needed: the decision rules, cost totals, ratios and geometric means
+are checked against values worked out by hand, and one (task, seed) unit runs end to
+end against the real app (in-process) on tiny synthetic data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+from sklearn.datasets import make_classification
+
+from app.api.main import create_app
+from app.settings import Settings
+from bench.quality import baselines as Q
+
+
+def test_bayes_binary_threshold_is_cfp_over_sum() -> None:
+    # c_fp = 1, c_fn = 10: threshold 1/11 = 0.0909...; a p exactly at the threshold is positive
+    p = np.array([0.05, 0.09, 1 / 11, 0.5, 0.95])
+    assert Q.bayes_binary(p, 1.0, 10.0).tolist() == [0, 0, 1, 1, 1]
+    # c_fp = 10, c_fn = 1: threshold 10/11 = 0.909...
+    assert Q.bayes_binary(p, 10.0, 1.0).tolist() == [0, 0, 0, 0, 1]
+    # per-row c_fn: thresholds 1/2, 1/101, 1/2, 1/2, 1/3
+    c_fn = np.array([1.0, 100.0, 1.0, 1.0, 2.0])
+    assert Q.bayes_binary(p, 1.0, c_fn).tolist() == [0, 1, 0, 1, 1]
+
+
+def test_bayes_matrix_minimises_expected_cost() -> None:
+    P = np.array([[0.5, 0.3, 0.2], [0.1, 0.2, 0.7]])
+    assert Q.bayes_matrix(P, Q.zero_one_matrix(3)).tolist() == [0, 2]
+    # misses of class 2 cost 10: row 0 expected costs 0.3+2.0=2.3, 0.5+2.0=2.5, 0.5+0.3=0.8
+    C = Q.miss10_matrix(3, 2)
+    assert C.tolist() == [[0, 1, 1], [1, 0, 1], [10, 10, 0]]
+    assert Q.bayes_matrix(P, C).tolist() == [2, 2]
+    # misses of class 0 cost 10: row 1 costs 0.2+0.7=0.9, 1.0+0.7=1.7, 1.0+0.2=1.2 -> 0
+    assert Q.bayes_matrix(P, Q.miss10_matrix(3, 0)).tolist() == [0, 0]
+
+
+def test_costs_brier_and_savings_by_hand() -> None:
+    y, d = np.array([1, 0, 1, 0]), np.array([0, 1, 1, 0])
+    assert Q.binary_cost(y, d, 3.0, 7.0) == 10.0  # one FP (3) + one FN (7)
+    assert Q.binary_cost(y, d, 3.0, np.array([100.0, 5.0, 6.0, 7.0])) == 103.0
+    C = np.array([[0.0, 2.0], [5.0, 0.0]])
+    assert Q.matrix_cost(y, d, C) == 7.0
+    assert Q.brier(np.array([0.9, 0.2, 0.6, 0.0]), y) == pytest.approx(
+        (0.01 + 0.04 + 0.16 + 0.0) / 4
+    )
+    P = np.array([[0.2, 0.8], [1.0, 0.0]])
+    assert Q.brier(P, np.array([1, 1])) == pytest.approx((0.08 + 2.0) / 2)
+    # all-negative costs 10 + 30 = 40, all-positive 2 x 5 = 10; cost 4 -> savings 0.6
+    amount = np.array([10.0, 1.0, 1.0, 30.0])
+    assert Q.savings(4.0, np.array([1, 0, 0, 1]), amount, 5.0) == pytest.approx(0.6)
+
+
+def test_ratios_and_geometric_mean() -> None:
+    assert Q.geomean([2.0, 0.5, 1.0]) == pytest.approx(1.0)
+    assert Q.geomean([1.1, 1.21]) == pytest.approx(1.1**1.5)
+    assert math.isnan(Q.geomean([]))
+    assert Q.cost_ratio(3.0, 2.0, 1.0) == 1.5
+    assert Q.cost_ratio(0.0, 0.0, 1.0) == 1.0  # both perfect
+    assert Q.cost_ratio(6.0, 0.0, 3.0) == 3.0  # two cheapest mistakes lost: (6 + 3) / 3
+    assert Q.cost_ratio(0.0, 4.0, 2.0) == pytest.approx(1 / 3)  # (0 + 2) / (4 + 2)
+    assert Q.unit_cost("1:10") == 1.0
+    assert Q.unit_cost("m", np.array([[0.0, 4.0], [2.5, 0.0]])) == 2.5
+    R = Q.random_matrix(4, "wine", 1)
+    assert np.all(np.diag(R) == 0) and R[~np.eye(4, dtype=bool)].min() >= 1.0
+    assert np.array_equal(R, Q.random_matrix(4, "wine", 1))  # same in every run
+    assert not np.array_equal(R, Q.random_matrix(4, "wine", 2))
+
+
+def _row(task: str, setting: str, seed: int, method: str, cost: float) -> dict[str, Any]:
+    return {
+        "kind": "binary",
+        "task": task,
+        "setting": setting,
+        "seed": seed,
+        "method": method,
+        "cost": cost,
+        "unit_cost": 1.0,
+    }
+
+
+def test_summary_arithmetic() -> None:
+    rows = []
+    # task a: ratios 2.0 (1:1) and 0.5 (3:1) -> task geomean 1.0
+    rows += [
+        _row("a", "1:1", 0, "costwise", 20),
+        _row("a", "1:1", 0, "logreg", 10),
+        _row("a", "1:1", 0, "ada+cal", 15),
+    ]
+    rows += [
+        _row("a", "3:1", 0, "costwise", 5),
+        _row("a", "3:1", 0, "logreg", 10),
+        _row("a", "3:1", 0, "ada+cal", 40),
+    ]
+    # task b: ratios 1.6 (1:1, best is ada+cal 10) and 4.0 (3:1, best cost 0, unit 1) -> 2.53
+    rows += [
+        _row("b", "1:1", 0, "costwise", 16),
+        _row("b", "1:1", 0, "logreg", 12),
+        _row("b", "1:1", 0, "ada+cal", 10),
+    ]
+    rows += [
+        _row("b", "3:1", 0, "costwise", 3),
+        _row("b", "3:1", 0, "logreg", 0),
+        _row("b", "3:1", 0, "ada+cal", 2),
+    ]
+    s = Q.summarise(rows, "binary")
+    assert s["n"] == 4 and s["n_tasks"] == 2
+    assert s["geomean"] == pytest.approx((2.0 * 0.5 * 1.6 * 4.0) ** 0.25)
+    assert s["per_task"]["a"] == pytest.approx(1.0)
+    assert s["per_task"]["b"] == pytest.approx(math.sqrt(6.4))
+    assert s["within_5pct"] == 1 and s["above_1_3"] == ["b"]
+    assert s["worst_task"][0] == "b" and s["worst_setting"][0] == "1:1"
+    assert s["per_setting"]["3:1"] == pytest.approx(math.sqrt(0.5 * 4.0))
+    assert s["zero_best"] == 1
+    assert s["worst_single"]["ratio"] == pytest.approx(4.0)
+    assert s["best_baseline_counts"] == {"logreg": 3, "ada+cal": 1}
+    # against logreg alone: 2.0, 0.5, 16/12, 4.0
+    assert s["vs_each_baseline"]["logreg"] == pytest.approx((2.0 * 0.5 * 16 / 12 * 4.0) ** 0.25)
+    assert not s["goal_geomean_met"] and not s["goal_worst_met"]
+
+
+@pytest.fixture
+def cw_client(tmp_path: Path) -> Iterator[Q.CostwiseClient]:
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'r.db'}", auto_migrate=True)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        yield Q.CostwiseClient(c)
+
+
+def test_one_unit_end_to_end_through_the_api(cw_client: Q.CostwiseClient) -> None:
+    X, y = make_classification(n_samples=240, n_features=5, random_state=3, weights=[0.7])
+    unit = Q.Unit("binary", "tiny", "tiny", seed=1)
+    res = Q.run_unit(unit, X, y, cw_client, {"n_estimators": 20}, baselines=("logreg",))
+    rows = res["rows"]
+    assert res["costwise"]["config"] == '{"n_estimators": 20}'
+    assert {(r["method"], r["setting"]) for r in rows} == {
+        (m, Q.ratio_label(a, b)) for m in ("costwise", "logreg") for a, b in Q.RATIOS
+    }
+    assert all(r["n_test"] == 72 and r["n_train"] == 168 for r in rows)
+    # costwise's decisions (from the service) are the Bayes rule on its own probabilities
+    idx = np.arange(len(y))
+    _, ite, _, yte = Q.stratified_split(idx, y, Q.TEST_SIZE, unit.seed)
+    resp = cw_client.predict(Q._model_name(unit.key), X[ite], costs={"c_fp": 1, "c_fn": 3})
+    _, P = Q._decisions(resp)
+    expect = Q.binary_cost(yte, Q.bayes_binary(P[:, 1], 1.0, 3.0), 1.0, 3.0)
+    got = next(r for r in rows if r["method"] == "costwise" and r["setting"] == "1:3")
+    assert got["cost"] == expect
+    assert got["brier"] == pytest.approx(Q.brier(P[:, 1], yte))
+    assert got["fit_s"] > 0
+
+
+def test_multiclass_default_refusal_is_recorded_then_ovr(cw_client: Q.CostwiseClient) -> None:
+    X, y = make_classification(
+        n_samples=240, n_features=6, n_informative=4, n_classes=3, random_state=4
+    )
+    unit = Q.Unit("multiclass", "tiny3", "tiny3", seed=0)
+    res = Q.run_unit(unit, X, y, cw_client, {"n_estimators": 10}, baselines=("logreg",))
+    settings = {r["setting"] for r in res["rows"] if r["method"] == "costwise"}
+    assert settings == set(Q.MATRICES)
+    info = res["costwise"]
+    if info["refusal"] is not None:  # today's default: 'adaboost' needs two classes
+        assert "422" in info["refusal"] and "ovr_adaboost" in info["config"]
+    for r in res["rows"]:
+        assert r["cost"] >= 0 and 0 <= r["brier"] <= 2
+
+
+def test_docs_section_replaced_in_place_other_text_kept(tmp_path: Path) -> None:
+    doc = tmp_path / "benchmarks.md"
+    doc.write_text("# Benchmarks\n\n## Speed\n\nsomeone else's section\n")
+    Q.update_docs(doc, "default", "first")
+    Q.update_docs(doc, "tree", "other label")
+    Q.update_docs(doc, "default", "second")
+    text = doc.read_text()
+    assert "someone else's section" in text and "other label" in text
+    assert "second" in text and "first" not in text
+    assert text.count("bench_quality:default:begin") == 1
