@@ -47,7 +47,7 @@ from models.multiclass.samme import SAMME
 __all__ = ["MULTINOMIAL_L2", "AutoCalibratedBoosting", "AutoCalibratedMulticlass", "AutoCapacity"]
 
 MULTINOMIAL_L2 = 0.1
-"""Ridge of the multinomial map's K x K weights (bench/bench_multiclass_calibration.py)."""
+"""Ridge of the multinomial map's K x K weights (bench/quality/multiclass_calibration.py)."""
 
 
 class Vocabulary:

@@ -17,7 +17,7 @@ and scipy kernels (and numba kernels compiled ``nogil``) that release the GIL, t
 models stay in memory (nothing is pickled), the progress/cancellation callback of
 :mod:`models.boosting.progress` reaches every fit (each worker runs in a copy of the caller's
 context), and a process pool would copy the training matrix to every worker.
-``bench/bench_crossfit.py`` measures threads against joblib's process pool (loky).
+``bench/training/crossfit.py`` measures threads against joblib's process pool (loky).
 
 Every fit gets its own estimator (a fresh clone with its own seed), so the fitted
 models are bit-identical whatever ``n_jobs`` is; the progress of the parallel fits is

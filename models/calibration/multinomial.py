@@ -13,7 +13,7 @@ see each class's score alone and are coupled only by the final normalisation, so
 probabilities they give need not be calibrated jointly (the normalisation changes
 every class's probability); a softmax map is fitted on the joint likelihood and
 can use the other classes' votes (a row whose votes split between classes 1 and 2 is
-informative about class 0). ``bench/bench_multiclass_calibration.py`` measures both
+informative about class 0). ``bench/quality/multiclass_calibration.py`` measures both
 on the same out-of-fold scores.
 
 Prediction is batch-invariant: the logits are accumulated column by column with

@@ -18,7 +18,7 @@ is the same quantity with the fold-to-fold noise averaged out.
 Why the mean of the scores and not the mean of the calibrated fold probabilities
 ``(1 / k) sum_i g(s_i(x))`` (scikit-learn's ``CalibratedClassifierCV(ensemble=True)``,
 there with one map per fold): measured on the 29 two-class tasks of
-``bench/bench_quality.py`` (3 seeds, in process: ``bench/bench_fold_ensemble.py``,
+``bench/quality/baselines.py`` (3 seeds, in process: ``bench/quality/fold_ensemble.py``,
 results in ``bench/results/fold-ensemble-2026-11-25.md``), geometric mean of cost /
 best baseline 1.032 for the mean of the scores, 1.058 for the mean of the calibrated
 probabilities, 1.194 with one map per fold (each fitted on one fold's rows only) and

@@ -58,9 +58,9 @@ def default_ridge(n_samples: int) -> float:
 
     With uniform weights this is scikit-learn's ``LogisticRegression()`` default (``C = 1``:
     ``sum_i loss_i + |w|^2 / 2``, divided by ``n``) on standardised features, the logistic
-    regression baseline of ``bench/bench_quality.py``. It keeps the direction finite on
+    regression baseline of ``bench/quality/baselines.py``. It keeps the direction finite on
     separable data and shrinks it more on small data. Measured against a fixed ``1e-3``
-    (``bench/bench_oblique.py``: oblique-only capacity search, 3 splits 70/30, mean test
+    (``bench/quality/oblique.py``: oblique-only capacity search, 3 splits 70/30, mean test
     Brier score summed over classes): wine (3 classes) 0.051 -> 0.037, wine:2-vs-rest 0.025 -> 0.023, wdbc
     0.078 -> 0.069, vehicle:3-vs-rest 0.060 -> 0.059, vehicle:2-vs-rest 0.260 -> 0.259;
     worse on wine:0-vs-rest 0.014 -> 0.019 and pima 0.327 -> 0.331.

@@ -18,7 +18,7 @@ Used by ``costwise serve`` (and so by the Dockerfile and the compose file) throu
 uvicorn's ``http=`` option, with ``timeout_keep_alive`` and ``limit_concurrency``: see
 :func:`uvicorn_options`. It extends uvicorn's httptools protocol (C parser; installed by
 ``uvicorn[standard]``): a guard on the pure-Python h11 protocol cost the single-row
-predict about 0.4 ms of its 1.1 ms p50 in bench/bench_service.py (1.09 ms h11 vs 0.68 ms
+predict about 0.4 ms of its 1.1 ms p50 in bench/serving/service.py (1.09 ms h11 vs 0.68 ms
 before the guard), and was removed. httptools has no head-size option, so the protocol
 counts the bytes of an incomplete head itself and answers 400 past
 ``COSTWISE_MAX_HEADER_BYTES``.

@@ -217,7 +217,7 @@ def columns_of(entries: Sequence[LogEntry]) -> dict[str, list[Any]]:
     values a request shares (model, version, time, cost setting, its cost matrix and
     priors) are serialised once per distinct value and repeated. 10,000 rows of two
     classes in one entry: ~2 ms (~0.2 us per row); 2,000 single-row entries: about 3x
-    less than one pass per entry (bench/bench_prediction_log.py measures the writer)."""
+    less than one pass per entry (bench/serving/prediction_log.py measures the writer)."""
     cols: dict[str, list[Any]] = {c: [] for c in LOG_COLUMNS}
     start = 0
     while start < len(entries):
