@@ -65,7 +65,9 @@ def versions(*packages: str) -> dict[str, str]:
 def heading(title: str, result: dict[str, Any]) -> list[str]:
     """A result table's first lines: the title and date, the machine (with the library
     ``versions`` the result records) and the command."""
-    libs = "".join(f", {name} {v}" for name, v in result.get("versions", {}).items())
+    libs = "".join(
+        f", {name} {v}" for name, v in result.get("versions", {}).items() if name != "python"
+    )  # the machine names Python
     return [
         f"# {title} ({result['date']})",
         "",
