@@ -356,7 +356,7 @@ def markdown(table: list[dict[str, Any]], args: argparse.Namespace) -> str:
         ),
         "",
         "What `GET /v1/models/{name}/monitoring` said of the test rows served by each "
-        "version, their outcomes reported: calibration alarms (Spiegelhalter p < 0.01) out "
+        "version, their outcomes reported: calibration alarms (`calibration_alarm`) out "
         "of the seeds, and realised / expected cost:",
         "",
         md_table(
