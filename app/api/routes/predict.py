@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
-from app.api.bodies.parsing import Limits, PredictInput, predict_input
+from app.api.bodies.parsing import Limits, predict_input
 from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
 from app.api.errors import validation_errors
 from app.api.responses import FastJSONResponse
@@ -25,6 +25,7 @@ from app.api.schemas import (
     RowsRequest,
 )
 from app.services.prediction.predictor import Prediction
+from app.services.prediction.request import DecisionRequest
 
 router = APIRouter(
     prefix="/v1",
@@ -75,7 +76,7 @@ RowsBody = Annotated[Body, Depends(ROWS_BODY)]
 
 async def _parse(
     body: Body, services: Services, model: type[RowsRequest]
-) -> PredictInput | FastJSONResponse:
+) -> DecisionRequest | FastJSONResponse:
     """One pass from bytes to checked input (pydantic-core's JSON parser). A large body
     is parsed in a worker process (:mod:`app.api.bodies.parse_pool`), after a count of its rows
     and values (:mod:`app.api.bodies.scan`): the event loop never waits for it."""
@@ -104,15 +105,7 @@ async def predict(name: ModelName, body: RowsBody, services: ServicesDep) -> Any
     req = await _parse(body, services, PredictRequest)
     if isinstance(req, FastJSONResponse):
         return req
-    call = partial(
-        services.predictor.predict,
-        name,
-        req.rows,
-        req.costs,
-        version=req.version,
-        alias=req.alias,
-        ids=req.ids,
-    )
+    call = partial(services.predictor.predict, name, req)
     # Always in the thread pool, even a 1-row request: resolving the version reads the
     # database, and a stalled database must never hold the event loop (a thread hop
     # costs ~0.1 ms). The response is rendered in the same hop (100,000 rows: ~0.1 s).
@@ -157,16 +150,7 @@ async def evaluate(name: ModelName, body: RowsBody, services: ServicesDep) -> An
     req = await _parse(body, services, EvaluateRequest)
     if isinstance(req, FastJSONResponse):
         return req
-    evaluate = partial(
-        services.predictor.evaluate,
-        name,
-        req.rows,
-        req.labels or [],
-        req.costs,
-        version=req.version,
-        alias=req.alias,
-    )
-    e = await in_prediction_thread(services, evaluate)
+    e = await in_prediction_thread(services, partial(services.predictor.evaluate, name, req))
     m = e.metrics
     n_rows = int(m.confusion.sum())
     services.metrics.rows.labels(name).inc(n_rows)
