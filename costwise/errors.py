@@ -4,18 +4,27 @@ Every error the service answers has the body ``{"detail", "code", "field"}``; th
 client raises the subclass of :class:`CostwiseError` that matches the HTTP status,
 carrying those fields. A body that is not JSON (a proxy's HTML page, an empty body)
 still gives a :class:`CostwiseError` with ``code`` derived from the status.
+
+:data:`ERROR_CODES` is the one list of the service's error codes (code, status on
+``/v1`` and on ``/v2``, client exception, meaning): the service's error translation of
+both doors (``app.api.errors``, ``app.api.v2.errors``), this client's exceptions and the
+error table of docs/api.md (``scripts/errors_table.py``) are derived from it. It lives
+here because the client stands alone (httpx and the standard library only).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 __all__ = [
+    "ERROR_CODES",
     "Conflict",
     "CostwiseError",
+    "ErrorCode",
     "Forbidden",
     "InvalidArgument",
     "JobTimeout",
@@ -102,27 +111,112 @@ class JobTimeout(CostwiseError, TimeoutError):
     """:meth:`wait_for_job` gave up before the job finished (the job goes on)."""
 
 
-_BY_STATUS: dict[int, type[CostwiseError]] = {
-    400: InvalidArgument,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: PayloadTooLarge,
-    422: InvalidArgument,
-    503: Unavailable,
-}
-_CODE_BY_STATUS = {
-    400: "MALFORMED_REQUEST",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    409: "CONFLICT",
-    413: "PAYLOAD_TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-    422: "INVALID_ARGUMENT",
-    503: "UNAVAILABLE",
-}
+@dataclass(frozen=True)
+class ErrorCode:
+    """One error code of the service: its HTTP status and what it means."""
+
+    code: str
+    status: int  # on /v1 (and on /v2 unless v2_status says otherwise)
+    exception: type[CostwiseError]  # what this client raises for that status
+    meaning: str  # when the service answers it (the docs' table)
+    v2_status: int | None = None  # the Open Inference Protocol's status, when different
+    bare: bool = False  # the code a bare status gets (no JSON body, a framework's error)
+    operator: bool = False  # logged by the service although not a 5xx
+
+    @property
+    def statuses(self) -> tuple[int, ...]:
+        return (self.status,) if self.v2_status is None else (self.status, self.v2_status)
+
+
+ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode(
+        "INVALID_ARGUMENT", 422, InvalidArgument,
+        "a field, row or cost is wrong (the detail names it and what was expected); on /v2 "
+        "a 400, as the Open Inference Protocol expects",
+        v2_status=400, bare=True,
+    ),
+    ErrorCode(
+        "MALFORMED_REQUEST", 400, InvalidArgument, "the body is not valid JSON", bare=True
+    ),
+    ErrorCode(
+        "NOT_FOUND", 404, NotFound, "unknown model, version, alias, job or plot", bare=True
+    ),
+    ErrorCode(
+        "METHOD_NOT_ALLOWED", 405, CostwiseError,
+        "the path does not take this method (header `Allow`)", bare=True,
+    ),
+    ErrorCode("ALREADY_EXISTS", 409, Conflict, "the name exists already"),
+    ErrorCode(
+        "CONFLICT", 409, Conflict,
+        "the state does not allow it (e.g. the job has finished, the output exists)", bare=True,
+    ),
+    ErrorCode(
+        "PAYLOAD_TOO_LARGE", 413, PayloadTooLarge,
+        "body, rows, features or items over a limit (the detail names it; see \"Body limits\" "
+        "below)",
+        bare=True,
+    ),
+    ErrorCode(
+        "UNSUPPORTED_MEDIA_TYPE", 415, CostwiseError,
+        "a body that is not JSON (training: neither JSON nor multipart)", bare=True,
+    ),
+    ErrorCode(
+        "UNAUTHORIZED", 401, Unauthorized,
+        "authentication is on and the API key is missing, unknown or revoked (header "
+        "`WWW-Authenticate: Bearer`)",
+        bare=True,
+    ),
+    ErrorCode(
+        "FORBIDDEN", 403, Forbidden,
+        "the API key is valid but its role does not allow the operation", bare=True,
+    ),
+    ErrorCode(
+        "TRAINING_TIME_LIMIT", 422, InvalidArgument,
+        "the training ran longer than `COSTWISE_MAX_TRAINING_SECONDS` and was stopped; "
+        "nothing was registered (`limit` holds the value)",
+        v2_status=400,
+    ),
+    ErrorCode(
+        "BATCH_TIME_LIMIT", 422, InvalidArgument,
+        "(on the job) a batch decision job ran longer than `COSTWISE_MAX_JOB_SECONDS` and "
+        "was stopped; no output was left",
+    ),
+    ErrorCode(
+        "JOB_ABANDONED", 503, Unavailable,
+        "(on the job) its worker stopped answering and the job ran out of attempts",
+    ),
+    ErrorCode(
+        "ARTIFACT_CORRUPTED", 409, Conflict,
+        "the served version's stored artifact, or the base artifact whose booster a "
+        "recalibrated version shares, fails its sha256 check; it is never used and the "
+        "detail names the version whose artifact is broken (a retry cannot help: move the "
+        "alias to an intact version, retrain, or restore the artifact)",
+        operator=True,
+    ),
+    ErrorCode(
+        "SCHEMA_OUT_OF_DATE", 503, Unavailable,
+        "the database schema is not at the migrations' head (run `costwise db upgrade`)",
+    ),
+    ErrorCode(
+        "UNAVAILABLE", 503, Unavailable,
+        "the database cannot be reached, a statement ran past `COSTWISE_DB_TIMEOUT`, or a "
+        "per-process cap is full (synchronous trainings, large requests, monitoring "
+        "reports: with `Retry-After`); or (predict, with `Retry-After`) the prediction "
+        "log's queue stayed full for `COSTWISE_PREDICTION_LOG_WAIT_SECONDS`: the request "
+        "was not answered, retry it",
+        bare=True,
+    ),
+    ErrorCode(
+        "MISCONFIGURED", 500, ServerError,
+        "the configuration is unsafe or incomplete (the service refuses to start)",
+    ),
+    ErrorCode(
+        "INTERNAL", 500, ServerError,
+        "an unexpected error; the request was not applied (the service logs it)",
+    ),
+)  # fmt: skip
+_BY_STATUS = {s: e.exception for e in ERROR_CODES for s in e.statuses}
+_CODE_BY_STATUS = {e.status: e.code for e in ERROR_CODES if e.bare}
 
 
 def error_class(status: int) -> type[CostwiseError]:
