@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.responses import FastJSONResponse
+from app.api.schemas import ErrorResponse
 from app.errors import ServiceError
 from costwise.errors import ERROR_CODES
 
@@ -31,6 +32,18 @@ log = logging.getLogger(__name__)
 STATUS_BY_CODE: dict[str, int] = {e.code: e.status for e in ERROR_CODES}
 OPERATOR_CODES = frozenset(e.code for e in ERROR_CODES if e.operator)  # logged, not 5xx
 _HTTP_CODES = {e.status: e.code for e in ERROR_CODES if e.bare}  # a framework's HTTP error
+
+
+def error_responses(
+    *statuses: int, described: dict[int, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` of error statuses (the error body), ``described`` ones with
+    their description."""
+    described = described or {}
+    return {
+        s: {"model": ErrorResponse, **({"description": described[s]} if s in described else {})}
+        for s in sorted({*statuses, *described})
+    }
 
 
 def error_response(
