@@ -8,7 +8,8 @@ from fastapi import APIRouter, Depends, Response
 
 from app.api.bodies.limits import JsonBody
 from app.api.deps import ModelName, ServicesDep
-from app.api.schemas import BatchRequestIn, ErrorResponse, JobOut
+from app.api.errors import error_responses
+from app.api.schemas import BatchRequestIn, JobOut
 from app.services.batch.scoring import BatchCosts
 from app.services.batch.service import BatchRequest
 
@@ -46,16 +47,18 @@ BATCH_BODY = JsonBody(BatchRequestIn, max_bytes=4 * 1024 * 1024)
     "output directory, which appears only once complete. Answers 202 with the job "
     "(`Location: /v1/jobs/{id}`); its `result` holds the summary. Bad references, columns "
     "or costs are answered at once (4xx) and no job is created.",
-    responses={
-        400: {"model": ErrorResponse},
-        403: {"model": ErrorResponse, "description": "A path outside the allowed roots."},
-        404: {"model": ErrorResponse},
-        409: {"model": ErrorResponse, "description": "The output exists already."},
-        413: {"model": ErrorResponse, "description": "A body over 4 MiB."},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    responses=error_responses(
+        400,
+        404,
+        415,
+        422,
+        503,
+        described={
+            403: "A path outside the allowed roots.",
+            409: "The output exists already.",
+            413: "A body over 4 MiB.",
+        },
+    ),  # fmt: skip
     openapi_extra=BATCH_BODY.openapi(),
 )
 async def create_batch(

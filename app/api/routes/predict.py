@@ -14,10 +14,9 @@ from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
 from app.api.bodies.parsing import Limits, predict_input
 from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
-from app.api.errors import validation_errors
+from app.api.errors import error_responses, validation_errors
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
-    ErrorResponse,
     EvaluateRequest,
     EvaluateResponse,
     PredictRequest,
@@ -30,18 +29,17 @@ from app.services.prediction.request import DecisionRequest
 router = APIRouter(
     prefix="/v1",
     tags=["prediction"],
-    responses={
-        400: {"model": ErrorResponse},
-        404: {"model": ErrorResponse},
-        409: {
-            "model": ErrorResponse,
-            "description": "ARTIFACT_CORRUPTED: the version's stored artifact (or the base "
-            "artifact whose booster it shares) fails its checks; it is never used.",
+    responses=error_responses(
+        400,
+        404,
+        413,
+        422,
+        503,
+        described={
+            409: "ARTIFACT_CORRUPTED: the version's stored artifact (or the base artifact "
+            "whose booster it shares) fails its checks; it is never used."
         },
-        413: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    ),  # fmt: skip
 )
 
 

@@ -13,8 +13,8 @@ from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
 from app.api.bodies.scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
-from app.api.errors import validation_errors
-from app.api.schemas import MAX_INT, ErrorResponse, RecalibrationRequest, VersionOut
+from app.api.errors import error_responses, validation_errors
+from app.api.schemas import MAX_INT, RecalibrationRequest, VersionOut
 from app.api.time_window import utc_window
 from app.errors import InvalidArgument
 from app.services.common.inputs import features_matrix
@@ -97,15 +97,9 @@ def recalibration_input(body: bytes, settings: Settings, large: bool) -> Recalib
     "features, labels that are not the model's classes, too few labelled rows or one "
     "class only, or a window without labelled predictions; nothing is registered then. "
     "Role: admin.",
-    responses={
-        400: {"model": ErrorResponse},
-        404: {"model": ErrorResponse},
-        409: {"model": ErrorResponse, "description": "The parent's artifact is corrupted."},
-        413: {"model": ErrorResponse},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    responses=error_responses(
+        400, 404, 413, 415, 422, 503, described={409: "The parent's artifact is corrupted."}
+    ),
     openapi_extra={
         "requestBody": {
             "required": True,

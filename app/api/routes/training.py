@@ -14,10 +14,9 @@ from app.api.bodies.parse_pool import BodyInvalid, ParsePool
 from app.api.bodies.parsing import JSON, media_type
 from app.api.bodies.scan import refuse_oversized
 from app.api.deps import ModelName, ServicesDep
-from app.api.errors import validation_errors
+from app.api.errors import error_responses, validation_errors
 from app.api.schemas import (
     DatasetTrainingRequest,
-    ErrorResponse,
     JobOut,
     TrainingParams,
     TrainingRequest,
@@ -189,11 +188,9 @@ ModeQuery = Annotated[
     openapi_extra=_OPENAPI,
     responses={
         202: {"model": JobOut, "description": "Training job created (poll `Location`)."},
-        400: {"model": ErrorResponse},
-        413: {"model": ErrorResponse},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse, "description": "Busy (Retry-After) or unavailable."},
+        **error_responses(
+            400, 413, 415, 422, described={503: "Busy (Retry-After) or unavailable."}
+        ),
     },
 )
 async def create_version(
