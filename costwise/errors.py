@@ -15,7 +15,7 @@ here because the client stands alone (httpx and the standard library only).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import httpx
@@ -118,6 +118,7 @@ class ErrorCode:
     code: str
     status: int  # on /v1 (and on /v2 unless v2_status says otherwise)
     exception: type[CostwiseError]  # what this client raises for that status
+    _: KW_ONLY
     meaning: str  # when the service answers it (the docs' table)
     v2_status: int | None = None  # the Open Inference Protocol's status, when different
     bare: bool = False  # the code a bare status gets (no JSON body, a framework's error)
@@ -128,92 +129,26 @@ class ErrorCode:
         return (self.status,) if self.v2_status is None else (self.status, self.v2_status)
 
 
+# one line per code, as the table it is: code, status on /v1, client exception, then flags
 ERROR_CODES: tuple[ErrorCode, ...] = (
-    ErrorCode(
-        "INVALID_ARGUMENT", 422, InvalidArgument,
-        "a field, row or cost is wrong (the detail names it and what was expected); on /v2 "
-        "a 400, as the Open Inference Protocol expects",
-        v2_status=400, bare=True,
-    ),
-    ErrorCode(
-        "MALFORMED_REQUEST", 400, InvalidArgument, "the body is not valid JSON", bare=True
-    ),
-    ErrorCode(
-        "NOT_FOUND", 404, NotFound, "unknown model, version, alias, job or plot", bare=True
-    ),
-    ErrorCode(
-        "METHOD_NOT_ALLOWED", 405, CostwiseError,
-        "the path does not take this method (header `Allow`)", bare=True,
-    ),
-    ErrorCode("ALREADY_EXISTS", 409, Conflict, "the name exists already"),
-    ErrorCode(
-        "CONFLICT", 409, Conflict,
-        "the state does not allow it (e.g. the job has finished, the output exists)", bare=True,
-    ),
-    ErrorCode(
-        "PAYLOAD_TOO_LARGE", 413, PayloadTooLarge,
-        "body, rows, features or items over a limit (the detail names it; see \"Body limits\" "
-        "below)",
-        bare=True,
-    ),
-    ErrorCode(
-        "UNSUPPORTED_MEDIA_TYPE", 415, CostwiseError,
-        "a body that is not JSON (training: neither JSON nor multipart)", bare=True,
-    ),
-    ErrorCode(
-        "UNAUTHORIZED", 401, Unauthorized,
-        "authentication is on and the API key is missing, unknown or revoked (header "
-        "`WWW-Authenticate: Bearer`)",
-        bare=True,
-    ),
-    ErrorCode(
-        "FORBIDDEN", 403, Forbidden,
-        "the API key is valid but its role does not allow the operation", bare=True,
-    ),
-    ErrorCode(
-        "TRAINING_TIME_LIMIT", 422, InvalidArgument,
-        "the training ran longer than `COSTWISE_MAX_TRAINING_SECONDS` and was stopped; "
-        "nothing was registered (`limit` holds the value)",
-        v2_status=400,
-    ),
-    ErrorCode(
-        "BATCH_TIME_LIMIT", 422, InvalidArgument,
-        "(on the job) a batch decision job ran longer than `COSTWISE_MAX_JOB_SECONDS` and "
-        "was stopped; no output was left",
-    ),
-    ErrorCode(
-        "JOB_ABANDONED", 503, Unavailable,
-        "(on the job) its worker stopped answering and the job ran out of attempts",
-    ),
-    ErrorCode(
-        "ARTIFACT_CORRUPTED", 409, Conflict,
-        "the served version's stored artifact, or the base artifact whose booster a "
-        "recalibrated version shares, fails its sha256 check; it is never used and the "
-        "detail names the version whose artifact is broken (a retry cannot help: move the "
-        "alias to an intact version, retrain, or restore the artifact)",
-        operator=True,
-    ),
-    ErrorCode(
-        "SCHEMA_OUT_OF_DATE", 503, Unavailable,
-        "the database schema is not at the migrations' head (run `costwise db upgrade`)",
-    ),
-    ErrorCode(
-        "UNAVAILABLE", 503, Unavailable,
-        "the database cannot be reached, a statement ran past `COSTWISE_DB_TIMEOUT`, or a "
-        "per-process cap is full (synchronous trainings, large requests, monitoring "
-        "reports: with `Retry-After`); or (predict, with `Retry-After`) the prediction "
-        "log's queue stayed full for `COSTWISE_PREDICTION_LOG_WAIT_SECONDS`: the request "
-        "was not answered, retry it",
-        bare=True,
-    ),
-    ErrorCode(
-        "MISCONFIGURED", 500, ServerError,
-        "the configuration is unsafe or incomplete (the service refuses to start)",
-    ),
-    ErrorCode(
-        "INTERNAL", 500, ServerError,
-        "an unexpected error; the request was not applied (the service logs it)",
-    ),
+    ErrorCode("INVALID_ARGUMENT", 422, InvalidArgument, v2_status=400, bare=True, meaning="a field, row or cost is wrong (the detail names it and what was expected); on /v2 a 400, as the Open Inference Protocol expects"),
+    ErrorCode("MALFORMED_REQUEST", 400, InvalidArgument, bare=True, meaning="the body is not valid JSON"),
+    ErrorCode("NOT_FOUND", 404, NotFound, bare=True, meaning="unknown model, version, alias, job or plot"),
+    ErrorCode("METHOD_NOT_ALLOWED", 405, CostwiseError, bare=True, meaning="the path does not take this method (header `Allow`)"),
+    ErrorCode("ALREADY_EXISTS", 409, Conflict, meaning="the name exists already"),
+    ErrorCode("CONFLICT", 409, Conflict, bare=True, meaning="the state does not allow it (e.g. the job has finished, the output exists)"),
+    ErrorCode("PAYLOAD_TOO_LARGE", 413, PayloadTooLarge, bare=True, meaning='body, rows, features or items over a limit (the detail names it; see "Body limits" below)'),
+    ErrorCode("UNSUPPORTED_MEDIA_TYPE", 415, CostwiseError, bare=True, meaning="a body that is not JSON (training: neither JSON nor multipart)"),
+    ErrorCode("UNAUTHORIZED", 401, Unauthorized, bare=True, meaning="authentication is on and the API key is missing, unknown or revoked (header `WWW-Authenticate: Bearer`)"),
+    ErrorCode("FORBIDDEN", 403, Forbidden, bare=True, meaning="the API key is valid but its role does not allow the operation"),
+    ErrorCode("TRAINING_TIME_LIMIT", 422, InvalidArgument, v2_status=400, meaning="the training ran longer than `COSTWISE_MAX_TRAINING_SECONDS` and was stopped; nothing was registered (`limit` holds the value)"),
+    ErrorCode("BATCH_TIME_LIMIT", 422, InvalidArgument, meaning="(on the job) a batch decision job ran longer than `COSTWISE_MAX_JOB_SECONDS` and was stopped; no output was left"),
+    ErrorCode("ARTIFACT_CORRUPTED", 409, Conflict, operator=True, meaning="the version's stored artifact (or the base artifact a recalibrated version shares) fails its sha256 check; it is never used, the detail names the version (no retry helps: move the alias to an intact version, retrain, or restore the artifact)"),
+    ErrorCode("SCHEMA_OUT_OF_DATE", 503, Unavailable, meaning="the database schema is not at the migrations' head (run `costwise db upgrade`)"),
+    ErrorCode("JOB_ABANDONED", 503, Unavailable, meaning="(on the job) its worker stopped answering and the job ran out of attempts"),
+    ErrorCode("UNAVAILABLE", 503, Unavailable, bare=True, meaning="the database is unreachable or a statement ran past `COSTWISE_DB_TIMEOUT`; or a per-process cap (trainings, large requests, monitoring reports) or the prediction log's queue stayed full (`COSTWISE_PREDICTION_LOG_WAIT_SECONDS`): retry after `Retry-After`"),
+    ErrorCode("MISCONFIGURED", 500, ServerError, meaning="the configuration is unsafe or incomplete (the service refuses to start)"),
+    ErrorCode("INTERNAL", 500, ServerError, meaning="an unexpected error; the request was not applied (the service logs it)"),
 )  # fmt: skip
 _BY_STATUS = {s: e.exception for e in ERROR_CODES for s in e.statuses}
 _CODE_BY_STATUS = {e.status: e.code for e in ERROR_CODES if e.bare}

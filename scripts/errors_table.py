@@ -26,9 +26,5 @@ def error_table() -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    return doc_tables.main("api.md", "errors", error_table(), "errors_table.py")
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(doc_tables.main("api.md", "errors", error_table(), "errors_table.py"))
