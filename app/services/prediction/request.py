@@ -20,6 +20,9 @@ from app.services.decisions.request_costs import Costs, CostSetting, cost_settin
 
 __all__ = ["CostRequest", "DecisionRequest", "Rows"]
 
+#: the forms a cost setting may take: fields of CostRequest, arguments of cost_setting
+COST_FORMS = ("costs", "cost_matrix", "row_costs", "cost_array", "cost_layout")
+
 
 @dataclass(frozen=True)
 class Rows:
@@ -55,16 +58,8 @@ class CostRequest:
 
     def setting(self, n_rows: int, n_classes: int) -> CostSetting:
         """The validated cost setting of ``n_rows`` rows of a ``n_classes``-class model."""
-        return cost_setting(
-            n_rows,
-            n_classes,
-            costs=self.costs,
-            cost_matrix=self.cost_matrix,
-            row_costs=self.row_costs,
-            cost_array=self.cost_array,
-            cost_layout=self.cost_layout,
-            field=self.cost_field,
-        )
+        forms = {name: getattr(self, name) for name in COST_FORMS}
+        return cost_setting(n_rows, n_classes, field=self.cost_field, **forms)
 
 
 @dataclass(frozen=True)
