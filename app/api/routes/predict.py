@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
-from app.api.bodies.parsing import Limits, predict_input
+from app.api.bodies.parsing import predict_input
+from app.api.bodies.scan import Limits
 from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
 from app.api.errors import error_responses, validation_errors
-from app.api.responses import FastJSONResponse
 from app.api.schemas import (
     EvaluateRequest,
     EvaluateResponse,
@@ -23,7 +23,7 @@ from app.api.schemas import (
     PredictResponse,
     RowsRequest,
 )
-from app.services.prediction.predictor import Prediction
+from app.services.prediction.predictor import Prediction, Predictor
 from app.services.prediction.request import DecisionRequest
 
 router = APIRouter(
@@ -72,19 +72,33 @@ ROWS_BODY = RouteBody()
 RowsBody = Annotated[Body, Depends(ROWS_BODY)]
 
 
-async def _parse(
-    body: Body, services: Services, model: type[RowsRequest]
-) -> DecisionRequest | FastJSONResponse:
-    """One pass from bytes to checked input (pydantic-core's JSON parser). A large body
-    is parsed in a worker process (:mod:`app.api.bodies.parse_pool`), after a count of its rows
-    and values (:mod:`app.api.bodies.scan`): the event loop never waits for it."""
+async def _decided(
+    name: str,
+    body: Body,
+    services: Services,
+    model: type[RowsRequest],
+    answer: Callable[[Predictor, str, DecisionRequest], tuple[int, Any]],
+) -> Any:
+    """Parse the body in one pass from bytes to a checked request (pydantic-core's JSON
+    parser; a large body in a worker process, :mod:`app.api.bodies.parse_pool`, after a
+    count of its rows and values, :mod:`app.api.bodies.scan`: the event loop never waits
+    for it), then ``answer`` it in a prediction thread and count its rows.
+
+    Always in the thread pool, even a 1-row request: resolving the version reads the
+    database, and a stalled database must never hold the event loop (a thread hop costs
+    ~0.1 ms). The response is rendered in the same hop (100,000 rows: ~0.1 s)."""
     limits = Limits.of(services.settings)
     try:
-        return await parse_body(services.parsing, predict_input, body, model, limits)
+        req = await parse_body(services.parsing, predict_input, body, model, limits)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
     except BodyInvalid as exc:
         return validation_errors(exc.errors)
+    n_rows, response = await in_prediction_thread(
+        services, partial(answer, services.predictor, name, req)
+    )
+    services.metrics.rows.labels(name).inc(n_rows)
+    return response
 
 
 @router.post(
@@ -100,29 +114,26 @@ async def _parse(
     "probability of `classes[1]` is >= its `threshold`.",
 )
 async def predict(name: ModelName, body: RowsBody, services: ServicesDep) -> Any:
-    req = await _parse(body, services, PredictRequest)
-    if isinstance(req, FastJSONResponse):
-        return req
-    call = partial(services.predictor.predict, name, req)
-    # Always in the thread pool, even a 1-row request: resolving the version reads the
-    # database, and a stalled database must never hold the event loop (a thread hop
-    # costs ~0.1 ms). The response is rendered in the same hop (100,000 rows: ~0.1 s).
-    n_rows, content = await in_prediction_thread(services, partial(_predict_json, call))
-    services.metrics.rows.labels(name).inc(n_rows)
-    return Response(content, media_type="application/json")
+    return await _decided(name, body, services, PredictRequest, _predicted)
 
 
 ROWS_PER_SLICE = 5_000
 NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as FastJSONResponse
 
 
-def _predict_json(call: Callable[[], Prediction]) -> tuple[int, bytes]:
-    """Predict and render the response (in a worker thread).
+def _predicted(predictor: Predictor, name: str, req: DecisionRequest) -> tuple[int, Response]:
+    """Predict and render the response (in a prediction thread)."""
+    n, content = _predict_json(predictor.predict(name, req))
+    return n, Response(content, media_type="application/json")
+
+
+def _predict_json(p: Prediction) -> tuple[int, bytes]:
+    """The rows and the JSON body of a prediction.
 
     Large responses are encoded by orjson in slices of ROWS_PER_SLICE predictions: one
     call for 100,000 rows held the GIL (and so the event loop) ~30 ms at once.
     """
-    content = _render(call())
+    content = _render(p)
     predictions = content["predictions"]
     n = len(predictions)
     if n <= ROWS_PER_SLICE:
@@ -145,14 +156,14 @@ def _predict_json(call: Callable[[], Prediction]) -> tuple[int, bytes]:
     "normalised cost loss Q (Eq. 26 of Nikolaou et al.) at the cost skew, and the Brier score.",
 )
 async def evaluate(name: ModelName, body: RowsBody, services: ServicesDep) -> Any:
-    req = await _parse(body, services, EvaluateRequest)
-    if isinstance(req, FastJSONResponse):
-        return req
-    e = await in_prediction_thread(services, partial(services.predictor.evaluate, name, req))
+    return await _decided(name, body, services, EvaluateRequest, _evaluated)
+
+
+def _evaluated(predictor: Predictor, name: str, req: DecisionRequest) -> tuple[int, Any]:
+    e = predictor.evaluate(name, req)
     m = e.metrics
     n_rows = int(m.confusion.sum())
-    services.metrics.rows.labels(name).inc(n_rows)
-    return EvaluateResponse(
+    return n_rows, EvaluateResponse(
         **e.provenance.fields(),
         classes=list(e.classes),
         n_rows=n_rows,

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
-from app.api.bodies.scan import refuse_oversized
+from app.api.bodies.scan import Limits, refuse_oversized, rows_field
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import error_responses, validation_errors
 from app.api.schemas import MAX_INT, RecalibrationRequest, VersionOut
@@ -64,15 +64,8 @@ def recalibration_input(body: bytes, settings: Settings, large: bool) -> Recalib
     provably holds too many rows or values, and its ``instances`` sent back as one
     float64 matrix (a buffer, not millions of Python floats to rebuild on the server)."""
     if large:
-        refuse_oversized(
-            body,
-            field="records" if b'"records"' in body else "instances",
-            max_rows=settings.max_train_rows,
-            max_cells=settings.max_cells,
-            max_classes=settings.max_classes,
-            values_per_row=1,  # its label
-            rows_setting="COSTWISE_MAX_TRAIN_ROWS",
-        )
+        limits = Limits.training(settings)
+        refuse_oversized(body, limits, field=rows_field(body), values_per_row=1)  # its label
     req = RecalibrationRequest.model_validate_json(body)
     if large and req.instances:
         matrix = features_matrix(req.instances, field="instances")

@@ -17,8 +17,7 @@ from pydantic import ValidationError
 from app import __version__
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
-from app.api.bodies.parsing import Limits
-from app.api.bodies.scan import refuse_oversized
+from app.api.bodies.scan import Limits, refuse_oversized
 from app.api.deps import ModelName, ServicesDep, in_prediction_thread
 from app.api.errors import describe_validation
 from app.api.responses import FastJSONResponse
@@ -146,14 +145,8 @@ def parse_and_decode(body: bytes, limits: Limits, large: bool) -> tuple[str | No
     """The request's id and its decoded tensors, checked against the limits; a large body
     (parsed in a worker process) is first scanned for provably too many values."""
     if large:
-        refuse_oversized(
-            body,
-            field="inputs",
-            max_rows=limits.max_rows,
-            max_cells=limits.max_cells,
-            max_classes=limits.max_classes,
-            rows_depth=None,  # flat or nested data: the value count bounds the rows x features
-        )
+        # flat or nested data: the value count bounds the rows x features
+        refuse_oversized(body, limits, field="inputs", rows_depth=None)
     req = InferenceRequest.model_validate_json(body)
     decoded = decode(req)
     matrix = decoded.request.rows.matrix
