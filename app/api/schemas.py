@@ -172,41 +172,39 @@ def _default(f: dataclasses.Field[Any]) -> Any:
     return ... if f.default is dataclasses.MISSING else f.default  # ...: required
 
 
-def view_schema(view: type, **described: Any) -> Any:
+def view_schema(view: type, **described: Any) -> type[BaseModel]:
     """A response schema with the fields of a service's view (a dataclass), in its order
     and with its defaults; ``described`` gives some of them a pydantic ``Field``."""
     hints = get_type_hints(view)
-    return create_model(
-        f"{view.__name__}Fields",
-        **{
-            f.name: (hints[f.name], described.get(f.name, _default(f)))
-            for f in dataclasses.fields(view)
-        },
-    )
+    fields: dict[str, Any] = {
+        f.name: (hints[f.name], described.get(f.name, _default(f)))
+        for f in dataclasses.fields(view)
+    }
+    return create_model(f"{view.__name__}Fields", **fields)
 
 
-class VersionOut(
-    view_schema(
-        VersionView,
-        parent_version=Field(
-            None,
-            description="For a recalibrated version: the version whose calibration map it "
-            "replaced (it shares that version's booster). Null for a trained version.",
-        ),
-    )
-):
+_VersionFields = view_schema(
+    VersionView,
+    parent_version=Field(
+        None,
+        description="For a recalibrated version: the version whose calibration map it "
+        "replaced (it shares that version's booster). Null for a trained version.",
+    ),
+)
+_ModelFields = view_schema(
+    ModelView,
+    prediction_log=Field(
+        description="Whether this model's predictions are logged (when the service logs "
+        "at all: COSTWISE_PREDICTION_LOG)."
+    ),
+)
+
+
+class VersionOut(_VersionFields):  # type: ignore[misc,valid-type]  # fields of VersionView
     pass
 
 
-class ModelOut(
-    view_schema(
-        ModelView,
-        prediction_log=Field(
-            description="Whether this model's predictions are logged (when the service logs "
-            "at all: COSTWISE_PREDICTION_LOG)."
-        ),
-    )
-):
+class ModelOut(_ModelFields):  # type: ignore[misc,valid-type]  # fields of ModelView
     pass
 
 
