@@ -31,6 +31,11 @@ def batch_request(body: BatchRequestIn) -> BatchRequest:
     )
 
 
+BATCH_ERRORS = {
+    403: "A path outside the allowed roots.",
+    409: "The output exists already.",
+    413: "A body over 4 MiB.",
+}
 # A reference, up to 10,000 column names and a cost matrix of up to 256 x 256 classes
 # (COSTWISE_MAX_CLASSES' default): a few MB at most.
 BATCH_BODY = JsonBody(BatchRequestIn, max_bytes=4 * 1024 * 1024)
@@ -47,18 +52,7 @@ BATCH_BODY = JsonBody(BatchRequestIn, max_bytes=4 * 1024 * 1024)
     "output directory, which appears only once complete. Answers 202 with the job "
     "(`Location: /v1/jobs/{id}`); its `result` holds the summary. Bad references, columns "
     "or costs are answered at once (4xx) and no job is created.",
-    responses=error_responses(
-        400,
-        404,
-        415,
-        422,
-        503,
-        described={
-            403: "A path outside the allowed roots.",
-            409: "The output exists already.",
-            413: "A body over 4 MiB.",
-        },
-    ),  # fmt: skip
+    responses=error_responses(400, 404, 415, 422, 503, described=BATCH_ERRORS),
     openapi_extra=BATCH_BODY.openapi(),
 )
 async def create_batch(

@@ -26,20 +26,14 @@ from app.api.schemas import (
 from app.services.prediction.predictor import Prediction, Predictor
 from app.services.prediction.request import DecisionRequest
 
+CORRUPTED = (
+    "ARTIFACT_CORRUPTED: the version's stored artifact (or the base artifact whose booster "
+    "it shares) fails its checks; it is never used."
+)
 router = APIRouter(
     prefix="/v1",
     tags=["prediction"],
-    responses=error_responses(
-        400,
-        404,
-        413,
-        422,
-        503,
-        described={
-            409: "ARTIFACT_CORRUPTED: the version's stored artifact (or the base artifact "
-            "whose booster it shares) fails its checks; it is never used."
-        },
-    ),  # fmt: skip
+    responses=error_responses(400, 404, 413, 422, 503, described={409: CORRUPTED}),
 )
 
 
