@@ -54,14 +54,9 @@ GC_THRESHOLDS = (50_000, 20, 20)
 PREDICTION_THREADS = 32
 
 
-def timeouts_of(settings: Settings) -> Timeouts:
-    """The database bounds of a serving engine, from the settings."""
-    return Timeouts(
-        statement=settings.db_timeout,
-        lock=settings.db_lock_timeout,
-        connect=settings.db_connect_timeout,
-        sqlite_busy=settings.sqlite_busy_timeout,
-    )
+def timeouts_of(s: Settings) -> Timeouts:
+    """The database bounds of a serving engine (statement, lock, connect, SQLite busy)."""
+    return Timeouts(s.db_timeout, s.db_lock_timeout, s.db_connect_timeout, s.sqlite_busy_timeout)
 
 
 def database(settings: Settings) -> Wiring:
