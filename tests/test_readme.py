@@ -62,7 +62,7 @@ def test_relative_links_of_the_readme_and_the_doc_pages_resolve() -> None:
 
 
 def test_readme_states_one_algorithm_count_the_catalogs() -> None:
-    from models.algorithms import algorithms
+    from models.catalog.algorithms import algorithms
 
     counts = set(re.findall(r"\b(\d+) algorithms\b", (ROOT / "README.md").read_text()))
     assert counts == {str(len(algorithms()))}

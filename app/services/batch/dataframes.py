@@ -2,7 +2,7 @@
 
 When the data already lives in a Dask DataFrame or a Spark DataFrame, let that engine run
 the partitions: :func:`partition_decider` loads a registered version from the registry
-(the numpy-only :class:`models.inference.InferenceModel`, verified against its sha256)
+(the numpy-only :class:`models.inference.model.InferenceModel`, verified against its sha256)
 and returns a :class:`PartitionDecider`, a picklable function of one pandas DataFrame
 that decides its rows exactly as ``/v1/models/{name}/predict`` does (the same code:
 :func:`app.services.batch.scoring.decide_block`), with per-row costs from its columns::
@@ -34,7 +34,7 @@ import pyarrow as pa
 from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.scoring import BatchCosts, decide_block, output_schema
 from app.services.prediction.predictor import Predictor
-from models.inference import InferenceModel
+from models.inference.model import InferenceModel
 
 __all__ = ["PartitionDecider", "partition_decider"]
 

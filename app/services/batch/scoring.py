@@ -25,7 +25,7 @@ from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import ROW_COST_NAMES, CostSetting
 from app.services.decisions.row_decisions import decide_rows
 from app.services.prediction.request import CostRequest
-from models.inference import InferenceModel, check_features
+from models.inference.model import InferenceModel, check_features
 
 __all__ = ["BatchCosts", "BlockSummary", "decide_block", "output_schema"]
 

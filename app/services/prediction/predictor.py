@@ -57,8 +57,8 @@ from app.services.feedback.priors import PriorEstimates
 from app.services.model_registry.stored_models import read_stored
 from app.services.prediction.provenance import Provenance, calibration_summary
 from app.services.prediction.request import CostRequest, DecisionRequest, Rows
-from models.decisions import Decisions
-from models.inference import InferenceModel, check_features
+from models.decisions.rule import Decisions
+from models.inference.model import InferenceModel, check_features
 
 __all__ = ["Evaluation", "Prediction", "Predictor", "Resolved"]
 
