@@ -4,18 +4,27 @@ Every error the service answers has the body ``{"detail", "code", "field"}``; th
 client raises the subclass of :class:`CostwiseError` that matches the HTTP status,
 carrying those fields. A body that is not JSON (a proxy's HTML page, an empty body)
 still gives a :class:`CostwiseError` with ``code`` derived from the status.
+
+:data:`ERROR_CODES` is the one list of the service's error codes (code, status on
+``/v1`` and on ``/v2``, client exception, meaning): the service's error translation of
+both doors (``app.api.errors``, ``app.api.v2.errors``), this client's exceptions and the
+error table of docs/api.md (``scripts/errors_table.py``) are derived from it. It lives
+here because the client stands alone (httpx and the standard library only).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import httpx
 
 __all__ = [
+    "ERROR_CODES",
     "Conflict",
     "CostwiseError",
+    "ErrorCode",
     "Forbidden",
     "InvalidArgument",
     "JobTimeout",
@@ -102,27 +111,47 @@ class JobTimeout(CostwiseError, TimeoutError):
     """:meth:`wait_for_job` gave up before the job finished (the job goes on)."""
 
 
-_BY_STATUS: dict[int, type[CostwiseError]] = {
-    400: InvalidArgument,
-    401: Unauthorized,
-    403: Forbidden,
-    404: NotFound,
-    409: Conflict,
-    413: PayloadTooLarge,
-    422: InvalidArgument,
-    503: Unavailable,
-}
-_CODE_BY_STATUS = {
-    400: "MALFORMED_REQUEST",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    409: "CONFLICT",
-    413: "PAYLOAD_TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-    422: "INVALID_ARGUMENT",
-    503: "UNAVAILABLE",
-}
+@dataclass(frozen=True)
+class ErrorCode:
+    """One error code of the service: its HTTP status and what it means."""
+
+    code: str
+    status: int  # on /v1 (and on /v2 unless v2_status says otherwise)
+    exception: type[CostwiseError]  # what this client raises for that status
+    _: KW_ONLY
+    meaning: str  # when the service answers it (the docs' table)
+    v2_status: int | None = None  # the Open Inference Protocol's status, when different
+    bare: bool = False  # the code a bare status gets (no JSON body, a framework's error)
+    operator: bool = False  # logged by the service although not a 5xx
+
+    @property
+    def statuses(self) -> tuple[int, ...]:
+        return (self.status,) if self.v2_status is None else (self.status, self.v2_status)
+
+
+# one line per code, as the table it is: code, status on /v1, client exception, then flags
+ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("INVALID_ARGUMENT", 422, InvalidArgument, v2_status=400, bare=True, meaning="a field, row or cost is wrong (the detail names it and what was expected); on /v2 a 400, as the Open Inference Protocol expects"),
+    ErrorCode("MALFORMED_REQUEST", 400, InvalidArgument, bare=True, meaning="the body is not valid JSON"),
+    ErrorCode("NOT_FOUND", 404, NotFound, bare=True, meaning="unknown model, version, alias, job or plot"),
+    ErrorCode("METHOD_NOT_ALLOWED", 405, CostwiseError, bare=True, meaning="the path does not take this method (header `Allow`)"),
+    ErrorCode("ALREADY_EXISTS", 409, Conflict, meaning="the name exists already"),
+    ErrorCode("CONFLICT", 409, Conflict, bare=True, meaning="the state does not allow it (e.g. the job has finished, the output exists)"),
+    ErrorCode("PAYLOAD_TOO_LARGE", 413, PayloadTooLarge, bare=True, meaning='body, rows, features or items over a limit (the detail names it; see "Body limits" below)'),
+    ErrorCode("UNSUPPORTED_MEDIA_TYPE", 415, CostwiseError, bare=True, meaning="a body that is not JSON (training: neither JSON nor multipart)"),
+    ErrorCode("UNAUTHORIZED", 401, Unauthorized, bare=True, meaning="authentication is on and the API key is missing, unknown or revoked (header `WWW-Authenticate: Bearer`)"),
+    ErrorCode("FORBIDDEN", 403, Forbidden, bare=True, meaning="the API key is valid but its role does not allow the operation"),
+    ErrorCode("TRAINING_TIME_LIMIT", 422, InvalidArgument, v2_status=400, meaning="the training ran longer than `COSTWISE_MAX_TRAINING_SECONDS` and was stopped; nothing was registered (`limit` holds the value)"),
+    ErrorCode("BATCH_TIME_LIMIT", 422, InvalidArgument, meaning="(on the job) a batch decision job ran longer than `COSTWISE_MAX_JOB_SECONDS` and was stopped; no output was left"),
+    ErrorCode("ARTIFACT_CORRUPTED", 409, Conflict, operator=True, meaning="the version's stored artifact (or the base artifact a recalibrated version shares) fails its sha256 check; it is never used, the detail names the version (no retry helps: move the alias to an intact version, retrain, or restore the artifact)"),
+    ErrorCode("SCHEMA_OUT_OF_DATE", 503, Unavailable, meaning="the database schema is not at the migrations' head (run `costwise db upgrade`)"),
+    ErrorCode("JOB_ABANDONED", 503, Unavailable, meaning="(on the job) its worker stopped answering and the job ran out of attempts"),
+    ErrorCode("UNAVAILABLE", 503, Unavailable, bare=True, meaning="the database is unreachable or a statement ran past `COSTWISE_DB_TIMEOUT`; or a per-process cap (trainings, large requests, monitoring reports) or the prediction log's queue stayed full (`COSTWISE_PREDICTION_LOG_WAIT_SECONDS`): retry after `Retry-After`"),
+    ErrorCode("MISCONFIGURED", 500, ServerError, meaning="the configuration is unsafe or incomplete (the service refuses to start)"),
+    ErrorCode("INTERNAL", 500, ServerError, meaning="an unexpected error; the request was not applied (the service logs it)"),
+)  # fmt: skip
+_BY_STATUS = {s: e.exception for e in ERROR_CODES for s in e.statuses}
+_CODE_BY_STATUS = {e.status: e.code for e in ERROR_CODES if e.bare}
 
 
 def error_class(status: int) -> type[CostwiseError]:

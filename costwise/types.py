@@ -48,14 +48,21 @@ class TrainingParams(TypedDict, total=False):
 
 
 @dataclass(frozen=True)
-class Health:
-    status: str
-    checks: dict[str, Any] = dc_field(default_factory=dict)
+class Answer:
+    """What every answer holds besides its documented fields: those a newer server sent
+    that this client does not know yet (kept, never dropped or refused)."""
+
     extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Model:
+class Health(Answer):
+    status: str
+    checks: dict[str, Any] = dc_field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Model(Answer):
     name: str
     description: str
     tags: dict[str, str]
@@ -64,18 +71,16 @@ class Model:
     created_at: datetime
     updated_at: datetime
     prediction_log: bool = True
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class ModelPage:
+class ModelPage(Answer):
     models: list[Model]
     total: int
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Version:
+class Version(Answer):
     model: str
     version: int
     status: str
@@ -90,11 +95,10 @@ class Version:
     aliases: list[str]
     created_at: datetime
     parent_version: int | None = None  # recalibrated from this version (shares its booster)
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class PriorEstimate:
+class PriorEstimate(Answer):
     """Deployment class priors estimated from a version's logged probabilities (EM)."""
 
     model: str
@@ -114,69 +118,62 @@ class PriorEstimate:
     first_prediction_at: str | None = None
     last_prediction_at: str | None = None
     recorded: bool = False  # True: what predict's priors="estimated" now applies
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Alias:
+class Alias(Answer):
     model: str
     alias: str
     version: int
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Prediction:
+class Prediction(Answer):
     decision: Label
     probabilities: list[float] | None
     threshold: float | None
     expected_cost: float | None
     id: str | None = None  # the row's id in the prediction log (report outcomes with it)
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Calibration:
+class Calibration(Answer):
     method: str | None
     split: str | None
     # the booster's raw score (vote = s(x), Eq. 24; logistic = s'(x), Eq. 25), None if none
     score: str | None = None
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class RowCostsSummary:
+class RowCostsSummary(Answer):
     """Entry-wise ``min`` and ``max`` of the per-row cost matrices of ``n_rows`` rows."""
 
     n_rows: int
     min: list[list[float]]
     max: list[list[float]]
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class AppliedCosts:
+class AppliedCosts(Answer):
     cost_matrix: list[list[float]] | None
     row_costs: RowCostsSummary | None
     priors: list[float] | None
     # the server's recorded prior estimate applied by ``priors="estimated"`` (id, version,
     # estimated_at, since, until, n_rows); None otherwise
     priors_estimate: dict[str, Any] | None = None
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Resolution:
+class Resolution(Answer):
     """Set when the version was resolved from the server's memory while its registry
     database was down or stalled (``stale`` is then always true)."""
 
     stale: bool
     resolved_at: str
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Provenance:
+class Provenance(Answer):
     """Where a decision came from: version (and alias), calibration, rule, costs applied."""
 
     model: str
@@ -188,7 +185,6 @@ class Provenance:
     applied_costs: AppliedCosts
     training_costs: list[list[float]] | None
     resolution: Resolution | None = dc_field(default=None, kw_only=True)
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -215,18 +211,17 @@ class Evaluation(Provenance):
 
 
 @dataclass(frozen=True)
-class AlgorithmParam:
+class AlgorithmParam(Answer):
     name: str
     type: str
     default: Any
     description: str
     range: str | None = None
     choices: list[Any] | None = None
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Algorithm:
+class Algorithm(Answer):
     name: str
     title: str
     family: str
@@ -239,11 +234,10 @@ class Algorithm:
     params: list[AlgorithmParam]
     notes: str
     weak_learners: list[str] = dc_field(default_factory=list, kw_only=True)
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class ApiKey:
+class ApiKey(Answer):
     id: int
     name: str
     role: str
@@ -252,7 +246,6 @@ class ApiKey:
     created_at: datetime
     revoked_at: datetime | None
     last_used_at: datetime | None
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -263,15 +256,14 @@ class CreatedKey(ApiKey):
 
 
 @dataclass(frozen=True)
-class JobError:
+class JobError(Answer):
     code: str
     detail: str
     field: str | None = None
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Job:
+class Job(Answer):
     """A job: status, phase, progress (``done`` of ``total``), result.
 
     ``kind`` is ``training`` (``version`` is the registered version) or ``batch``
@@ -300,7 +292,6 @@ class Job:
     error: JobError | None
     kind: str = "training"
     result: dict[str, Any] | None = None
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
     @property
     def finished(self) -> bool:
@@ -309,23 +300,21 @@ class Job:
 
 
 @dataclass(frozen=True)
-class JobPage:
+class JobPage(Answer):
     jobs: list[Job]
     total: int
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class Plot:
+class Plot(Answer):
     kind: str
     title: str
     json_url: str
     svg_url: str
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class WhatIf:
+class WhatIf(Answer):
     """The decision at given costs replayed on a version's held-out predictions."""
 
     model: str
@@ -338,11 +327,10 @@ class WhatIf:
     n: int
     labels: list[Label]
     costs: dict[str, float]
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class OutcomeResult:
+class OutcomeResult(Answer):
     """What happened to one reported outcome: ``status`` is recorded, unchanged,
     conflict, pending (kept until its prediction is logged), invalid or refused
     (``detail`` says why)."""
@@ -351,15 +339,13 @@ class OutcomeResult:
     status: str
     version: int | None
     detail: str | None
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)
-class OutcomesReport:
+class OutcomesReport(Answer):
     model: str
     counts: dict[str, int]
     results: list[OutcomeResult]
-    extra: dict[str, Any] = dc_field(default_factory=dict, repr=False, kw_only=True)
 
 
 @cache

@@ -22,6 +22,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
         "algorithms_table.py",  # docs/algorithms.md from the catalog
         "configuration_table.py",  # docs/configuration.md from the settings
         "endpoints_table.py",  # docs/api.md from the OpenAPI document
+        "errors_table.py",  # docs/api.md's error codes from costwise.errors.ERROR_CODES
     ],
 )
 def test_generated_doc_tables_match_their_source(script: str) -> None:

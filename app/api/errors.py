@@ -1,4 +1,9 @@
-"""Error translation for HTTP: one table from error codes to status codes.
+"""Error translation for HTTP: error codes to status codes, from the one list of codes.
+
+The codes, their statuses on ``/v1`` and ``/v2`` and their meanings are declared once, in
+:data:`costwise.errors.ERROR_CODES` (the client package, which stands alone); this
+module, :mod:`app.api.v2.errors`, the client's exceptions and the docs' error table
+derive from it.
 
 Every error body has the shape ``{"detail": str, "code": str, "field": str | None}``
 (validation errors add ``errors``). No stack trace ever reaches a client: unexpected
@@ -17,37 +22,28 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.api.responses import FastJSONResponse
+from app.api.schemas import ErrorResponse
 from app.errors import ServiceError
+from costwise.errors import ERROR_CODES
 
 log = logging.getLogger(__name__)
 
-STATUS_BY_CODE: dict[str, int] = {
-    "INVALID_ARGUMENT": 422,
-    "MALFORMED_REQUEST": 400,
-    "NOT_FOUND": 404,
-    "METHOD_NOT_ALLOWED": 405,
-    "ALREADY_EXISTS": 409,
-    "CONFLICT": 409,
-    "PAYLOAD_TOO_LARGE": 413,
-    "UNSUPPORTED_MEDIA_TYPE": 415,
-    "UNAUTHORIZED": 401,
-    "FORBIDDEN": 403,
-    "TRAINING_TIME_LIMIT": 422,
-    "BATCH_TIME_LIMIT": 422,
-    "JOB_ABANDONED": 503,
-    "ARTIFACT_CORRUPTED": 409,  # the version's stored state, not the request: no retry helps
-    "SCHEMA_OUT_OF_DATE": 503,
-    "UNAVAILABLE": 503,
-    "INTERNAL": 500,
-}
-OPERATOR_CODES = frozenset({"ARTIFACT_CORRUPTED"})  # logged although not a 5xx
-_HTTP_CODES = {
-    400: "MALFORMED_REQUEST",
-    404: "NOT_FOUND",
-    405: "METHOD_NOT_ALLOWED",
-    413: "PAYLOAD_TOO_LARGE",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-}
+# from the one list of error codes shared with /v2 and the client (costwise.errors)
+STATUS_BY_CODE: dict[str, int] = {e.code: e.status for e in ERROR_CODES}
+OPERATOR_CODES = frozenset(e.code for e in ERROR_CODES if e.operator)  # logged, not 5xx
+_HTTP_CODES = {e.status: e.code for e in ERROR_CODES if e.bare}  # a framework's HTTP error
+
+
+def error_responses(
+    *statuses: int, described: dict[int, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` of error statuses (the error body), ``described`` ones with
+    their description."""
+    described = described or {}
+    return {
+        s: {"model": ErrorResponse, **({"description": described[s]} if s in described else {})}
+        for s in sorted({*statuses, *described})
+    }
 
 
 def error_response(

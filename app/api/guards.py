@@ -28,6 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.errors import STATUS_BY_CODE
+from app.api.server.middleware import WatchedSend
 from app.errors import ServiceError, Unauthorized
 from app.services.access.auth import Authenticator
 from app.services.common.slots import Slots
@@ -176,7 +177,7 @@ class LargeRequestMiddleware:
                 return
             held = True
         received = 0
-        started = False
+        watched = WatchedSend(send)
 
         async def counting_receive() -> Message:
             nonlocal received, held
@@ -189,16 +190,10 @@ class LargeRequestMiddleware:
                     held = True
             return message
 
-        async def send_wrapper(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
         try:
-            await self.app(scope, counting_receive, send_wrapper)
+            await self.app(scope, counting_receive, watched)
         except _Busy:
-            if not started:
+            if not watched.started:
                 await self._busy(scope, send)
         finally:
             if held:

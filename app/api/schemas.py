@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from typing_extensions import TypedDict
+
+from app.services.model_registry.service import ModelView, VersionView
 
 Label = int | str | bool
 Number = float | None  # None (JSON null) is a missing value
@@ -165,39 +168,44 @@ class MetricsOut(BaseModel):
     n_evaluation: int = 0
 
 
-class VersionOut(BaseModel):
-    model: str
-    version: int
-    status: str
-    algorithm: str
-    params: dict[str, Any]
-    calibration: dict[str, Any]
-    data: dict[str, Any]
-    metrics: dict[str, Any]
-    training_seconds: float
-    artifact_sha256: str
-    artifact_size: int
-    aliases: list[str]
-    created_at: datetime
-    parent_version: int | None = Field(
+def _default(f: dataclasses.Field[Any]) -> Any:
+    return ... if f.default is dataclasses.MISSING else f.default  # ...: required
+
+
+def view_schema(view: type, **described: Any) -> type[BaseModel]:
+    """A response schema with the fields of a service's view (a dataclass), in its order
+    and with its defaults; ``described`` gives some of them a pydantic ``Field``."""
+    hints = get_type_hints(view)
+    fields: dict[str, Any] = {
+        f.name: (hints[f.name], described.get(f.name, _default(f)))
+        for f in dataclasses.fields(view)
+    }
+    return create_model(f"{view.__name__}Fields", **fields)
+
+
+_VersionFields = view_schema(
+    VersionView,
+    parent_version=Field(
         None,
         description="For a recalibrated version: the version whose calibration map it "
         "replaced (it shares that version's booster). Null for a trained version.",
-    )
-
-
-class ModelOut(BaseModel):
-    name: str
-    description: str
-    tags: dict[str, str]
-    latest_version: int | None
-    aliases: dict[str, int]
-    prediction_log: bool = Field(
+    ),
+)
+_ModelFields = view_schema(
+    ModelView,
+    prediction_log=Field(
         description="Whether this model's predictions are logged (when the service logs "
         "at all: COSTWISE_PREDICTION_LOG)."
-    )
-    created_at: datetime
-    updated_at: datetime
+    ),
+)
+
+
+class VersionOut(_VersionFields):  # type: ignore[misc,valid-type]  # fields of VersionView
+    pass
+
+
+class ModelOut(_ModelFields):  # type: ignore[misc,valid-type]  # fields of ModelView
+    pass
 
 
 class ModelUpdate(_Strict):

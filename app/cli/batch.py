@@ -70,7 +70,6 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_local(args: argparse.Namespace, settings: Settings, sessions: Callable[..., Any]) -> int:
-    from app.services.batch.dataframes import split_costs
     from app.services.batch.scoring import BatchCosts
     from app.services.batch.service import BatchRequest, BatchService
     from app.services.prediction.predictor import Predictor
@@ -80,14 +79,13 @@ def run_local(args: argparse.Namespace, settings: Settings, sessions: Callable[.
         roots = [str(Path(urlsplit(u).path).parent) for u in (source, target) if u[:5] == "file:"]
         settings = settings.model_copy(update={"data_roots": roots})
     o = _options(args)
-    fixed, columns = split_costs(o["costs"])
     request = BatchRequest(
         input_uri=source,
         output_uri=target,
         input_format=o["format"],
         columns=o["columns"],
         id_columns=o["id_columns"],
-        costs=BatchCosts(fixed, columns, o["cost_matrix"], o["priors"]),
+        costs=BatchCosts.of(o["costs"], o["cost_matrix"], o["priors"]),
         version=o["version"],
         alias=o["alias"],
     )

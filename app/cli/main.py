@@ -80,7 +80,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         if args.migrate is not None
         else (_sqlite_path(settings.database_url) is not None)
     )
-    from app.api.main import timeouts_of
+    from app.api.wiring import timeouts_of
     from app.db import database_errors, ensure_schema_at_head, make_engine, make_session_factory
     from app.errors import Unavailable
     from app.services.access.keys import check_auth_configuration

@@ -101,19 +101,20 @@ def _costs(args: argparse.Namespace) -> dict[str, float]:
 
 def local_decider(args: argparse.Namespace, settings: Settings, sessions: Any) -> Decide:
     """Decide chunks with the registry of ``settings`` (no server)."""
-    from app.services.prediction.predictor import CostRequest, Predictor, Rows
+    from app.services.prediction.predictor import Predictor
+    from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 
     predictor = Predictor(sessions(settings), max_rows=10**9)
     costs = CostRequest(costs=_costs(args))
 
     def decide(chunk: list[Record], pinned: int | None) -> Decided:
-        p = predictor.predict(
-            args.model,
+        req = DecisionRequest(
             Rows(records=chunk),
             costs,
             version=pinned if pinned is not None else args.version,
             alias=None if pinned is not None else args.alias,
         )
+        p = predictor.predict(args.model, req)
         d = p.decisions
         classes = list(p.classes)
         th = d.threshold

@@ -123,19 +123,20 @@ def in_process(db_url: str, X: np.ndarray, quick: bool) -> dict[str, Any]:
     """
     from app.db import make_engine, make_session_factory
     from app.services.feedback.prediction_log import PredictionLogWriter
-    from app.services.prediction.predictor import CostRequest, Predictor, Rows
+    from app.services.prediction.predictor import Predictor
+    from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 
     engine = make_engine(db_url)
     sessions = make_session_factory(engine, readonly=True)
     writer = PredictionLogWriter(engine, max_rows=10**8, batch_rows=10_000)  # never started
     off, on = Predictor(sessions), Predictor(sessions, log=writer)
     costs = CostRequest(costs=COSTS)
-    on.predict(MODEL_NAME, Rows(instances=X[:1].tolist()), costs)
+    on.predict(MODEL_NAME, DecisionRequest(Rows(instances=X[:1].tolist()), costs))
     writer.write_pending()  # warm: connection, statement
     out: dict[str, Any] = {}
     cases = (("1 row", 1, 200 if quick else 1000), (f"{N_BIG:,} rows", N_BIG, 3 if quick else 10))
     for label, n, reps in cases:
-        rows = Rows(instances=X[:n].tolist())
+        rows = DecisionRequest(Rows(instances=X[:n].tolist()), costs)
         best = {"off": float("inf"), "on": float("inf")}
         queued, writer_cpu = 0, 0.0
         written = writer.stats.written
@@ -143,7 +144,7 @@ def in_process(db_url: str, X: np.ndarray, quick: bool) -> dict[str, Any]:
             for name, predictor in (("off", off), ("on", on)):
                 t0 = time.perf_counter()
                 for _ in range(reps):
-                    predictor.predict(MODEL_NAME, rows, costs)
+                    predictor.predict(MODEL_NAME, rows)
                 best[name] = min(best[name], (time.perf_counter() - t0) / reps * 1e3)
             # what the writer thread would do, timed in this thread between rounds (untimed
             # for the predictions): a served process drains its queue, so the timed calls

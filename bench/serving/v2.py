@@ -30,7 +30,8 @@ import numpy as np
 from fastapi.testclient import TestClient
 from sklearn.datasets import make_classification
 
-from app.api.main import create_app, tune_garbage_collector
+from app.api.main import create_app
+from app.api.wiring import tune_garbage_collector
 from app.db import upgrade_to_head
 from app.settings import Settings
 from bench.record import run_header, write_result

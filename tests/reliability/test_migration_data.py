@@ -34,7 +34,8 @@ from app.api.routes.predict import _render
 from app.api.schemas import PredictRequest
 from app.db import alembic_config, downgrade, make_engine, make_session_factory, upgrade_to_head
 from app.registry.repository import Registry
-from app.services.prediction.predictor import CostRequest, Predictor, Rows
+from app.services.prediction.predictor import Predictor
+from app.services.prediction.request import DecisionRequest
 from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
 from tests.reliability.conftest import FEATURES, dataset
@@ -59,10 +60,10 @@ MODELS: list[tuple[str, TrainingSpec, int]] = [
 ]
 
 
-def _cost_request(setting: dict[str, Any]) -> CostRequest:
-    """The cost request the API builds from a body with these cost members."""
-    body = json.dumps({"instances": [[0.0] * 4], **setting}).encode()
-    return predict_input(body, PredictRequest, Limits(100_000, 10_000, 20_000_000, 256)).costs
+def _request(setting: dict[str, Any], **choice: Any) -> DecisionRequest:
+    """The request the API builds from a body of the probe rows with these cost members."""
+    body = json.dumps({"instances": PROBE.tolist(), **setting, **choice}).encode()
+    return predict_input(body, PredictRequest, Limits(100_000, 10_000, 20_000_000, 256))
 
 
 OLD_TABLES = ("registered_models", "model_versions", "aliases")
@@ -130,10 +131,8 @@ def old_registry(empty_database_url: str) -> Iterator[tuple[str, dict[str, Any]]
     for name, version, alias in [("fraud", 1, None), ("fraud", 2, None), ("churn", 1, None),
                                  ("fraud", None, "production")]:  # fmt: skip
         for k, setting in enumerate(COSTS):
-            p = predictor.predict(
-                name, Rows(instances=PROBE.tolist()), _cost_request(setting),
-                version=version, alias=alias,
-            )  # fmt: skip
+            choice = {"version": version} if version else {"alias": alias}
+            p = predictor.predict(name, _request(setting, **choice))
             before[f"{name} {version} {alias} {k}"] = json.loads(
                 bytes(FastJSONResponse(_render(p)).body)
             )

@@ -12,16 +12,15 @@ Protocol's body ``{"error": "..."}`` (see :mod:`app.api.v2.errors`).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.access.permissions import minimum_role
-from app.api.errors import error_response
+from app.api.errors import error_response, error_responses
 from app.api.responses import FastJSONResponse
-from app.api.schemas import ErrorResponse
 from app.db import DatabaseHealth
 from app.errors import Unauthorized
 from app.services.access.auth import ANONYMOUS_ADMIN, Authenticator, Principal
@@ -117,10 +116,12 @@ async def may_see_model_names(request: Request) -> bool:
 
 
 CallerDep = Annotated[Principal, Depends(authorize)]
-AUTH_RESPONSES: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorResponse, "description": "Missing, unknown or revoked API key."},
-    403: {"model": ErrorResponse, "description": "The API key's role does not allow this."},
-}
+AUTH_RESPONSES = error_responses(
+    described={
+        401: "Missing, unknown or revoked API key.",
+        403: "The API key's role does not allow this.",
+    }
+)
 AUTHORIZE = Depends(authorize)
 AUTHORIZE_OPEN = Depends(authorize_open)
 

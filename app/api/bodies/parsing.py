@@ -4,13 +4,13 @@ Routes that read the raw body (predict and evaluate, training, KServe V2 infer) 
 these, so an unsupported content type gets the same 415 everywhere (``{"detail", "code":
 "UNSUPPORTED_MEDIA_TYPE", "field": "content-type"}``; on /v2 the V2 error body with the
 same message), and JSON is validated in one pass by pydantic-core. Predict and evaluate
-bodies become :class:`PredictInput` here (:func:`predict_input`), on the event loop when
+bodies become the predictor's one request value,
+:class:`~app.services.prediction.request.DecisionRequest`, here (:func:`predict_input`), on the event loop when
 small and in a parse worker when large (:mod:`app.api.bodies.parse_pool`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, TypeVar
 
@@ -18,12 +18,11 @@ import numpy as np
 from fastapi import Request
 from pydantic import BaseModel
 
-from app.api.bodies.scan import refuse_oversized
+from app.api.bodies.scan import Limits, refuse_oversized, rows_field
 from app.api.schemas import RowsRequest
 from app.errors import ServiceError
 from app.services.common.inputs import check_limits, features_matrix
-from app.services.prediction.predictor import CostRequest, Rows
-from app.settings import Settings
+from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 
 JSON = "application/json"
 M = TypeVar("M", bound=BaseModel)
@@ -56,32 +55,6 @@ async def json_body(request: Request, model: type[M]) -> M:
 
 
 # ------------------------------------------------- predict and evaluate bodies
-@dataclass(frozen=True)
-class Limits:
-    """The limits a predict body is checked against (picklable: sent to parse workers)."""
-
-    max_rows: int
-    max_features: int
-    max_cells: int
-    max_classes: int
-
-    @classmethod
-    def of(cls, s: Settings) -> Limits:
-        return cls(s.max_predict_rows, s.max_features, s.max_cells, s.max_classes)
-
-
-@dataclass(frozen=True)
-class PredictInput:
-    """A predict (or evaluate) body as the predictor takes it."""
-
-    rows: Rows
-    costs: CostRequest
-    version: int | None
-    alias: str | None
-    labels: list[Any] | None  # evaluate only
-    ids: list[str] | None = None  # predict only: the caller's row ids (prediction log)
-
-
 def _row_costs_array(row_costs: list[Any]) -> np.ndarray:
     cells = [(r["c_fp"], r["c_fn"], r.get("c_tp", 0.0), r.get("c_tn", 0.0)) for r in row_costs]
     return np.array(cells, dtype=np.float64).reshape(-1, 4)
@@ -104,7 +77,7 @@ def _records_matrix(records: list[dict[str, Any]]) -> Rows:
 
 def predict_input(
     body: bytes, model: type[RowsRequest], limits: Limits, decode: bool = False
-) -> PredictInput:
+) -> DecisionRequest:
     """Parse and check a predict/evaluate body (pydantic's errors propagate).
 
     ``decode`` (large bodies, in a parse worker: :mod:`app.api.bodies.parse_pool`): first
@@ -112,14 +85,8 @@ def predict_input(
     back the rows and per-row costs as numpy arrays, cheap to send between processes.
     """
     if decode:
-        refuse_oversized(
-            body,
-            field="records" if b'"records"' in body else "instances",
-            max_rows=limits.max_rows,
-            max_cells=limits.max_cells,
-            max_classes=limits.max_classes,
-            row_objects_per_row=2 if b'"row_costs"' in body else 1,
-        )
+        per_row = 2 if b'"row_costs"' in body else 1
+        refuse_oversized(body, limits, field=rows_field(body), row_objects_per_row=per_row)
     req = model.model_validate_json(body)
     listed: list[Any] = req.instances if req.instances is not None else req.records or []
     field = "instances" if req.instances is not None else "records"
@@ -147,6 +114,11 @@ def predict_input(
         row_costs=row_costs,
         priors=req.priors,
     )
-    return PredictInput(
-        rows, costs, req.version, req.alias, getattr(req, "labels", None), getattr(req, "ids", None)
+    return DecisionRequest(
+        rows,
+        costs,
+        version=req.version,
+        alias=req.alias,
+        ids=getattr(req, "ids", None),  # predict only
+        labels=getattr(req, "labels", None),  # evaluate only
     )

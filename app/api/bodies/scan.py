@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.errors import PayloadTooLarge
+from app.settings import Settings
 
 SLICE = 4 * 1024 * 1024  # bytes scanned per step: bounds the temporary arrays (~40 MiB)
 QUOTE, COMMA = ord('"'), ord(",")
@@ -77,17 +78,41 @@ def scan(body: bytes, max_depth: int = 4) -> BodyShape:
     return BodyShape(commas, tuple(by_depth))
 
 
+@dataclass(frozen=True)
+class Limits:
+    """The limits a body of rows is checked against (picklable: sent to parse workers)."""
+
+    max_rows: int
+    max_features: int
+    max_cells: int
+    max_classes: int
+    rows_setting: str = "COSTWISE_MAX_PREDICT_ROWS"  # how messages name max_rows
+
+    @classmethod
+    def of(cls, s: Settings) -> Limits:
+        """Of rows to decide (predict, evaluate, /v2 infer)."""
+        return cls(s.max_predict_rows, s.max_features, s.max_cells, s.max_classes)
+
+    @classmethod
+    def training(cls, s: Settings) -> Limits:
+        """Of labelled rows to train or recalibrate on."""
+        rows = "COSTWISE_MAX_TRAIN_ROWS"
+        return cls(s.max_train_rows, s.max_features, s.max_cells, s.max_classes, rows)
+
+
+def rows_field(body: bytes) -> str:
+    """How a body holds its rows: ``records`` (objects) or ``instances`` (arrays)."""
+    return "records" if b'"records"' in body else "instances"
+
+
 def refuse_oversized(
     body: bytes,
+    limits: Limits,
     *,
     field: str,
-    max_rows: int,
-    max_cells: int,
-    max_classes: int,
     rows_depth: int | None = 3,
     row_objects_per_row: int = 1,
     values_per_row: int = 6,
-    rows_setting: str = "COSTWISE_MAX_PREDICT_ROWS",
 ) -> None:
     """Raise PayloadTooLarge (naming ``field``) when the body provably holds more.
 
@@ -97,8 +122,9 @@ def refuse_oversized(
     6 for predict's per-row costs and ids, 1 for a training's labels). Rows (when
     ``rows_depth`` is given): more containers at that depth than ``max_rows`` rows plus
     the rows of a cost matrix, with ``row_objects_per_row`` containers per row (2 when
-    per-row costs travel beside the rows); ``rows_setting`` names the row limit.
+    per-row costs travel beside the rows); ``limits.rows_setting`` names the row limit.
     """
+    max_rows, max_cells, max_classes = limits.max_rows, limits.max_cells, limits.max_classes
     shape = scan(body)
     slack = max_classes * (max_classes + 2) + values_per_row * max_rows + 1024
     if shape.commas + 1 > max_cells + slack:
@@ -114,7 +140,7 @@ def refuse_oversized(
         if rows > max_rows:
             raise PayloadTooLarge(
                 f"{field}: the body holds at least {rows} rows, over the limit of "
-                f"{max_rows} rows per request (setting {rows_setting}); "
+                f"{max_rows} rows per request (setting {limits.rows_setting}); "
                 "refused before decoding",
                 field=field,
                 limit=max_rows,

@@ -8,32 +8,34 @@ from fastapi import APIRouter, Depends, Response
 
 from app.api.bodies.limits import JsonBody
 from app.api.deps import ModelName, ServicesDep
-from app.api.schemas import BatchRequestIn, ColumnCost, ErrorResponse, JobOut
+from app.api.errors import error_responses
+from app.api.schemas import BatchRequestIn, JobOut
 from app.services.batch.scoring import BatchCosts
 from app.services.batch.service import BatchRequest
 
 router = APIRouter(prefix="/v1", tags=["batch"])
 
 
-def _request(body: BatchRequestIn) -> BatchRequest:
-    costs = body.costs or {}
+def batch_request(body: BatchRequestIn) -> BatchRequest:
+    """The batch door's one request value (costs as the predictor's, per block of rows)."""
+    costs = body.model_dump(include={"costs"})["costs"]  # {"column": name} as a mapping
     return BatchRequest(
         input_uri=body.input.uri,
         output_uri=body.output.uri,
         input_format=body.input.format,
         columns=body.input.columns,
         id_columns=list(body.id_columns),
-        costs=BatchCosts(
-            fixed={k: float(v) for k, v in costs.items() if not isinstance(v, ColumnCost)},
-            columns={k: v.column for k, v in costs.items() if isinstance(v, ColumnCost)},
-            cost_matrix=body.cost_matrix,
-            priors=body.priors,
-        ),
+        costs=BatchCosts.of(costs, body.cost_matrix, body.priors),
         version=body.version,
         alias=body.alias,
     )
 
 
+BATCH_ERRORS = {
+    403: "A path outside the allowed roots.",
+    409: "The output exists already.",
+    413: "A body over 4 MiB.",
+}
 # A reference, up to 10,000 column names and a cost matrix of up to 256 x 256 classes
 # (COSTWISE_MAX_CLASSES' default): a few MB at most.
 BATCH_BODY = JsonBody(BatchRequestIn, max_bytes=4 * 1024 * 1024)
@@ -50,22 +52,13 @@ BATCH_BODY = JsonBody(BatchRequestIn, max_bytes=4 * 1024 * 1024)
     "output directory, which appears only once complete. Answers 202 with the job "
     "(`Location: /v1/jobs/{id}`); its `result` holds the summary. Bad references, columns "
     "or costs are answered at once (4xx) and no job is created.",
-    responses={
-        400: {"model": ErrorResponse},
-        403: {"model": ErrorResponse, "description": "A path outside the allowed roots."},
-        404: {"model": ErrorResponse},
-        409: {"model": ErrorResponse, "description": "The output exists already."},
-        413: {"model": ErrorResponse, "description": "A body over 4 MiB."},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    responses=error_responses(400, 404, 415, 422, 503, described=BATCH_ERRORS),
     openapi_extra=BATCH_BODY.openapi(),
 )
 async def create_batch(
     name: ModelName, body: Annotated[BatchRequestIn, Depends(BATCH_BODY)], services: ServicesDep
 ) -> Response:
-    view = await services.batches.submit(name, _request(body))
+    view = await services.batches.submit(name, batch_request(body))
     job = JobOut.from_view(view).model_dump_json()
     headers = {"Location": f"/v1/jobs/{view.id}"}
     return Response(job, status_code=202, headers=headers, media_type="application/json")

@@ -9,17 +9,10 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import NoBody
 from app.api.deps import NAME_PATTERN, ServicesDep
-from app.api.schemas import MAX_INT, ErrorResponse, JobListResponse, JobOut, JobStatus
+from app.api.errors import error_responses
+from app.api.schemas import MAX_INT, JobListResponse, JobOut, JobStatus
 
-router = APIRouter(
-    prefix="/v1",
-    tags=["jobs"],
-    responses={
-        404: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
-)
+router = APIRouter(prefix="/v1", tags=["jobs"], responses=error_responses(404, 422, 503))
 
 JobId = Annotated[str, Path(min_length=1, max_length=32, description="Job id.")]
 
@@ -49,7 +42,7 @@ async def list_jobs(
     summary="Cancel a training job",
     description="A queued job is cancelled at once; a running one gets `cancel_requested` "
     "and stops at its next boosting round (nothing is registered). A finished job: 409.",
-    responses={409: {"model": ErrorResponse}, 413: {"model": ErrorResponse}},
+    responses=error_responses(409, 413),
     dependencies=[Depends(NoBody())],  # no body: one over 64 KiB is refused unread
 )
 async def cancel_job(job_id: JobId, services: ServicesDep) -> JobOut:

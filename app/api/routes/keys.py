@@ -11,20 +11,10 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ServicesDep
-from app.api.schemas import ErrorResponse
+from app.api.errors import error_responses
 from app.services.access.keys import KeyView
 
-router = APIRouter(
-    prefix="/v1",
-    tags=["keys"],
-    responses={
-        400: {"model": ErrorResponse},
-        413: {"model": ErrorResponse},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
-)
+router = APIRouter(prefix="/v1", tags=["keys"], responses=error_responses(400, 413, 415, 422, 503))
 
 
 class KeyCreate(BaseModel):
@@ -92,7 +82,7 @@ async def list_all(services: ServicesDep) -> KeyListResponse:
     "/keys/{key_id}",
     status_code=204,
     response_class=Response,
-    responses={404: {"model": ErrorResponse}, 409: {"model": ErrorResponse}},
+    responses=error_responses(404, 409),
     summary="Revoke an API key (idempotent; the last active admin key cannot be revoked)",
 )
 async def revoke(

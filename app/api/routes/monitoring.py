@@ -10,10 +10,10 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import KIB, SMALL_BODY_BYTES, Items, JsonBody
 from app.api.deps import ModelName, ServicesDep
+from app.api.errors import error_responses
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
     MAX_INT,
-    ErrorResponse,
     MonitoringResponse,
     OutcomesRequest,
     OutcomesResponse,
@@ -22,15 +22,7 @@ from app.api.time_window import utc_window
 from app.services.feedback.outcomes import MAX_OUTCOMES, Outcome
 
 router = APIRouter(
-    prefix="/v1",
-    tags=["monitoring"],
-    responses={
-        400: {"model": ErrorResponse},
-        404: {"model": ErrorResponse},
-        413: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    prefix="/v1", tags=["monitoring"], responses=error_responses(400, 404, 413, 422, 503)
 )
 
 

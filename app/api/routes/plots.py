@@ -9,24 +9,16 @@ import orjson
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from app.api.deps import ModelName, ServicesDep
+from app.api.errors import error_responses
 from app.api.schemas import (
     MAX_INT,
-    ErrorResponse,
     PlotInfoOut,
     PlotListResponse,
     WhatIfCosts,
     WhatIfResponse,
 )
 
-router = APIRouter(
-    prefix="/v1",
-    tags=["plots"],
-    responses={
-        404: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
-)
+router = APIRouter(prefix="/v1", tags=["plots"], responses=error_responses(404, 422, 503))
 
 Version = Annotated[int, Path(ge=1, le=MAX_INT, description="Version number.")]
 Kind = Annotated[str, Path(max_length=64, description="brier_curve, reliability, roc, cost_curve.")]

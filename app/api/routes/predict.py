@@ -12,35 +12,28 @@ from pydantic import ValidationError
 
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
-from app.api.bodies.parsing import Limits, PredictInput, predict_input
+from app.api.bodies.parsing import predict_input
+from app.api.bodies.scan import Limits
 from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
-from app.api.errors import validation_errors
-from app.api.responses import FastJSONResponse
+from app.api.errors import error_responses, validation_errors
 from app.api.schemas import (
-    ErrorResponse,
     EvaluateRequest,
     EvaluateResponse,
     PredictRequest,
     PredictResponse,
     RowsRequest,
 )
-from app.services.prediction.predictor import Prediction
+from app.services.prediction.predictor import Prediction, Predictor
+from app.services.prediction.request import DecisionRequest
 
+CORRUPTED = (
+    "ARTIFACT_CORRUPTED: the version's stored artifact (or the base artifact whose booster "
+    "it shares) fails its checks; it is never used."
+)
 router = APIRouter(
     prefix="/v1",
     tags=["prediction"],
-    responses={
-        400: {"model": ErrorResponse},
-        404: {"model": ErrorResponse},
-        409: {
-            "model": ErrorResponse,
-            "description": "ARTIFACT_CORRUPTED: the version's stored artifact (or the base "
-            "artifact whose booster it shares) fails its checks; it is never used.",
-        },
-        413: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    responses=error_responses(400, 404, 413, 422, 503, described={409: CORRUPTED}),
 )
 
 
@@ -73,19 +66,33 @@ ROWS_BODY = RouteBody()
 RowsBody = Annotated[Body, Depends(ROWS_BODY)]
 
 
-async def _parse(
-    body: Body, services: Services, model: type[RowsRequest]
-) -> PredictInput | FastJSONResponse:
-    """One pass from bytes to checked input (pydantic-core's JSON parser). A large body
-    is parsed in a worker process (:mod:`app.api.bodies.parse_pool`), after a count of its rows
-    and values (:mod:`app.api.bodies.scan`): the event loop never waits for it."""
+async def _decided(
+    name: str,
+    body: Body,
+    services: Services,
+    model: type[RowsRequest],
+    answer: Callable[[Predictor, str, DecisionRequest], tuple[int, Any]],
+) -> Any:
+    """Parse the body in one pass from bytes to a checked request (pydantic-core's JSON
+    parser; a large body in a worker process, :mod:`app.api.bodies.parse_pool`, after a
+    count of its rows and values, :mod:`app.api.bodies.scan`: the event loop never waits
+    for it), then ``answer`` it in a prediction thread and count its rows.
+
+    Always in the thread pool, even a 1-row request: resolving the version reads the
+    database, and a stalled database must never hold the event loop (a thread hop costs
+    ~0.1 ms). The response is rendered in the same hop (100,000 rows: ~0.1 s)."""
     limits = Limits.of(services.settings)
     try:
-        return await parse_body(services.parsing, predict_input, body, model, limits)
+        req = await parse_body(services.parsing, predict_input, body, model, limits)
     except ValidationError as exc:
         return validation_errors(list(exc.errors()))
     except BodyInvalid as exc:
         return validation_errors(exc.errors)
+    n_rows, response = await in_prediction_thread(
+        services, partial(answer, services.predictor, name, req)
+    )
+    services.metrics.rows.labels(name).inc(n_rows)
+    return response
 
 
 @router.post(
@@ -101,37 +108,26 @@ async def _parse(
     "probability of `classes[1]` is >= its `threshold`.",
 )
 async def predict(name: ModelName, body: RowsBody, services: ServicesDep) -> Any:
-    req = await _parse(body, services, PredictRequest)
-    if isinstance(req, FastJSONResponse):
-        return req
-    call = partial(
-        services.predictor.predict,
-        name,
-        req.rows,
-        req.costs,
-        version=req.version,
-        alias=req.alias,
-        ids=req.ids,
-    )
-    # Always in the thread pool, even a 1-row request: resolving the version reads the
-    # database, and a stalled database must never hold the event loop (a thread hop
-    # costs ~0.1 ms). The response is rendered in the same hop (100,000 rows: ~0.1 s).
-    n_rows, content = await in_prediction_thread(services, partial(_predict_json, call))
-    services.metrics.rows.labels(name).inc(n_rows)
-    return Response(content, media_type="application/json")
+    return await _decided(name, body, services, PredictRequest, _predicted)
 
 
 ROWS_PER_SLICE = 5_000
 NUMPY = orjson.OPT_SERIALIZE_NUMPY  # as FastJSONResponse
 
 
-def _predict_json(call: Callable[[], Prediction]) -> tuple[int, bytes]:
-    """Predict and render the response (in a worker thread).
+def _predicted(predictor: Predictor, name: str, req: DecisionRequest) -> tuple[int, Response]:
+    """Predict and render the response (in a prediction thread)."""
+    n, content = _predict_json(predictor.predict(name, req))
+    return n, Response(content, media_type="application/json")
+
+
+def _predict_json(p: Prediction) -> tuple[int, bytes]:
+    """The rows and the JSON body of a prediction.
 
     Large responses are encoded by orjson in slices of ROWS_PER_SLICE predictions: one
     call for 100,000 rows held the GIL (and so the event loop) ~30 ms at once.
     """
-    content = _render(call())
+    content = _render(p)
     predictions = content["predictions"]
     n = len(predictions)
     if n <= ROWS_PER_SLICE:
@@ -154,23 +150,14 @@ def _predict_json(call: Callable[[], Prediction]) -> tuple[int, bytes]:
     "normalised cost loss Q (Eq. 26 of Nikolaou et al.) at the cost skew, and the Brier score.",
 )
 async def evaluate(name: ModelName, body: RowsBody, services: ServicesDep) -> Any:
-    req = await _parse(body, services, EvaluateRequest)
-    if isinstance(req, FastJSONResponse):
-        return req
-    evaluate = partial(
-        services.predictor.evaluate,
-        name,
-        req.rows,
-        req.labels or [],
-        req.costs,
-        version=req.version,
-        alias=req.alias,
-    )
-    e = await in_prediction_thread(services, evaluate)
+    return await _decided(name, body, services, EvaluateRequest, _evaluated)
+
+
+def _evaluated(predictor: Predictor, name: str, req: DecisionRequest) -> tuple[int, Any]:
+    e = predictor.evaluate(name, req)
     m = e.metrics
     n_rows = int(m.confusion.sum())
-    services.metrics.rows.labels(name).inc(n_rows)
-    return EvaluateResponse(
+    return n_rows, EvaluateResponse(
         **e.provenance.fields(),
         classes=list(e.classes),
         n_rows=n_rows,

@@ -15,19 +15,12 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ModelName, ServicesDep
+from app.api.errors import error_responses
 from app.api.responses import FastJSONResponse
-from app.api.schemas import MAX_INT, ErrorResponse, PriorEstimateRequest, PriorEstimateResponse
+from app.api.schemas import MAX_INT, PriorEstimateRequest, PriorEstimateResponse
 from app.api.time_window import utc_window
 
-router = APIRouter(
-    prefix="/v1",
-    tags=["monitoring"],
-    responses={
-        404: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
-)
+router = APIRouter(prefix="/v1", tags=["monitoring"], responses=error_responses(404, 422, 503))
 
 _METHOD = (
     "EM of Saerens, Latinne & Decaestecker (2002) over the calibrated probabilities "
@@ -67,7 +60,7 @@ PRIORS_BODY = JsonBody(PriorEstimateRequest, max_bytes=SMALL_BODY_BYTES, optiona
     "/models/{name}/priors",
     status_code=201,
     response_model=PriorEstimateResponse,
-    responses={400: {"model": ErrorResponse}, 413: {"model": ErrorResponse}},
+    responses=error_responses(400, 413),
     summary="Estimate the class priors of recent traffic and record the estimate",
     openapi_extra=PRIORS_BODY.openapi(),
     description=_METHOD

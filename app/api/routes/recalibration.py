@@ -11,10 +11,10 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
-from app.api.bodies.scan import refuse_oversized
+from app.api.bodies.scan import Limits, refuse_oversized, rows_field
 from app.api.deps import ModelName, ServicesDep
-from app.api.errors import validation_errors
-from app.api.schemas import MAX_INT, ErrorResponse, RecalibrationRequest, VersionOut
+from app.api.errors import error_responses, validation_errors
+from app.api.schemas import MAX_INT, RecalibrationRequest, VersionOut
 from app.api.time_window import utc_window
 from app.errors import InvalidArgument
 from app.services.common.inputs import features_matrix
@@ -64,15 +64,8 @@ def recalibration_input(body: bytes, settings: Settings, large: bool) -> Recalib
     provably holds too many rows or values, and its ``instances`` sent back as one
     float64 matrix (a buffer, not millions of Python floats to rebuild on the server)."""
     if large:
-        refuse_oversized(
-            body,
-            field="records" if b'"records"' in body else "instances",
-            max_rows=settings.max_train_rows,
-            max_cells=settings.max_cells,
-            max_classes=settings.max_classes,
-            values_per_row=1,  # its label
-            rows_setting="COSTWISE_MAX_TRAIN_ROWS",
-        )
+        limits = Limits.training(settings)
+        refuse_oversized(body, limits, field=rows_field(body), values_per_row=1)  # its label
     req = RecalibrationRequest.model_validate_json(body)
     if large and req.instances:
         matrix = features_matrix(req.instances, field="instances")
@@ -97,15 +90,9 @@ def recalibration_input(body: bytes, settings: Settings, large: bool) -> Recalib
     "features, labels that are not the model's classes, too few labelled rows or one "
     "class only, or a window without labelled predictions; nothing is registered then. "
     "Role: admin.",
-    responses={
-        400: {"model": ErrorResponse},
-        404: {"model": ErrorResponse},
-        409: {"model": ErrorResponse, "description": "The parent's artifact is corrupted."},
-        413: {"model": ErrorResponse},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    responses=error_responses(
+        400, 404, 413, 415, 422, 503, described={409: "The parent's artifact is corrupted."}
+    ),
     openapi_extra={
         "requestBody": {
             "required": True,

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Depends, Path, Query, Response
 
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import AliasName, ModelName, ServicesDep
+from app.api.errors import error_responses
 from app.api.schemas import (
     MAX_INT,
     AliasOut,
     AliasRequest,
-    ErrorResponse,
     ModelListResponse,
     ModelOut,
     ModelUpdate,
@@ -21,16 +21,7 @@ from app.api.schemas import (
 )
 
 router = APIRouter(
-    prefix="/v1",
-    tags=["registry"],
-    responses={
-        400: {"model": ErrorResponse},
-        404: {"model": ErrorResponse},
-        413: {"model": ErrorResponse},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse},
-    },
+    prefix="/v1", tags=["registry"], responses=error_responses(400, 404, 413, 415, 422, 503)
 )
 
 Limit = Annotated[int, Query(ge=1, le=1000, description="Page size.")]
@@ -87,9 +78,7 @@ def get_version(name: ModelName, version: Version, services: ServicesDep) -> Ver
 @router.put(
     "/models/{name}/aliases/{alias}",
     response_model=AliasOut,
-    responses={
-        409: {"model": ErrorResponse, "description": "The version's artifact is corrupted."}
-    },
+    responses=error_responses(described={409: "The version's artifact is corrupted."}),
     summary="Point an alias at a version (creates or moves it)",
     openapi_extra=ALIAS_BODY.openapi(),
 )

@@ -12,12 +12,11 @@ from starlette.datastructures import UploadFile
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid, ParsePool
 from app.api.bodies.parsing import JSON, media_type
-from app.api.bodies.scan import refuse_oversized
+from app.api.bodies.scan import Limits, refuse_oversized
 from app.api.deps import ModelName, ServicesDep
-from app.api.errors import validation_errors
+from app.api.errors import error_responses, validation_errors
 from app.api.schemas import (
     DatasetTrainingRequest,
-    ErrorResponse,
     JobOut,
     TrainingParams,
     TrainingRequest,
@@ -91,15 +90,8 @@ def _from_json(body: bytes, settings: Settings, large: bool = False) -> Parsed:
     """Parse and check a JSON training body (in a parse worker process when ``large``,
     after a count of its rows and values: :mod:`app.api.bodies.scan`)."""
     if large:
-        refuse_oversized(
-            body,
-            field="features",
-            max_rows=settings.max_train_rows,
-            max_cells=settings.max_cells,
-            max_classes=settings.max_classes,
-            values_per_row=1,  # its label
-            rows_setting="COSTWISE_MAX_TRAIN_ROWS",
-        )
+        limits = Limits.training(settings)
+        refuse_oversized(body, limits, field="features", values_per_row=1)  # 1: its label
     if len(body) <= _REFERENCE_BYTES and _names_dataset(body):
         ref_req = DatasetTrainingRequest.model_validate_json(body)
         ref = DatasetRef.from_mapping(
@@ -189,11 +181,9 @@ ModeQuery = Annotated[
     openapi_extra=_OPENAPI,
     responses={
         202: {"model": JobOut, "description": "Training job created (poll `Location`)."},
-        400: {"model": ErrorResponse},
-        413: {"model": ErrorResponse},
-        415: {"model": ErrorResponse},
-        422: {"model": ErrorResponse},
-        503: {"model": ErrorResponse, "description": "Busy (Retry-After) or unavailable."},
+        **error_responses(
+            400, 413, 415, 422, described={503: "Busy (Retry-After) or unavailable."}
+        ),
     },
 )
 async def create_version(

@@ -159,6 +159,20 @@ class _TooLarge(Exception):
     pass
 
 
+class WatchedSend:
+    """``send`` that notes whether the response has started: until then a middleware
+    that stops the request may still answer it (with its own status), after it may not."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
+
+
 class BodyLimitMiddleware:
     """Answers 413 PAYLOAD_TOO_LARGE for bodies over ``max_bytes`` (declared or streamed)."""
 
@@ -208,7 +222,7 @@ class BodyLimitMiddleware:
                     await self._reject(scope, send)
                     return
         received = 0
-        started = False
+        watched = WatchedSend(send)
 
         async def limited_receive() -> Message:
             nonlocal received
@@ -219,14 +233,8 @@ class BodyLimitMiddleware:
                     raise _TooLarge
             return message
 
-        async def send_wrapper(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
         try:
-            await self.app(scope, limited_receive, send_wrapper)
+            await self.app(scope, limited_receive, watched)
         except _TooLarge:
-            if not started:
+            if not watched.started:
                 await self._reject(scope, send)

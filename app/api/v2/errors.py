@@ -1,9 +1,10 @@
 """Errors on /v2 routes: the Open Inference Protocol's ``{"error": "<message>"}`` body.
 
 The protocol says a failed request is "indicated by an HTTP error status (typically
-400)" with that body. Statuses follow the service's one table
-(:data:`app.api.errors.STATUS_BY_CODE`), except that a bad argument (a tensor, parameter
-or cost) is 400 as the protocol expects rather than /v1's 422. Messages are the same
+400)" with that body. Statuses follow the service's one list of error codes
+(:data:`costwise.errors.ERROR_CODES`): /v1's status, except where a code names its
+``v2_status`` (a bad argument, a tensor, parameter or cost, is 400 as the protocol
+expects rather than /v1's 422). Messages are the same
 precise ones as on /v1 (which tensor, field or row; what was expected).
 """
 
@@ -17,12 +18,13 @@ from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 
-from app.api.errors import OPERATOR_CODES, STATUS_BY_CODE, describe_validation
+from app.api.errors import OPERATOR_CODES, describe_validation
 from app.api.responses import FastJSONResponse
 from app.errors import ServiceError
+from costwise.errors import ERROR_CODES
 
 log = logging.getLogger(__name__)
-V2_STATUS = {**STATUS_BY_CODE, "INVALID_ARGUMENT": 400, "TRAINING_TIME_LIMIT": 400}
+V2_STATUS = {e.code: e.v2_status or e.status for e in ERROR_CODES}
 
 
 def v2_error(code: str, detail: str, retry_after: Any = None) -> FastJSONResponse:

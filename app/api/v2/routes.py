@@ -7,6 +7,7 @@ Thin HTTP: parse, call one service, shape the response (tensors in
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from functools import partial
 from typing import Annotated, Any
 
@@ -16,8 +17,7 @@ from pydantic import ValidationError
 from app import __version__
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
-from app.api.bodies.parsing import Limits
-from app.api.bodies.scan import refuse_oversized
+from app.api.bodies.scan import Limits, refuse_oversized
 from app.api.deps import ModelName, ServicesDep, in_prediction_thread
 from app.api.errors import describe_validation
 from app.api.responses import FastJSONResponse
@@ -38,6 +38,7 @@ from app.api.v2.tensors import OUTPUTS, Decoded, decode, encode, label_datatype
 from app.errors import InvalidArgument, NotFound
 from app.services.common.inputs import check_limits
 from app.services.prediction.model_info import ModelInfo, describe_model, model_ready
+from app.services.prediction.request import DecisionRequest
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     s: {"model": V2ErrorResponse} for s in (400, 404, 409, 413, 415, 503)
@@ -144,18 +145,13 @@ def parse_and_decode(body: bytes, limits: Limits, large: bool) -> tuple[str | No
     """The request's id and its decoded tensors, checked against the limits; a large body
     (parsed in a worker process) is first scanned for provably too many values."""
     if large:
-        refuse_oversized(
-            body,
-            field="inputs",
-            max_rows=limits.max_rows,
-            max_cells=limits.max_cells,
-            max_classes=limits.max_classes,
-            rows_depth=None,  # flat or nested data: the value count bounds the rows x features
-        )
+        # flat or nested data: the value count bounds the rows x features
+        refuse_oversized(body, limits, field="inputs", rows_depth=None)
     req = InferenceRequest.model_validate_json(body)
     decoded = decode(req)
-    if decoded.rows.matrix is not None:
-        n_rows, n_features = decoded.rows.matrix.shape
+    matrix = decoded.request.rows.matrix
+    if matrix is not None:
+        n_rows, n_features = matrix.shape
         check_limits(
             n_rows,
             n_features,
@@ -165,6 +161,19 @@ def parse_and_decode(body: bytes, limits: Limits, large: bool) -> tuple[str | No
             field="inputs",
         )
     return req.id, decoded
+
+
+def infer_request(name: str, version: str | None, decoded: Decoded) -> DecisionRequest:
+    """The V2 door's one request value: the decoded tensors and parameters, and the
+    version the path names (never with an alias)."""
+    number = _version(name, version)
+    if number is not None and decoded.request.alias is not None:
+        raise InvalidArgument(
+            "parameters.alias: the path names version "
+            f"{number}; give either a version or an alias, not both",
+            field="parameters.alias",
+        )
+    return replace(decoded.request, version=number)
 
 
 # tensors are bounded by the row and cell limits, whose largest bodies need
@@ -183,27 +192,10 @@ async def _infer(name: str, version: str | None, raw: Body, services: Any) -> Fa
     except BodyInvalid as exc:
         code, detail, _, _ = describe_validation(exc.errors)
         return v2_error(code, detail)
-    number = _version(name, version)
-    if number is not None and decoded.alias is not None:
-        raise InvalidArgument(
-            "parameters.alias: the path names version "
-            f"{number}; give either a version or an alias, not both",
-            field="parameters.alias",
-        )
-    call = partial(
-        services.predictor.predict,
-        name,
-        decoded.rows,
-        decoded.costs,
-        version=number,
-        alias=decoded.alias,
-        ids=decoded.ids,
-        ids_field="inputs ('ids')",
-    )
-    n = len(decoded.rows.matrix) if decoded.rows.matrix is not None else 0
-    p = await in_prediction_thread(
-        services, call
-    )  # never on the loop: resolving reads the database
+    req = infer_request(name, version, decoded)
+    n = len(req.rows.matrix) if req.rows.matrix is not None else 0
+    # never on the loop: resolving reads the database
+    p = await in_prediction_thread(services, partial(services.predictor.predict, name, req))
     outputs = encode(p, decoded.outputs)
     services.metrics.rows.labels(name).inc(n)
     body = {

@@ -17,7 +17,8 @@ import numpy as np
 
 from app.api.v2.schemas import InferenceRequest, RequestInput
 from app.errors import InvalidArgument
-from app.services.prediction.predictor import CostRequest, Prediction, Rows
+from app.services.prediction.predictor import Prediction
+from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 
 NUMERIC: dict[str, Any] = {
     "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32,
@@ -33,11 +34,8 @@ NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn")
 
 @dataclass(frozen=True)
 class Decoded:
-    rows: Rows
-    costs: CostRequest
-    alias: str | None
+    request: DecisionRequest  # the version comes from the path: set by the route
     outputs: tuple[str, ...] | None  # None: all
-    ids: list[str] | None = None
 
 
 def _bad(field: str, message: str) -> InvalidArgument:
@@ -165,7 +163,7 @@ def _named_costs(params: dict[str, Any]) -> dict[str, float] | None:
 
 
 def decode(req: InferenceRequest) -> Decoded:
-    """The request's feature rows, cost setting, alias and requested outputs."""
+    """The request's feature rows, cost setting, alias and ids, and the outputs asked for."""
     params = req.parameters or {}
     features = [(i, t) for i, t in enumerate(req.inputs) if t.name not in (COSTS_INPUT, IDS_INPUT)]
     ids = _ids([(i, t) for i, t in enumerate(req.inputs) if t.name == IDS_INPUT])
@@ -212,7 +210,10 @@ def decode(req: InferenceRequest) -> Decoded:
         cost_field=cost_field,
         priors_field="parameters.priors",
     )
-    return Decoded(Rows(matrix=X, field=where), costs, alias, wanted, ids)
+    request = DecisionRequest(
+        Rows(matrix=X, field=where), costs, alias=alias, ids=ids, ids_field="inputs ('ids')"
+    )
+    return Decoded(request, wanted)
 
 
 def _ids(inputs: list[tuple[int, RequestInput]]) -> list[str] | None:

@@ -36,22 +36,10 @@ from app.services.batch.scoring import BatchCosts, decide_block, output_schema
 from app.services.prediction.predictor import Predictor
 from models.inference.model import InferenceModel
 
-__all__ = ["PartitionDecider", "partition_decider", "split_costs"]
+__all__ = ["PartitionDecider", "partition_decider"]
 
 _SPARK_TYPES = {pa.float64(): "double", pa.int64(): "bigint", pa.bool_(): "boolean",
                 pa.string(): "string", pa.large_string(): "string"}  # fmt: skip
-
-
-def split_costs(costs: Mapping[str, Any] | None) -> tuple[dict[str, float], dict[str, str]]:
-    """``{"c_fn": {"column": "amount"}, "c_fp": 5}`` -> (fixed costs, cost columns)."""
-    fixed: dict[str, float] = {}
-    columns: dict[str, str] = {}
-    for name, value in (costs or {}).items():
-        if isinstance(value, Mapping):
-            columns[name] = str(value["column"])
-        else:
-            fixed[name] = float(value)
-    return fixed, columns
 
 
 @dataclass(frozen=True)
@@ -139,8 +127,7 @@ def partition_decider(
     finally:
         if engine is not None:
             engine.dispose()
-    fixed, cost_columns = split_costs(costs)
-    batch_costs = BatchCosts(fixed, cost_columns, cost_matrix, priors)
+    batch_costs = BatchCosts.of(costs, cost_matrix, priors)
     features = features_of(model, columns)
     check_model_costs(model, batch_costs)
     return PartitionDecider(model, features, batch_costs, list(id_columns))

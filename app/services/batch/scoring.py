@@ -3,8 +3,9 @@
 This is the part of a batch that runs wherever the rows are (the job's worker, or a Dask
 worker): numpy and pyarrow only, no SQL and no web code. The decision itself is
 :func:`app.services.decisions.row_decisions.decide_rows`, the very code ``/v1/.../predict`` runs,
-and the costs go through :func:`app.services.decisions.request_costs.cost_setting` (``row_costs``
-for costs taken from columns), so a row is validated and decided exactly as predict
+and the costs become the predictor's own
+:class:`~app.services.prediction.request.CostRequest` (``row_costs`` for costs taken from
+columns), so a row is validated and decided exactly as predict
 would. Error messages name the row by its position in the whole input (``first_row``
 + position in the block) and the input column a per-row cost came from.
 """
@@ -21,8 +22,9 @@ import pyarrow as pa
 
 from app.errors import ServiceError
 from app.services.common.core_errors import core_errors
-from app.services.decisions.request_costs import ROW_COST_NAMES, CostSetting, cost_setting
+from app.services.decisions.request_costs import ROW_COST_NAMES, CostSetting
 from app.services.decisions.row_decisions import decide_rows
+from app.services.prediction.request import CostRequest
 from models.inference.model import InferenceModel, check_features
 
 __all__ = ["BatchCosts", "BlockSummary", "decide_block", "output_schema"]
@@ -60,21 +62,41 @@ class BatchCosts:
             data.get("priors"),
         )
 
-    def setting(
-        self, n_rows: int, n_classes: int, columns: Mapping[str, np.ndarray] | None = None
-    ) -> CostSetting:
-        """The validated cost setting of ``n_rows`` rows (``columns``: cost name -> values)."""
+    @classmethod
+    def of(
+        cls,
+        costs: Mapping[str, Any] | None = None,
+        cost_matrix: list[list[float]] | None = None,
+        priors: list[float] | None = None,
+    ) -> BatchCosts:
+        """From the request's spelling: ``{"c_fn": {"column": "amount"}, "c_fp": 5}``."""
+        fixed: dict[str, float] = {}
+        columns: dict[str, str] = {}
+        for name, value in (costs or {}).items():
+            if isinstance(value, Mapping):
+                columns[name] = str(value["column"])
+            else:
+                fixed[name] = float(value)
+        return cls(fixed, columns, cost_matrix, priors)
+
+    def request(self, n_rows: int, columns: Mapping[str, np.ndarray] | None = None) -> CostRequest:
+        """The predictor's cost request of ``n_rows`` rows (``columns``: cost name -> values
+        of the per-row costs taken from the input)."""
         if self.columns:
             values = columns or {}
             block = np.empty((n_rows, 4), dtype=np.float64)
             for i, name in enumerate(ROW_COST_NAMES):
                 block[:, i] = values[name] if name in self.columns else self.fixed.get(name, 0.0)
-            return cost_setting(n_rows, n_classes, row_costs=block, field="costs")
+            return CostRequest(row_costs=block, priors=self.priors, cost_field="costs")
         if self.fixed:
-            return cost_setting(n_rows, n_classes, costs=self.fixed, field="costs")
-        if self.cost_matrix is not None:
-            return cost_setting(n_rows, n_classes, cost_matrix=self.cost_matrix)
-        return cost_setting(n_rows, n_classes)
+            return CostRequest(costs=dict(self.fixed), priors=self.priors, cost_field="costs")
+        return CostRequest(cost_matrix=self.cost_matrix, priors=self.priors)
+
+    def setting(
+        self, n_rows: int, n_classes: int, columns: Mapping[str, np.ndarray] | None = None
+    ) -> CostSetting:
+        """The validated cost setting of ``n_rows`` rows (``columns``: cost name -> values)."""
+        return self.request(n_rows, columns).setting(n_rows, n_classes)
 
 
 @dataclass

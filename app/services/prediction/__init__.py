@@ -1,5 +1,8 @@
 """Prediction: cost-sensitive decisions from registered versions, one door for every transport.
 
+- :mod:`~app.services.prediction.request`: ``DecisionRequest``, the one request value
+  every door builds (rows, costs and priors, version or alias, ids, labels), and its
+  ``CostRequest``, which batch decisions build per block of rows too.
 - :mod:`~app.services.prediction.predictor`: ``Predictor``, the use case behind ``/v1``
   predict and evaluate, ``/v2`` infer, the CLI and batch scoring (resolve a version,
   decide, log).

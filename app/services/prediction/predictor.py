@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -44,7 +44,7 @@ from app.services.common.inputs import (
     records_matrix,
 )
 from app.services.decisions.evaluation import RequestMetrics, labels_index, request_metrics
-from app.services.decisions.request_costs import Costs, CostSetting, cost_setting
+from app.services.decisions.request_costs import CostSetting
 from app.services.decisions.row_decisions import decide_rows
 from app.services.feedback.prediction_log import (
     LogEntry,
@@ -56,10 +56,11 @@ from app.services.feedback.prediction_log import (
 from app.services.feedback.priors import PriorEstimates
 from app.services.model_registry.stored_models import read_stored
 from app.services.prediction.provenance import Provenance, calibration_summary
+from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 from models.decisions.rule import Decisions
 from models.inference.model import InferenceModel, check_features
 
-__all__ = ["CostRequest", "Evaluation", "Prediction", "Predictor", "Resolved", "Rows"]
+__all__ = ["Evaluation", "Prediction", "Predictor", "Resolved"]
 
 
 # ---------------------------------------------------- values in and out
@@ -73,39 +74,6 @@ class Resolved:
     stale_since: float | None = None  # epoch seconds: served from memory, database down
     model_id: int = 0
     log: bool = True  # the model's prediction-log switch
-
-
-@dataclass(frozen=True)
-class Rows:
-    """Rows of a request in one of its forms: JSON rows, records, or a decoded matrix."""
-
-    instances: Sequence[Sequence[float | None]] | None = None
-    records: Sequence[Mapping[str, float | None]] | None = None
-    matrix: np.ndarray | None = None  # float64, (n, d): already decoded rows
-    field: str | None = None  # how error messages name the rows (default: the form's name)
-    # records decoded into ``matrix``: its column names, and the first record whose keys
-    # differ (index, keys), if any (see app.services.common.inputs.named_columns_matrix)
-    columns: tuple[str, ...] | None = None
-    mismatch: tuple[int, tuple[str, ...]] | None = None
-
-
-@dataclass(frozen=True)
-class CostRequest:
-    """The cost setting of a request (at most one form) and deployment priors.
-
-    ``cost_field`` / ``priors_field`` name them in error messages when the request
-    spells them differently (e.g. ``parameters.cost_matrix`` or a ``costs`` tensor).
-    """
-
-    costs: Costs | None = None
-    cost_matrix: Sequence[Sequence[float]] | np.ndarray | None = None
-    row_costs: Sequence[Costs] | np.ndarray | None = None  # decoded: (n, 4) c_fp, c_fn, c_tp, c_tn
-    cost_array: np.ndarray | None = None  # layout told by its shape (see cost_setting)
-    cost_layout: str | None = None
-    priors: Sequence[float] | str | None = None  # "estimated": the latest prior estimate
-    cost_field: str | None = None
-    priors_field: str = "priors"
-    priors_estimate: dict[str, Any] | None = None  # which estimate "estimated" applied
 
 
 @dataclass(frozen=True)
@@ -274,20 +242,10 @@ class Predictor:
         self, model: InferenceModel, X: np.ndarray, costs: CostRequest
     ) -> tuple[np.ndarray | None, Decisions, CostSetting, np.ndarray | None]:
         """Probabilities, decisions, the cost setting and the raw scores (or None)."""
-        setting = cost_setting(
-            len(X),
-            len(model.classes),
-            costs=costs.costs,
-            cost_matrix=costs.cost_matrix,
-            row_costs=costs.row_costs,
-            cost_array=costs.cost_array,
-            cost_layout=costs.cost_layout,
-            field=costs.cost_field,
-        )
         return decide_rows(
             model,
             X,
-            setting,
+            costs.setting(len(X), len(model.classes)),
             costs.priors,  # type: ignore[arg-type]  # "estimated" was replaced by _estimated
             cost_field=costs.cost_field,
             priors_field=costs.priors_field,
@@ -307,12 +265,10 @@ class Predictor:
         applied = self.estimates.applied(r.model, r.version, r.version_id, field)
         return replace(costs, priors=applied.priors, priors_estimate=applied.ref)
 
-    def _run(
-        self, name: str, rows: Rows, version: int | None, alias: str | None
-    ) -> tuple[Resolved, Loaded, np.ndarray]:
-        resolved = self.resolve(name, version, alias)
+    def _run(self, name: str, req: DecisionRequest) -> tuple[Resolved, Loaded, np.ndarray]:
+        resolved = self.resolve(name, req.version, req.alias)
         loaded = self.entry(resolved)
-        return resolved, loaded, self._matrix(loaded.model, rows)
+        return resolved, loaded, self._matrix(loaded.model, req.rows)
 
     @staticmethod
     def _provenance(r: Resolved, m: Loaded, setting: CostSetting, c: CostRequest) -> Provenance:
@@ -331,26 +287,17 @@ class Predictor:
         )
 
     # -------------------------------------------------------------- use cases
-    def predict(
-        self,
-        name: str,
-        rows: Rows,
-        costs: CostRequest,
-        *,
-        version: int | None = None,
-        alias: str | None = None,
-        ids: Sequence[str] | None = None,
-        ids_field: str = "ids",
-    ) -> Prediction:
+    def predict(self, name: str, req: DecisionRequest) -> Prediction:
         """Decide every row; rows are logged (and get ids) unless logging is off.
 
-        ``ids`` are the client's ids of the rows (one per row, distinct; see
+        ``req.ids`` are the client's ids of the rows (one per row, distinct; see
         :func:`app.services.feedback.prediction_log.check_ids`), else the log makes its own.
         """
-        resolved, loaded, X = self._run(name, rows, version, alias)
+        resolved, loaded, X = self._run(name, req)
+        ids = req.ids
         if ids is not None:
-            check_ids(ids, len(X), ids_field)
-        costs = self._estimated(resolved, costs)
+            check_ids(ids, len(X), req.ids_field)
+        costs = self._estimated(resolved, req.costs)
         proba, decisions, setting, raw = self._decide(loaded.model, X, costs)
         provenance = self._provenance(resolved, loaded, setting, costs)
         priors = None if isinstance(costs.priors, str) else costs.priors
@@ -399,19 +346,11 @@ class Predictor:
         self.log.submit(entry)
         return row_ids
 
-    def evaluate(
-        self,
-        name: str,
-        rows: Rows,
-        labels: Sequence[Any],
-        costs: CostRequest,
-        *,
-        version: int | None = None,
-        alias: str | None = None,
-    ) -> Evaluation:
-        resolved, loaded, X = self._run(name, rows, version, alias)
-        y = labels_index(labels, loaded.model.classes, len(X))
-        costs = self._estimated(resolved, costs)
+    def evaluate(self, name: str, req: DecisionRequest) -> Evaluation:
+        """Decide the labelled rows (``req.labels``) as predict would, and score them."""
+        resolved, loaded, X = self._run(name, req)
+        y = labels_index(req.labels or [], loaded.model.classes, len(X))
+        costs = self._estimated(resolved, req.costs)
         proba, decisions, setting, _ = self._decide(loaded.model, X, costs)
         metrics = request_metrics(y, proba, decisions, setting)
         provenance = self._provenance(resolved, loaded, setting, costs)

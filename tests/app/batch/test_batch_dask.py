@@ -23,7 +23,6 @@ from fastapi.testclient import TestClient
 
 from app.api.main import create_app
 from app.cli.progress import ProgressBar
-from app.services.batch.dataframes import split_costs
 from app.services.batch.scoring import BatchCosts
 from app.services.batch.service import BatchRequest
 from app.settings import Settings
@@ -190,13 +189,12 @@ def test_dask_reports_progress_once_per_partition_as_it_finishes(
         reports.append((phase, done, total))
         bar(phase, done, total)
 
-    fixed, columns = split_costs({"c_fn": {"column": "amount"}, "c_fp": 5})
     request = BatchRequest(
         src.as_uri(),
         (root / "out").as_uri(),
         "parquet",
         id_columns=["id"],
-        costs=BatchCosts(fixed, columns),
+        costs=BatchCosts.of({"c_fn": {"column": "amount"}, "c_fp": 5}),
     )
     service = dask_client.app.state.services.batches  # type: ignore[attr-defined]
     result = service.run("progress-test", "fraud", request, progress, lambda _v, _r, move: move())
