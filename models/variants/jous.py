@@ -40,12 +40,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
 from models.boosting.adaboost import AdaBoost
 from models.boosting.progress import fit_part
 from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.features.checks import binary_classes, check_fit_data
 from models.inference.jous_scorer import (
     MAX_DELTA,
     JousScorer,
@@ -314,23 +314,9 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
             )
 
     def _validate(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
-            check_classification_targets(y)
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
-        classes, y_idx, counts = np.unique(y, return_inverse=True, return_counts=True)
-        y_type = type_of_target(y, input_name="y")
-        if classes.size > 2 or y_type not in ("binary", "multiclass"):
-            raise TrainingError(
-                f"Only binary classification is supported. The type of the target is {y_type} "
-                f"({classes.size} classes); JOUSBoost needs exactly two classes"
-            )
-        if classes.size != 2:
-            raise TrainingError(
-                f"JOUSBoost is a binary classifier: y must contain exactly two classes, got "
-                f"{classes.size} class(es): {classes.tolist()[:10]}"
-            )
+        X, y, _ = check_fit_data(self, X, y, None)
+        classes, y_idx = binary_classes(self, y)
+        counts = np.bincount(y_idx, minlength=2)
         self.classes_ = classes
         self.class_priors_ = counts / counts.sum()
         return X, y_idx.astype(np.int64)
