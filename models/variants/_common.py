@@ -167,7 +167,11 @@ class CostSensitiveBoosting(BaseBoosting):
     training_cost_matrix_ : ndarray of shape (2, 2)
         [[0, c_fp], [c_fn, 0]] (rows = truth), used to serve the uncalibrated model.
     scaled_costs_ : ndarray of shape (2,)
-        [c_hat_FP, c_hat_FN], the costs the hooks used (see the module docstring).
+        [c_hat_FP, c_hat_FN], the costs the hooks used, by default
+        [c_fp, c_fn] / max(c_fp, c_fn) (``_cost_scale``, see the module docstring).
+    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
+        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
+        without a positive real alpha (footnote 9).
 
     References
     ----------
@@ -188,15 +192,8 @@ class CostSensitiveBoosting(BaseBoosting):
         random_state: int | np.random.RandomState | None = None,
         stump_criterion: str = "error",
     ) -> None:
-        super().__init__(
-            n_estimators=n_estimators,
-            weak_learner=weak_learner,
-            max_depth=max_depth,
-            max_bins=max_bins,
-            score_kind=score_kind,
-            random_state=random_state,
-            stump_criterion=stump_criterion,
-        )
+        super().__init__(n_estimators, weak_learner, max_depth, max_bins, score_kind,
+                         random_state, stump_criterion)  # fmt: skip
         self.c_fp = c_fp
         self.c_fn = c_fn
 
