@@ -334,26 +334,15 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> JOUSBoost:
-        """Fit the ``delta - 1`` q-classifiers (sections 3.1, 3.2 and 5.1).
+        """Fit the ``delta - 1`` q-classifiers (sections 3.1, 3.2 and 5.1); returns self.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Numeric features; NaN allowed (missing, never jittered), infinity not.
-        y : array-like of shape (n_samples,)
-            Exactly two labels; ``classes_[1]`` is the positive class. (Sample weights
-            are not supported: the paper's sampling is defined on row counts.)
+        ``X``: numeric features, NaN allowed (missing, never jittered), infinity not.
+        ``y``: exactly two labels; ``classes_[1]`` is the positive class. Sample weights
+        are not supported: the paper's sampling is defined on row counts.
 
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        InvalidInput
-            Malformed X or y, or invalid parameters.
-        TrainingError
-            Not exactly two classes, or a q-classifier has no usable first learner.
+        Raises :class:`InvalidInput` for malformed X or y or invalid parameters, and
+        :class:`TrainingError` unless there are exactly two classes, or when a
+        q-classifier has no usable first learner.
         """
         self._check_params()
         X, y01 = self._validate(X, y)
