@@ -50,14 +50,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from models.boosting.loop import EPS_CLIP, BaseBoosting
-from models.exceptions import InvalidInput
+from models.decisions.training_costs import check_cost
 from models.specs.algorithm import AlgorithmSpec, ParamSpec
 
 __all__ = [
     "CostSensitiveBoosting",
     "MarginLoss",
     "half_log_ratio",
-    "check_cost",
     "cost_params",
     "variant_spec",
     "SERVING_RULE",
@@ -69,16 +68,6 @@ SERVING_RULE = (
     "costs reproduce sign[F(x)]; calibrated: the calibrated probability is thresholded at "
     "the request's costs (Eq. 17)."
 )
-
-
-def check_cost(name: str, value: Any) -> float:
-    """``value`` as a finite float > 0, else :class:`InvalidInput` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-    return v
 
 
 def half_log_ratio(num: float, den: float) -> float:
