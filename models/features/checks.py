@@ -14,7 +14,7 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.features.binning import is_codes
 
-__all__ = ["binary_classes", "check_fit_data", "check_predict_X"]
+__all__ = ["binary_classes", "check_fit_data", "check_predict_X", "validate_predict_X"]
 
 
 def check_fit_data(
@@ -98,6 +98,12 @@ def check_predict_X(estimator: Any, X: Any) -> np.ndarray:
         return X
     if sp.issparse(X):
         raise TypeError(f"{type(estimator).__name__} needs dense data, got a sparse matrix")
+    return validate_predict_X(estimator, X)
+
+
+def validate_predict_X(estimator: Any, X: Any) -> np.ndarray:
+    """scikit-learn's validation of ``X`` for a fitted ``estimator`` (float64, NaN allowed;
+    its ValueError as :class:`InvalidInput`)."""
     try:
         return validate_data(
             estimator, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64

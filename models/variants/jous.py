@@ -40,12 +40,11 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import validate_data
 
 from models.boosting.adaboost import AdaBoost
 from models.boosting.progress import fit_part
 from models.exceptions import InvalidInput, NotFitted, TrainingError
-from models.features.checks import binary_classes, check_fit_data
+from models.features.checks import binary_classes, check_fit_data, validate_predict_X
 from models.inference.jous_scorer import (
     MAX_DELTA,
     JousScorer,
@@ -237,10 +236,8 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        Sorted labels; ``classes_[1]`` is the positive class (y = +1).
-    n_features_in_ : int
-        Number of features seen in fit.
+    classes_, n_features_in_
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
     quantiles_ : ndarray of shape (delta - 1,)
         The grid ``i / delta``.
     estimators_ : list of AdaBoost
@@ -405,12 +402,7 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
     def _check_X(self, X: Any) -> np.ndarray:
         if not hasattr(self, "scorer_"):
             raise NotFitted(f"This {type(self).__name__} instance is not fitted yet; call fit.")
-        try:
-            return validate_data(
-                self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
-            )
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
+        return validate_predict_X(self, X)
 
     def quantile_decisions(self, X: Any, monotone: bool = True) -> np.ndarray:
         """``D_q(x)`` for every grid q, shape (n, delta - 1), non-increasing along q when
