@@ -292,7 +292,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         w = np.asarray(self._initial_weights(y, sw), dtype=np.float64)
         trainer = self._make_trainer(X, y, sw)
         del sw  # only D^1 and the trainer's binning needed it: one float64 vector less
-        h = None
+        h = np.empty(0)  # the round's learner outputs on the training rows
 
         def fit_round() -> tuple[object, float, float]:
             nonlocal h
@@ -307,7 +307,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
             if not (np.all(np.isfinite(w_new)) and np.isfinite(total) and total > 0):
                 return False
             w_new /= total  # in place: the same bits as w_new / total
-            w, h = w_new, None  # one float64 vector alive between rounds
+            w, h = w_new, np.empty(0)  # one float64 vector alive between rounds
             return True
 
         learners, alphas, errors, reason = run_rounds(int(self.n_estimators), fit_round, advance)
