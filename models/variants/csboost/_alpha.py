@@ -72,7 +72,7 @@ def _clip_perfect(
 
 
 def bracket(
-    b: np.ndarray | float, d: np.ndarray | float, tp: float, tn: float, c1: float, c2: float
+    b: np.ndarray, d: np.ndarray, tp: float, tn: float, c1: float, c2: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(lo, hi, improves)``: the bracket of the root of Eq. 41 and whether it is > 0.
 
