@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,3 +102,15 @@ def realboost_reference(
         assert best is not None
         F = F + best[1]
     return F
+
+
+def cheap_and_dear_misses(
+    cls: Callable[..., Any], rounds: int, seed: int, weak_learner: str
+) -> tuple[Any, Any]:
+    """``cls`` fitted with misses four times cheaper and four times dearer than false
+    positives; the dearer misses must predict more positives."""
+    X, y = binary_data(n=500, seed=seed)
+    lo = cls(rounds, c_fn=0.25, weak_learner=weak_learner, random_state=0).fit(X, y)
+    hi = cls(rounds, c_fn=4.0, weak_learner=weak_learner, random_state=0).fit(X, y)
+    assert (lo.predict(X) == 1).mean() < (hi.predict(X) == 1).mean()
+    return lo, hi
