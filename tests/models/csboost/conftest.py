@@ -59,8 +59,10 @@ def normalized(c_fp: float, c_fn: float) -> tuple[float, float]:
 
 
 #: The costs and the shares of missing entries every brute-force reference is checked at.
-REFERENCE_COSTS = pytest.mark.parametrize(("c_fp", "c_fn"), [(1.0, 1.0), (1.0, 4.0), (3.0, 1.0)])
-REFERENCE_NANS = pytest.mark.parametrize("nan", [0.0, 0.1])
+REFERENCE_CASES = pytest.mark.parametrize(
+    ("c_fp", "c_fn", "nan"),
+    [(*costs, nan) for costs in [(1.0, 1.0), (1.0, 4.0), (3.0, 1.0)] for nan in (0.0, 0.1)],
+)
 
 
 def realboost_reference(

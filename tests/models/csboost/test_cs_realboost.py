@@ -10,8 +10,7 @@ import pytest
 from models.exceptions import InvalidInput, TrainingError
 from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
 from tests.models.csboost.conftest import (
-    REFERENCE_COSTS,
-    REFERENCE_NANS,
+    REFERENCE_CASES,
     binary_data,
     realboost_reference,
 )
@@ -26,8 +25,7 @@ def _stumps(x: np.ndarray) -> Iterator[list[np.ndarray]]:
         yield [(x <= t) & ~nan, (x > t) & ~nan, nan]
 
 
-@REFERENCE_COSTS
-@REFERENCE_NANS
+@REFERENCE_CASES
 def test_matches_a_brute_force_reference(c_fp: float, c_fn: float, nan: float) -> None:
     X, y = binary_data(n=150, f=3, seed=11, nan=nan)
     model = CostSensitiveRealBoost(6, c_fp=c_fp, c_fn=c_fn).fit(X, y)

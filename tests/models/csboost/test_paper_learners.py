@@ -21,8 +21,7 @@ from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
 from models.variants.csboost.cs_realboost import CostSensitiveRealBoost, histogram_tree
 from models.weak.tree import trees_ensemble
 from tests.models.csboost.conftest import (
-    REFERENCE_COSTS,
-    REFERENCE_NANS,
+    REFERENCE_CASES,
     binary_data,
     normalized,
     realboost_reference,
@@ -36,8 +35,7 @@ def _histograms(x: np.ndarray) -> Iterator[list[np.ndarray]]:
     yield [keys == v for v in np.unique(keys)]
 
 
-@REFERENCE_COSTS
-@REFERENCE_NANS
+@REFERENCE_CASES
 def test_histogram_learner_matches_a_brute_force_reference(
     c_fp: float, c_fn: float, nan: float
 ) -> None:
@@ -112,8 +110,7 @@ def _logit_reference(
     return F
 
 
-@REFERENCE_COSTS
-@REFERENCE_NANS
+@REFERENCE_CASES
 def test_linear_learner_matches_a_brute_force_reference(
     c_fp: float, c_fn: float, nan: float
 ) -> None:
