@@ -102,10 +102,27 @@ class AutoCapacity(Vocabulary):
     oof_: OutOfFold | None
     search_methods: tuple[str, ...] = SEARCH_METHODS
     two_classes: bool = True
+    booster_class: type  # the family's booster, AdaBoost or SAMME
+
+    # the parameters of the calibrated wrapper that automatic capacity fixes (both
+    # spellings of the split: CalibratedBoosting reads split, CalibratedMulticlass
+    # calibration_split)
+    estimator: Any = None
+    split = "kfold"
+    calibration_split = "kfold"
+    calibration_fraction = 1.0 / 3.0
+
+    def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
+        """An unfitted booster of the family for one grid entry."""
+        return self.booster_class(
+            n_estimators=rounds,
+            weak_learner=weak_learner,
+            max_depth=depth,
+            score_kind=self.score_kind,
+            random_state=self.random_state,
+        )
 
     # ---- what differs between the families (implemented by the subclasses)
-    def _booster(self, weak_learner: str, depth: int, rounds: int) -> Any:
-        raise NotImplementedError
 
     def _staged(self, model: Any, X: Any, cps: np.ndarray) -> np.ndarray:
         """Scores after each checkpoint's rounds: (len(cps), n) or (len(cps), n, K)."""
@@ -258,13 +275,7 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
     ('stump', True)
     """
 
-    # the parameters of the calibrated wrapper that automatic capacity fixes (both
-    # spellings of the split: CalibratedBoosting reads split, CalibratedMulticlass
-    # calibration_split)
-    estimator = None
-    split = "kfold"
-    calibration_split = "kfold"
-    calibration_fraction = 1.0 / 3.0
+    booster_class = AdaBoost
 
     def __init__(
         self,
@@ -322,15 +333,6 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
             scorer=folds.scorer(self.calibrator_),
             train_priors=np.asarray(self.class_priors_, dtype=np.float64),
             metadata={"served": "fold_ensemble", "n_folds": len(folds.ensembles)},
-        )
-
-    def _booster(self, weak_learner: str, depth: int, rounds: int) -> AdaBoost:
-        return AdaBoost(
-            n_estimators=rounds,
-            weak_learner=weak_learner,
-            max_depth=depth,
-            score_kind=self.score_kind,
-            random_state=self.random_state,
         )
 
     def _staged(self, model: Any, X: Any, cps: np.ndarray) -> np.ndarray:
@@ -391,14 +393,7 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
 
     search_methods = (*SEARCH_METHODS, "multinomial")
     two_classes = False
-
-    # the parameters of the calibrated wrapper that automatic capacity fixes (both
-    # spellings of the split: CalibratedBoosting reads split, CalibratedMulticlass
-    # calibration_split)
-    estimator = None
-    split = "kfold"
-    calibration_split = "kfold"
-    calibration_fraction = 1.0 / 3.0
+    booster_class = SAMME
 
     def __init__(
         self,
@@ -435,15 +430,6 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
 
     def _fold_booster(self, models: list[Any], rounds: int) -> FoldVoteBoosters:
         return FoldVoteBoosters.from_boosters(models, rounds)
-
-    def _booster(self, weak_learner: str, depth: int, rounds: int) -> SAMME:
-        return SAMME(
-            n_estimators=rounds,
-            weak_learner=weak_learner,
-            max_depth=depth,
-            score_kind=self.score_kind,
-            random_state=self.random_state,
-        )
 
     def _staged(self, model: Any, X: Any, cps: np.ndarray) -> np.ndarray:
         ens = model.ensemble_

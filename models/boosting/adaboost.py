@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from models.boosting.loop import BaseBoosting
 
 __all__ = ["AdaBoost"]
@@ -75,26 +73,6 @@ class AdaBoost(BaseBoosting):
     >>> model.predict_proba(X[:2]).shape
     (2, 2)
     """
-
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "vote",
-        random_state: int | np.random.RandomState | None = None,
-        stump_criterion: str = "error",
-    ) -> None:
-        super().__init__(
-            n_estimators=n_estimators,
-            weak_learner=weak_learner,
-            max_depth=max_depth,
-            max_bins=max_bins,
-            score_kind=score_kind,
-            random_state=random_state,
-            stump_criterion=stump_criterion,
-        )
 
 
 def _build(common: dict, params: dict) -> AdaBoost:

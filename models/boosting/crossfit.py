@@ -293,17 +293,11 @@ class OutOfFold:
 
     @property
     def proba(self) -> np.ndarray:
-        if self._proba is not None:
-            return self._proba
-        assert self._p1 is not None
-        return np.column_stack([1.0 - self._p1, self._p1])
+        return _two_columns(self._proba, self._p1)
 
     @property
     def raw(self) -> np.ndarray:
-        if self._raw is not None:
-            return self._raw
-        assert self._s is not None
-        return np.column_stack([1.0 - self._s, self._s])
+        return _two_columns(self._raw, self._s)
 
     @property
     def rows(self) -> np.ndarray:
@@ -323,6 +317,14 @@ class OutOfFold:
     def raw_positive(self) -> np.ndarray:
         """The raw score of two classes, (n,) (the second column of ``raw``)."""
         return self._s if self._s is not None else self.raw[:, 1]
+
+
+def _two_columns(full: np.ndarray | None, positive: np.ndarray | None) -> np.ndarray:
+    """``full`` when stored, else ``[1 - positive, positive]`` (two classes)."""
+    if full is not None:
+        return full
+    assert positive is not None
+    return np.column_stack([1.0 - positive, positive])
 
 
 def cross_calibrated(

@@ -27,19 +27,17 @@ Termination (``termination_reason_``), checked in this order every round t:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from models.boosting.progress import report
 from models.exceptions import InvalidInput, TrainingError
 from models.features.binning import is_codes
-from models.features.checks import check_predict_X
+from models.features.checks import binary_classes, check_fit_data, check_predict_X
 from models.inference.ensemble import Ensemble
 from models.weak import (
     STUMP_CRITERIA,
@@ -53,9 +51,9 @@ from models.weak import (
 __all__ = [
     "BaseBoosting",
     "EPS_CLIP",
+    "Rounds",
     "TERMINATION_REASONS",
-    "non_finite_stop",
-    "step_verdict",
+    "run_rounds",
 ]
 
 EPS_CLIP = 1e-10
@@ -91,9 +89,57 @@ def non_finite_stop(t: int) -> str:
     warnings.warn(
         f"boosting stopped at round {t + 1}: weights became non-finite",
         RuntimeWarning,
-        stacklevel=3,
+        stacklevel=4,  # the caller of fit (fit -> run_rounds -> here)
     )
     return "non_finite_weights"
+
+
+class Rounds(NamedTuple):
+    """What :func:`run_rounds` kept: the learners, their steps and errors, and why it stopped."""
+
+    learners: list[object]
+    steps: list[float]
+    errors: list[float]
+    reason: str
+
+
+def run_rounds(
+    n_rounds: int,
+    fit_round: Callable[[], tuple[object, float, float]],
+    advance: Callable[[float], bool],
+    *,
+    name: str = "alpha",
+    noun: str = "alpha",
+) -> Rounds:
+    """The rounds of a discrete boosting loop, with the termination rules of the module.
+
+    Each round ``fit_round()`` fits a learner and returns ``(learner, eps, step)``
+    (the weighted error and the learner's weight, ``alpha`` or ``beta``); unless the
+    round ends training (:func:`step_verdict`), ``advance(step)`` updates the weights
+    and returns False if they became non-finite (the round is dropped). Reports
+    progress each round (:func:`models.boosting.progress.report`, which may raise
+    ``TrainingCancelled``).
+    """
+    learners: list[object] = []
+    steps: list[float] = []
+    errors: list[float] = []
+    for t in range(n_rounds):
+        report(t, n_rounds)
+        learner, eps, step = fit_round()
+        verdict = step_verdict(t, eps, step, name=name, noun=noun)
+        if verdict == "no_positive_alpha":
+            return Rounds(learners, steps, errors, verdict)
+        if verdict is None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                ok = advance(step)
+            if not ok:
+                return Rounds(learners, steps, errors, non_finite_stop(t))
+        learners.append(learner)
+        steps.append(step)
+        errors.append(eps)
+        if verdict == "perfect_fit":
+            return Rounds(learners, steps, errors, verdict)
+    return Rounds(learners, steps, errors, "max_rounds")
 
 
 class BaseBoosting(ClassifierMixin, BaseEstimator):
@@ -197,35 +243,10 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     def _validate_fit(
         self, X: Any, y: Any, sample_weight: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        try:
-            # pre-binned codes (models.features.binning.prebinned) stay uint8: no float copy
-            dtype = np.uint8 if is_codes(X) else np.float64
-            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=dtype)
-            check_classification_targets(y)
-            sw = _check_sample_weight(
-                sample_weight, X, dtype=np.float64, allow_all_zero_weights=True
-            )
-        except ValueError as e:  # keep TypeError (wrong Python types, sparse input)
-            raise InvalidInput(str(e)) from e
-        if not np.all(np.isfinite(sw)):
-            raise InvalidInput("sample_weight must be finite")
-        if np.any(sw < 0):
-            row = int(np.flatnonzero(sw < 0)[0])
-            raise InvalidInput(f"sample_weight must be >= 0, got {float(sw[row])} in row {row}")
-        if not sw.sum() > 0:
-            raise TrainingError("sample_weight must have a positive sum, got all zeros")
-        classes, y_idx = np.unique(y, return_inverse=True)
-        y_type = type_of_target(y, input_name="y")
-        if classes.size > 2 or y_type not in ("binary", "multiclass"):
-            raise TrainingError(
-                f"Only binary classification is supported. The type of the target is {y_type} "
-                f"({classes.size} classes); {type(self).__name__} needs exactly two classes"
-            )
-        if classes.size != 2:
-            raise TrainingError(
-                f"{type(self).__name__} is a binary classifier: y must contain exactly two "
-                f"classes, got {classes.size} class(es): {classes.tolist()[:10]}"
-            )
+        # pre-binned codes (models.features.binning.prebinned) stay uint8: no float copy
+        dtype = np.uint8 if is_codes(X) else np.float64
+        X, y, sw = check_fit_data(self, X, y, sample_weight, dtype)
+        classes, y_idx = binary_classes(self, y)
         self.classes_ = classes
         return X, np.where(y_idx == 1, 1.0, -1.0), sw
 
@@ -271,37 +292,25 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         w = np.asarray(self._initial_weights(y, sw), dtype=np.float64)
         trainer = self._make_trainer(X, y, sw)
         del sw  # only D^1 and the trainer's binning needed it: one float64 vector less
-        learners: list[object] = []
-        alphas: list[float] = []
-        errors: list[float] = []
-        reason = "max_rounds"
-        for t in range(int(self.n_estimators)):
-            report(t, int(self.n_estimators))  # may raise TrainingCancelled
+        h = np.empty(0)  # the round's learner outputs on the training rows
+
+        def fit_round() -> tuple[object, float, float]:
+            nonlocal h
             learner, h = trainer.fit_round(w)
             eps = float(w[h != y].sum() / w.sum())
-            alpha = float(self._alpha(y, h, w))
-            verdict = step_verdict(t, eps, alpha)
-            if verdict == "no_positive_alpha":
-                reason = verdict
-                break
-            if verdict == "perfect_fit":
-                learners.append(learner)
-                alphas.append(alpha)
-                errors.append(eps)
-                reason = verdict
-                break
-            with np.errstate(over="ignore", invalid="ignore"):
-                w_new = np.asarray(self._update_weights(y, h, w, alpha), dtype=np.float64)
-                total = float(w_new.sum())
+            return learner, eps, float(self._alpha(y, h, w))
+
+        def advance(alpha: float) -> bool:
+            nonlocal w, h
+            w_new = np.asarray(self._update_weights(y, h, w, alpha), dtype=np.float64)
+            total = float(w_new.sum())
             if not (np.all(np.isfinite(w_new)) and np.isfinite(total) and total > 0):
-                reason = non_finite_stop(t)
-                break
-            learners.append(learner)
-            alphas.append(alpha)
-            errors.append(eps)
+                return False
             w_new /= total  # in place: the same bits as w_new / total
-            w = w_new
-            del w_new, h
+            w, h = w_new, np.empty(0)  # one float64 vector alive between rounds
+            return True
+
+        learners, alphas, errors, reason = run_rounds(int(self.n_estimators), fit_round, advance)
         self.ensemble_: Ensemble = trainer.assemble(learners, np.asarray(alphas))
         self.estimator_alphas_ = np.asarray(alphas, dtype=np.float64)
         self.estimator_errors_ = np.asarray(errors, dtype=np.float64)

@@ -56,11 +56,47 @@ class Calibrator(Protocol):
 
     def fit(
         self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
-    ) -> Calibrator: ...
+    ) -> Calibrator:
+        """Fit the map on calibration scores and 0/1 labels; returns self.
 
-    def predict(self, scores: ArrayLike) -> np.ndarray: ...
+        Parameters
+        ----------
+        scores : array-like of shape (n,)
+            Raw scores, e.g. s(x) of Eq. 24 on data disjoint from the boosting data.
+        y01 : array-like of shape (n,)
+            Labels, 0 or 1 (1 = positive class).
+        sample_weight : array-like of shape (n,), optional
+            Non-negative row weights; rows with weight 0 are ignored.
 
-    def to_state(self) -> dict[str, Any]: ...
+        Raises
+        ------
+        InvalidInput
+            Scores, labels or weights malformed (shape, non-finite, label not 0/1).
+        TrainingError
+            Empty data or only one class (with positive weight).
+        """
+        ...
+
+    def predict(self, scores: ArrayLike) -> np.ndarray:
+        """Calibrated ``P(y = 1)`` in ``[0, 1]`` of finite raw scores, shape (n,).
+
+        Raises :class:`~models.exceptions.NotFitted` before :meth:`fit`.
+        """
+        ...
+
+    def to_state(self) -> dict[str, Any]:
+        """The fitted map as a JSON-able dict (see :func:`calibrator_from_state`)."""
+        ...
+
+
+class _FittedMap:
+    """The not-fitted check of a calibrator whose fit sets ``_fitted_attr``."""
+
+    _fitted_attr: str
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, self._fitted_attr):
+            raise NotFitted(f"{type(self).__name__} is not fitted yet; call fit() first")
 
 
 # --------------------------------------------------------------------------- validation
@@ -147,7 +183,7 @@ def _affine(a: float, s: np.ndarray, b: float, out: np.ndarray) -> np.ndarray:
     return out
 
 
-class PlattCalibrator:
+class PlattCalibrator(_FittedMap):
     """Platt scaling ``p = 1 / (1 + exp(A s + B))`` with Platt's target correction.
 
     With ``N+`` positives and ``N-`` negatives in the calibration data, the targets are
@@ -186,6 +222,7 @@ class PlattCalibrator:
     """
 
     method = "platt"
+    _fitted_attr = "A_"
 
     def __init__(self, max_iter: int = 100, tol: float = 1e-10) -> None:
         self.max_iter = max_iter
@@ -194,28 +231,7 @@ class PlattCalibrator:
     def fit(
         self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> PlattCalibrator:
-        """Fit ``A_`` and ``B_`` on calibration scores and 0/1 labels.
-
-        Parameters
-        ----------
-        scores : array-like of shape (n,)
-            Raw scores, e.g. s(x) of Eq. 24 on data disjoint from the boosting data.
-        y01 : array-like of shape (n,)
-            Labels, 0 or 1 (1 = positive class).
-        sample_weight : array-like of shape (n,), optional
-            Non-negative row weights; rows with weight 0 are ignored.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        InvalidInput
-            Scores, labels or weights malformed (shape, non-finite, label not 0/1).
-        TrainingError
-            Empty data or only one class.
-        """
+        """Fit ``A_`` and ``B_`` (parameters and errors: :meth:`Calibrator.fit`)."""
         s, y, w = _check_fit_data(scores, y01, sample_weight)
         keep = w > 0
         if not keep.all():  # (no copies when every row counts: same values)
@@ -270,32 +286,14 @@ class PlattCalibrator:
         return self
 
     def predict(self, scores: ArrayLike) -> np.ndarray:
-        """Calibrated ``P(y = 1)`` for each score, ``1 / (1 + exp(A s + B))``.
-
-        Parameters
-        ----------
-        scores : array-like of shape (n,)
-            Finite raw scores.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Calibrated ``P(y = 1)`` in ``[0, 1]``.
-
-        Raises
-        ------
-        NotFitted
-            Before :meth:`fit`.
-        """
-        if not hasattr(self, "A_"):
-            raise NotFitted("PlattCalibrator is not fitted yet; call fit() first")
+        """Calibrated ``P(y = 1) = 1 / (1 + exp(A s + B))`` (see :meth:`Calibrator.predict`)."""
+        self._check_fitted()
         s = _check_scores(scores)
         return _sigmoid_neg(self.A_ * s + self.B_)
 
     def to_state(self) -> dict[str, Any]:
         """JSON-able state ``{"method": "platt", "A": float, "B": float}``."""
-        if not hasattr(self, "A_"):
-            raise NotFitted("PlattCalibrator is not fitted yet; call fit() first")
+        self._check_fitted()
         return {"method": "platt", "A": float(self.A_), "B": float(self.B_)}
 
     def __repr__(self) -> str:
@@ -306,7 +304,7 @@ class PlattCalibrator:
 # --------------------------------------------------------------------------- isotonic
 
 
-class IsotonicCalibrator:
+class IsotonicCalibrator(_FittedMap):
     """Isotonic (monotone non-decreasing) regression of labels on scores.
 
     Fitted with :class:`sklearn.isotonic.IsotonicRegression` (``increasing=True``,
@@ -328,32 +326,12 @@ class IsotonicCalibrator:
     """
 
     method = "isotonic"
+    _fitted_attr = "x_thresholds_"
 
     def fit(
         self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> IsotonicCalibrator:
-        """Fit the isotonic map on calibration scores and 0/1 labels.
-
-        Parameters
-        ----------
-        scores : array-like of shape (n,)
-            Raw scores, e.g. s(x) of Eq. 24 on data disjoint from the boosting data.
-        y01 : array-like of shape (n,)
-            Labels, 0 or 1 (1 = positive class).
-        sample_weight : array-like of shape (n,), optional
-            Non-negative row weights; rows with weight 0 are ignored.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        InvalidInput
-            Scores, labels or weights malformed.
-        TrainingError
-            Empty data or only one class.
-        """
+        """Fit the knots (parameters and errors: :meth:`Calibrator.fit`)."""
         from sklearn.isotonic import IsotonicRegression  # fit-time only dependency
 
         s, y, w = _check_fit_data(scores, y01, sample_weight)
@@ -365,32 +343,15 @@ class IsotonicCalibrator:
         return self
 
     def predict(self, scores: ArrayLike) -> np.ndarray:
-        """Calibrated ``P(y = 1)``: linear interpolation between knots, clipped at the ends.
-
-        Parameters
-        ----------
-        scores : array-like of shape (n,)
-            Finite raw scores.
-
-        Returns
-        -------
-        ndarray of shape (n,)
-            Calibrated ``P(y = 1)`` in ``[0, 1]``.
-
-        Raises
-        ------
-        NotFitted
-            Before :meth:`fit`.
-        """
-        if not hasattr(self, "x_thresholds_"):
-            raise NotFitted("IsotonicCalibrator is not fitted yet; call fit() first")
+        """Calibrated ``P(y = 1)``: linear interpolation between knots, clipped at the ends
+        (see :meth:`Calibrator.predict`)."""
+        self._check_fitted()
         s = _check_scores(scores)
         return np.interp(s, self.x_thresholds_, self.y_thresholds_)
 
     def to_state(self) -> dict[str, Any]:
         """JSON-able state ``{"method": "isotonic", "x_thresholds": [...], "y_thresholds": [...]}``."""
-        if not hasattr(self, "x_thresholds_"):
-            raise NotFitted("IsotonicCalibrator is not fitted yet; call fit() first")
+        self._check_fitted()
         return {
             "method": "isotonic",
             "x_thresholds": [float(v) for v in self.x_thresholds_],

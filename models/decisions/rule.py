@@ -264,19 +264,8 @@ class CostMatrix:
 
     @classmethod
     def from_array(cls, a: ArrayLike, n_classes: int) -> CostMatrix:
-        """Validated matrix from a ``(n_classes, n_classes)`` array-like.
-
-        Parameters
-        ----------
-        a : array-like of shape (n_classes, n_classes)
-            ``a[i][j]`` = cost of predicting ``j`` when the truth is ``i``.
-        n_classes : int
-            Expected ``K``.
-
-        Returns
-        -------
-        CostMatrix
-        """
+        """Validated matrix from a ``(n_classes, n_classes)`` array-like ``a``
+        (:func:`validate_cost_matrix`: arguments and errors)."""
         return cls(validate_cost_matrix(a, n_classes))
 
     @property

@@ -1,4 +1,5 @@
-"""Training cost matrices of the multiclass algorithms: validation and defaults.
+"""Training costs: the binary algorithms' ``c_fp``, ``c_fn`` and the multiclass
+algorithms' cost matrices (validation and defaults).
 
 Convention (the project's and the paper's): ``C[i][j]`` is the cost of predicting class
 ``j`` when the truth is class ``i`` (rows = truth, columns = prediction), indices into
@@ -14,13 +15,24 @@ what the error message suggests.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from models.exceptions import InvalidInput
 
-__all__ = ["check_cost_matrix", "zero_one_costs"]
+__all__ = ["check_cost", "check_cost_matrix", "zero_one_costs"]
+
+
+def check_cost(name: str, value: Any) -> float:
+    """``value`` as a finite float > 0, else :class:`InvalidInput` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
+    return v
 
 
 def zero_one_costs(n_classes: int) -> np.ndarray:

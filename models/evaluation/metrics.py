@@ -6,8 +6,20 @@ skew ``z`` (Eqs. 27-28), the normalised cost-sensitive loss ``Q`` (Eq. 26), the 
 curve over the paper's 21 cost ratios with its area (section 5.1), and the confusion
 matrix / total / mean cost of a set of decisions.
 
-Labels ``y01`` are 0/1 (1 = positive, ``classes_[1]``); ``p1`` is the estimated
-``P(y = 1)``. Everything is vectorised numpy.
+The arguments every metric of a kind takes are described here once:
+
+* binary: ``y01``, array-like of shape (n,), the true labels 0 or 1 (1 = positive,
+  ``classes_[1]``), and ``p1``, array-like of shape (n,), the estimated ``P(y = 1)`` in
+  ``[0, 1]``;
+* multiclass: ``y_index``, array-like of int of shape (n,), the true class indices (into
+  ``classes_``), and ``proba``, array-like of shape (n, K), the estimated class
+  probabilities;
+* costs of decisions: ``y_index`` and ``decision_index``, array-like of int of shape
+  (n,), the true and decided class indices, and ``costs``, a
+  :class:`~models.decisions.rule.CostMatrix` or an array-like (K, K) or (n, K, K), one
+  cost matrix or one per row (validated as in :mod:`models.decisions.rule`).
+
+Everything is vectorised numpy.
 
 References
 ----------
@@ -91,17 +103,6 @@ def _require_both(y: np.ndarray, what: str) -> None:
 def brier_score(y01: ArrayLike, p1: ArrayLike) -> float:
     """Brier score ``mean((p1 - y01)^2)`` (lower is better; equals scikit-learn's).
 
-    Parameters
-    ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
-
-    Returns
-    -------
-    float
-
     References
     ----------
     .. [1] Nikolaou et al. (2016), section 5.1 (area under the Brier curve and the BS).
@@ -115,16 +116,9 @@ def log_loss(y01: ArrayLike, p1: ArrayLike, eps: float = 1e-15) -> float:
 
     Parameters
     ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
     eps : float, default 1e-15
         Clipping bound that keeps the loss finite for ``p1`` of exactly 0 or 1.
 
-    Returns
-    -------
-    float
     """
     y, p = _check_binary(y01, p1)
     p = np.clip(p, eps, 1.0 - eps)
@@ -149,10 +143,6 @@ def expected_calibration_error(y01: ArrayLike, p1: ArrayLike, n_bins: int = 10) 
 
     Parameters
     ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
     n_bins : int, default 10
         Number of equal-width bins on ``[0, 1]``.
 
@@ -175,17 +165,6 @@ def roc_auc(y01: ArrayLike, p1: ArrayLike) -> float:
     """Area under the ROC curve by the rank-sum (Mann-Whitney) formula, ties counted as 1/2.
 
     Equals :func:`sklearn.metrics.roc_auc_score`.
-
-    Parameters
-    ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
-
-    Returns
-    -------
-    float
 
     Raises
     ------
@@ -295,10 +274,6 @@ def normalized_cost_loss(
 
     Parameters
     ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
     z : float
         Skew (Eq. 27) in ``[0, 1]``.
     threshold : float, optional
@@ -352,10 +327,6 @@ def brier_curve(y01: ArrayLike, p1: ArrayLike, ratios: ArrayLike = PAPER_COST_RA
 
     Parameters
     ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
     ratios : array-like of float, default PAPER_COST_RATIOS
         Cost ratios ``c_fn / c_fp`` (finite, > 0). For a uniform grid of skews ``z``
         pass ``(1 - z) / z``.
@@ -394,17 +365,6 @@ def class_balanced_brier_score(y01: ArrayLike, p1: ArrayLike) -> float:
 
     The exact area under the Brier curve (see :func:`brier_curve`); equals
     :func:`brier_score` when both classes have the same number of rows.
-
-    Parameters
-    ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
-
-    Returns
-    -------
-    float
 
     References
     ----------
@@ -494,13 +454,6 @@ def row_costs(
 ) -> np.ndarray:
     """Realised cost of each decision, ``C_r[y_r][d_r]`` (one matrix or one per row).
 
-    Parameters
-    ----------
-    y_index, decision_index : array-like of int, shape (n,)
-        True and decided class indices.
-    costs : CostMatrix, array-like (K, K) or (n, K, K)
-        One cost matrix or one per row (validated as in :mod:`models.decisions.rule`).
-
     Returns
     -------
     ndarray of shape (n,), float64
@@ -511,19 +464,7 @@ def row_costs(
 def total_cost(
     y_index: ArrayLike, decision_index: ArrayLike, costs: CostMatrix | ArrayLike
 ) -> float:
-    """Total realised cost ``sum_r C_r[y_r][d_r]``.
-
-    Parameters
-    ----------
-    y_index, decision_index : array-like of int, shape (n,)
-        True and decided class indices.
-    costs : CostMatrix, array-like (K, K) or (n, K, K)
-        One cost matrix or one per row (validated as in :mod:`models.decisions.rule`).
-
-    Returns
-    -------
-    float
-    """
+    """Total realised cost ``sum_r C_r[y_r][d_r]``."""
     y = np.asarray(y_index)
     return float(_row_costs(y, np.asarray(decision_index), costs).sum())
 
@@ -543,13 +484,6 @@ def summarize(y01: ArrayLike, p1: ArrayLike) -> dict[str, float | None]:
 
     ``auc`` and ``brier_curve_area`` (over :data:`PAPER_COST_RATIOS`) are ``None`` when
     ``y01`` holds one class only, since both are undefined then.
-
-    Parameters
-    ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
 
     Returns
     -------
@@ -580,13 +514,6 @@ def _check_multiclass(y_index: ArrayLike, proba: ArrayLike) -> tuple[np.ndarray,
 def multiclass_brier_score(y_index: ArrayLike, proba: ArrayLike) -> float:
     """Multiclass Brier score ``mean_r sum_k (p_rk - [y_r = k])^2`` (Brier's original form).
 
-    Parameters
-    ----------
-    y_index : array-like of int, shape (n,)
-        True class indices (into ``classes_``).
-    proba : array-like of shape (n, K)
-        Estimated class probabilities.
-
     Returns
     -------
     float
@@ -605,16 +532,9 @@ def multiclass_log_loss(y_index: ArrayLike, proba: ArrayLike, eps: float = 1e-15
 
     Parameters
     ----------
-    y_index : array-like of int, shape (n,)
-        True class indices (into ``classes_``).
-    proba : array-like of shape (n, K)
-        Estimated class probabilities.
     eps : float, default 1e-15
         Floor of the probability of the true class.
 
-    Returns
-    -------
-    float
     """
     y, p = _check_multiclass(y_index, proba)
     picked = np.clip(p[np.arange(y.size), y], eps, 1.0)

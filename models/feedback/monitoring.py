@@ -24,9 +24,12 @@ Brier score and log loss are those of :mod:`models.evaluation.metrics` (binary
 :func:`~models.evaluation.metrics.brier_score`, :func:`~models.evaluation.metrics.log_loss`; multiclass
 :func:`~models.evaluation.metrics.multiclass_brier_score`, :func:`~models.evaluation.metrics.multiclass_log_loss`).
 
-Conventions: binary labels ``y01`` are 0/1 with 1 the positive class (``classes[1]``)
-and ``p1`` the estimated ``P(y = 1)``; multiclass labels ``y_index`` are class indices
-into the columns of ``proba`` (n, K). Cost matrices follow the project convention
+Conventions (the arguments of every function): binary labels ``y01``, array-like of
+shape (n,), are 0/1 with 1 the positive class (``classes[1]``) and ``p1``, array-like of
+shape (n,), the estimated ``P(y = 1)`` in ``[0, 1]``; multiclass labels ``y_index``,
+array-like of int of shape (n,), are class indices into the columns of ``proba``,
+array-like of shape (n, K), the estimated class probabilities (for two classes
+``y_index`` is 0/1). Cost matrices follow the project convention
 ``C[i][j]`` = cost of deciding ``j`` when the truth is ``i``.
 
 References
@@ -201,10 +204,6 @@ def reliability(
 
     Parameters
     ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1 (1 = positive class).
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
     n_bins : int, default 10
         Number of bins.
     strategy : {"uniform", "quantile"}, default "uniform"
@@ -237,30 +236,15 @@ def top_label_reliability(
     The event of a row is "the class of highest probability is the true class" and its
     probability is that highest probability (Guo et al. 2017). Ties in the argmax go to
     the first class. For two classes this differs from :func:`reliability` of ``p1``: the
-    confidence is ``max(p1, 1 - p1)`` in ``[1/2, 1]``.
-
-    Parameters
-    ----------
-    y_index : array-like of int, shape (n,)
-        True class indices (into the columns of ``proba``).
-    proba : array-like of shape (n, K)
-        Estimated class probabilities.
-    n_bins : int, default 10
-    strategy : {"uniform", "quantile"}, default "uniform"
-
-    Returns
-    -------
-    Reliability
+    confidence is ``max(p1, 1 - p1)`` in ``[1/2, 1]``. ``n_bins`` and ``strategy`` as in
+    :func:`reliability`.
 
     References
     ----------
     .. [1] Guo, Pleiss, Sun, Weinberger (2017), ICML, section 2 and Eq. 3.
     """
     nb = _check_bins(n_bins, strategy)
-    y, p = _check_multiclass(y_index, proba)
-    if y.size == 0:
-        raise InvalidInput("y_index: expected at least one row, got 0")
-    _check_unit(p)
+    y, p = _check_proba_rows(y_index, proba)
     top = np.argmax(p, axis=1)
     conf = p[np.arange(y.size), top]
     return _reliability((top == y).astype(np.float64), conf, nb, strategy)
@@ -275,33 +259,29 @@ def classwise_ece(
     ``n_bins`` and ``strategy``), as in Kull et al. (2019). For two classes both columns
     have the same gap in each bin, so it equals the binary ECE of ``p1`` unless some
     ``p1`` lie exactly on an inner bin edge (``1 - p1`` then falls in the other bin).
-
-    Parameters
-    ----------
-    y_index : array-like of int, shape (n,)
-    proba : array-like of shape (n, K)
-    n_bins : int, default 10
-    strategy : {"uniform", "quantile"}, default "uniform"
-
-    Returns
-    -------
-    float
+    ``n_bins`` and ``strategy`` as in :func:`reliability`.
 
     References
     ----------
     .. [1] Kull et al. (2019), NeurIPS, section 2 (classwise-ECE).
     """
     nb = _check_bins(n_bins, strategy)
-    y, p = _check_multiclass(y_index, proba)
-    if y.size == 0:
-        raise InvalidInput("y_index: expected at least one row, got 0")
-    _check_unit(p)
+    y, p = _check_proba_rows(y_index, proba)
     k = p.shape[1]
     return float(
         np.mean(
             [_reliability((y == c).astype(np.float64), p[:, c], nb, strategy).ece for c in range(k)]
         )
     )
+
+
+def _check_proba_rows(y_index: ArrayLike, proba: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Class indices and probabilities in [0, 1], at least one row."""
+    y, p = _check_multiclass(y_index, proba)
+    if y.size == 0:
+        raise InvalidInput("y_index: expected at least one row, got 0")
+    _check_unit(p)
+    return y, p
 
 
 def _check_unit(p: np.ndarray) -> None:
@@ -335,10 +315,6 @@ def spiegelhalter_z(y01: ArrayLike, p1: ArrayLike) -> CalibrationTest:
 
     Parameters
     ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1.
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
 
     Returns
     -------
@@ -402,10 +378,6 @@ def hosmer_lemeshow(
 
     Parameters
     ----------
-    y01 : array-like of shape (n,)
-        True labels, 0 or 1.
-    p1 : array-like of shape (n,)
-        Estimated ``P(y = 1)``, in ``[0, 1]``.
     n_groups : int, default 10
         Number of groups ``G`` (at most ``n``).
     ddof : int, default 2
@@ -718,12 +690,8 @@ def calibration_summary(
 
     Parameters
     ----------
-    y_index : array-like of int, shape (n,)
-        True class indices (0/1 for two classes).
-    proba : array-like of shape (n, K)
-        Estimated class probabilities.
-    n_bins : int, default 10
-    strategy : {"uniform", "quantile"}, default "uniform"
+    n_bins, strategy
+        As in :func:`reliability`.
     hl_ddof : int, default 0
     alarm_alpha : float, default ALARM_ALPHA (0.01)
 
@@ -733,10 +701,7 @@ def calibration_summary(
         ``{"n", "brier", "log_loss", "ece", "classwise_ece", "reliability",
         "spiegelhalter", "hosmer_lemeshow", "cox", "alarm"}``.
     """
-    y, p = _check_multiclass(y_index, proba)
-    if y.size == 0:
-        raise InvalidInput("y_index: expected at least one row, got 0")
-    _check_unit(p)
+    y, p = _check_proba_rows(y_index, proba)
     if p.shape[1] > 2:
         rel = top_label_reliability(y, p, n_bins, strategy)
         return {

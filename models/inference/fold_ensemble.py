@@ -44,11 +44,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from models.calibration.calibrators import Calibrator, calibrator_from_state
+from models.calibration.calibrators import Calibrator
 from models.exceptions import ArtifactError
 from models.inference.ensemble import Ensemble
 from models.inference.multiclass_scorers import raw_vote_scores
-from models.inference.scorers import binary_proba, join_arrays, split_arrays
+from models.inference.scorers import (
+    CalibratedBinaryScorer,
+    binary_spec,
+    join_arrays,
+    split_arrays,
+)
 from models.inference.vote_ensemble import VoteEnsemble
 
 __all__ = [
@@ -113,7 +118,7 @@ def merged_votes(ensembles: tuple[Ensemble, ...]) -> Ensemble:
 
 
 @dataclass(frozen=True)
-class FoldEnsembleScorer:
+class FoldEnsembleScorer(CalibratedBinaryScorer):
     """k boosted ensembles (one per cross-fitting fold), a raw score and one shared map.
 
     Parameters
@@ -150,10 +155,6 @@ class FoldEnsembleScorer:
         return int(self.ensembles[0].n_features)
 
     @property
-    def n_classes(self) -> int:
-        return 2
-
-    @property
     def n_folds(self) -> int:
         return len(self.ensembles)
 
@@ -175,13 +176,6 @@ class FoldEnsembleScorer:
         """The same boosters (the same arrays, not copies) with another calibration map."""
         return FoldEnsembleScorer(self.ensembles, self.score_kind, calibrator)
 
-    def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
-        """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
-        return binary_proba(self.calibrator, raw)
-
-    def proba(self, X: np.ndarray) -> np.ndarray:
-        return self.proba_from_raw(self.raw_score(X))
-
     def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         spec = {
             "n_folds": self.n_folds,
@@ -198,8 +192,7 @@ class FoldEnsembleScorer:
     def from_parts(
         cls, spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
     ) -> FoldEnsembleScorer:
-        if spec.get("score_kind") not in ("vote", "logistic"):
-            raise ArtifactError(f"unknown score_kind {spec.get('score_kind')!r}")
+        score_kind, calibrator = binary_spec(spec)
         k = spec.get("n_folds")
         kinds = spec.get("ensemble_kinds")
         if isinstance(k, bool) or not isinstance(k, int) or not 2 <= k <= MAX_FOLDS:
@@ -211,10 +204,7 @@ class FoldEnsembleScorer:
         if stray:
             raise ArtifactError(f"unexpected arrays for {stray} in a {k}-fold ensemble")
         ensembles = tuple(join_arrays(f"fold{i}", arrays, kinds[i], n_features) for i in range(k))
-        state = spec.get("calibrator")
-        if not isinstance(state, dict):
-            raise ArtifactError("scorer calibrator state must be a JSON object")
-        return cls(ensembles, spec["score_kind"], calibrator_from_state(state))
+        return cls(ensembles, score_kind, calibrator)
 
 
 def _reasons(boosters: list[Any], truncated_to: tuple[Ensemble, ...]) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from models.calibration.calibrators import Calibrator, calibrator_from_state, ma
 from models.calibration.multinomial import MultinomialCalibrator
 from models.decisions.training_costs import check_cost_matrix
 from models.exceptions import ArtifactError, InvalidInput
-from models.inference.scorers import BinaryScorer, join_arrays, split_arrays
+from models.inference.scorers import BinaryScorer, TwoStepScorer, join_arrays, split_arrays
 from models.inference.simplex import scores_from_votes
 from models.inference.vote_ensemble import VoteEnsemble
 
@@ -121,6 +121,20 @@ def theorem2_probabilities(scores: np.ndarray, costs: np.ndarray, loss: str) -> 
     return normalise_rows(p)
 
 
+class _OnVotes:
+    """The sizes of a scorer over one :class:`VoteEnsemble` ``ensemble``."""
+
+    ensemble: VoteEnsemble
+
+    @property
+    def n_features(self) -> int:
+        return self.ensemble.n_features
+
+    @property
+    def n_classes(self) -> int:
+        return self.ensemble.n_classes
+
+
 def _ensemble_spec(ensemble: VoteEnsemble) -> dict[str, Any]:
     return {"ensemble_kind": ensemble.ensemble.kind, "n_classes": ensemble.n_classes}
 
@@ -136,7 +150,7 @@ def _join_votes(
 
 
 @dataclass(frozen=True)
-class AngleScorer:
+class AngleScorer(_OnVotes):
     """Angle-based model: least-angle decisions, Theorem 2 plug-in probabilities.
 
     Parameters
@@ -157,14 +171,6 @@ class AngleScorer:
     ensemble: VoteEnsemble
     loss: str
     cost_matrix: np.ndarray
-
-    @property
-    def n_features(self) -> int:
-        return self.ensemble.n_features
-
-    @property
-    def n_classes(self) -> int:
-        return self.ensemble.n_classes
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         """``<f(x), w_k>``, shape (n, K)."""
@@ -201,7 +207,7 @@ class AngleScorer:
 
 
 @dataclass(frozen=True)
-class CalibratedVoteScorer:
+class CalibratedVoteScorer(_OnVotes, TwoStepScorer):
     """SAMME votes, raw class scores and one calibration map per class, normalised.
 
     Parameters
@@ -244,14 +250,6 @@ class CalibratedVoteScorer:
                 f"weight row per class ({self.ensemble.n_classes})"
             )
 
-    @property
-    def n_features(self) -> int:
-        return self.ensemble.n_features
-
-    @property
-    def n_classes(self) -> int:
-        return self.ensemble.n_classes
-
     def raw_score(self, X: np.ndarray) -> np.ndarray:
         """The scores the calibration map takes, shape (n, K)."""
         return raw_vote_scores(self.ensemble, X, self.score_kind)
@@ -261,9 +259,6 @@ class CalibratedVoteScorer:
         if self.joint is not None:
             return self.joint.predict_proba(raw)
         return _apply_class_maps(self.calibrators, raw)
-
-    def proba(self, X: np.ndarray) -> np.ndarray:
-        return self.proba_from_raw(self.raw_score(X))
 
     def refit_calibration(
         self, method: str, raw: np.ndarray, y_index: np.ndarray
@@ -312,7 +307,7 @@ class CalibratedVoteScorer:
 
 
 @dataclass(frozen=True)
-class OneVsRestScorer:
+class OneVsRestScorer(TwoStepScorer):
     """One calibrated binary scorer per class (class ``k`` against the rest), normalised.
 
     Parameters
@@ -355,9 +350,6 @@ class OneVsRestScorer:
     def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
         """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
         return _apply_class_maps(self.calibrators, raw)
-
-    def proba(self, X: np.ndarray) -> np.ndarray:
-        return self.proba_from_raw(self.raw_score(X))
 
     def refit_calibration(
         self, method: str, raw: np.ndarray, y_index: np.ndarray

@@ -31,6 +31,9 @@ from models.inference.ensemble import Ensemble
 __all__ = [
     "Scorer",
     "BinaryScorer",
+    "CalibratedBinaryScorer",
+    "TwoStepScorer",
+    "binary_spec",
     "split_arrays",
     "join_arrays",
 ]
@@ -71,18 +74,51 @@ def join_arrays(prefix: str, arrays: dict[str, np.ndarray], kind: Any, n_feature
     return Ensemble.from_arrays(part, kind=kind, n_features=n_features)
 
 
-def binary_proba(calibrator: Calibrator, raw: np.ndarray) -> np.ndarray:
-    """``[1 - p, p]`` per row, ``p`` the calibrated probability of ``classes[1]`` from
-    the raw scores ``raw`` (shared by one booster's and the fold ensemble's scorer)."""
-    p1 = calibrator.predict(raw)
-    out = np.empty((raw.shape[0], 2), dtype=np.float64)
-    out[:, 1] = p1
-    out[:, 0] = 1.0 - p1
-    return out
+class TwoStepScorer:
+    """``proba(X)`` in two steps, :meth:`raw_score` then :meth:`proba_from_raw` (the raw
+    scores are what recalibration refits a map on)."""
+
+    def raw_score(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        return self.proba_from_raw(self.raw_score(X))
+
+
+class CalibratedBinaryScorer(TwoStepScorer):
+    """Two classes, one calibration map ``calibrator`` of the raw score (shared by one
+    booster's and the fold ensemble's scorer)."""
+
+    calibrator: Calibrator
+
+    @property
+    def n_classes(self) -> int:
+        return 2
+
+    def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
+        """``[1 - p, p]`` per row, ``p`` the calibrated probability of ``classes[1]``."""
+        p1 = self.calibrator.predict(raw)
+        out = np.empty((raw.shape[0], 2), dtype=np.float64)
+        out[:, 1] = p1
+        out[:, 0] = 1.0 - p1
+        return out
+
+
+def binary_spec(spec: dict[str, Any]) -> tuple[str, Calibrator]:
+    """The ``score_kind`` and the calibration map of a binary scorer's stored spec."""
+    if spec.get("score_kind") not in ("vote", "logistic"):
+        raise ArtifactError(f"unknown score_kind {spec.get('score_kind')!r}")
+    state = spec.get("calibrator")
+    if not isinstance(state, dict):
+        raise ArtifactError("scorer calibrator state must be a JSON object")
+    return spec["score_kind"], calibrator_from_state(state)
 
 
 @dataclass(frozen=True)
-class BinaryScorer:
+class BinaryScorer(CalibratedBinaryScorer):
     """One boosted ensemble, a raw score and a calibration map: P(y = classes[1] | x).
 
     Parameters
@@ -104,10 +140,6 @@ class BinaryScorer:
     def n_features(self) -> int:
         return int(self.ensemble.n_features)
 
-    @property
-    def n_classes(self) -> int:
-        return 2
-
     def raw_score(self, X: np.ndarray) -> np.ndarray:
         """The score the calibrator takes, shape (n,): s(x) or s'(x)."""
         return self.ensemble.score(X, self.score_kind)
@@ -115,13 +147,6 @@ class BinaryScorer:
     def with_calibrator(self, calibrator: Calibrator) -> BinaryScorer:
         """The same ensemble (the same arrays, not a copy) with another calibration map."""
         return BinaryScorer(self.ensemble, self.score_kind, calibrator)
-
-    def proba_from_raw(self, raw: np.ndarray) -> np.ndarray:
-        """Class probabilities from :meth:`raw_score` (``proba(X)`` in two steps)."""
-        return binary_proba(self.calibrator, raw)
-
-    def proba(self, X: np.ndarray) -> np.ndarray:
-        return self.proba_from_raw(self.raw_score(X))
 
     def to_parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         spec = {
@@ -135,10 +160,6 @@ class BinaryScorer:
     def from_parts(
         cls, spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
     ) -> BinaryScorer:
-        if spec.get("score_kind") not in ("vote", "logistic"):
-            raise ArtifactError(f"unknown score_kind {spec.get('score_kind')!r}")
+        score_kind, calibrator = binary_spec(spec)
         ensemble = join_arrays("ensemble", arrays, spec.get("ensemble_kind"), n_features)
-        state = spec.get("calibrator")
-        if not isinstance(state, dict):
-            raise ArtifactError("scorer calibrator state must be a JSON object")
-        return cls(ensemble, spec["score_kind"], calibrator_from_state(state))
+        return cls(ensemble, score_kind, calibrator)

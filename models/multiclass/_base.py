@@ -23,14 +23,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.multiclass import type_of_target
 
-from models.boosting.loop import EPS_CLIP, non_finite_stop, step_verdict
-from models.boosting.progress import report
+from models.boosting.loop import EPS_CLIP, run_rounds
 from models.decisions.rule import class_priors
 from models.exceptions import InvalidInput, TrainingError
-from models.features.checks import check_predict_X
+from models.features.checks import check_fit_data, check_predict_X
 from models.inference.vote_ensemble import VoteEnsemble
 from models.weak.multiclass import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
 
@@ -127,21 +125,7 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
     def _validate_fit(
         self, X: Any, y: Any, sample_weight: Any
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        try:
-            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
-            check_classification_targets(y)
-            sw = _check_sample_weight(
-                sample_weight, X, dtype=np.float64, allow_all_zero_weights=True
-            )
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
-        if not np.all(np.isfinite(sw)):
-            raise InvalidInput("sample_weight must be finite")
-        if np.any(sw < 0):
-            row = int(np.flatnonzero(sw < 0)[0])
-            raise InvalidInput(f"sample_weight must be >= 0, got {float(sw[row])} in row {row}")
-        if not sw.sum() > 0:
-            raise TrainingError("sample_weight must have a positive sum, got all zeros")
+        X, y, sw = check_fit_data(self, X, y, sample_weight)
         if type_of_target(y, input_name="y") not in ("binary", "multiclass"):
             raise InvalidInput("y must hold class labels (binary or multiclass)")
         classes, y_idx = np.unique(y, return_inverse=True)
@@ -185,32 +169,21 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
             self.weak_learner, X, y, len(self.classes_), max_depth=self.max_depth,
             max_bins=self.max_bins, criterion=self._criterion(), seed=seed, sample_weight=sw,
         )  # fmt: skip
-        learners: list[object] = []
-        betas: list[float] = []
-        errors: list[float] = []
-        reason = "max_rounds"
-        for t in range(int(self.n_estimators)):
-            report(t, int(self.n_estimators))  # may raise TrainingCancelled
+        phi = np.empty(0)
+
+        def fit_round() -> tuple[object, float, float]:
+            nonlocal phi
             learner, phi = self._fit_learner(trainer)
             eps, beta = self._step(phi)
-            verdict = step_verdict(t, eps, beta, name="beta", noun="weight")
-            if verdict == "no_positive_alpha":
-                reason = verdict
-                break
-            if verdict == "perfect_fit":
-                learners.append(learner)
-                betas.append(beta)
-                errors.append(eps)
-                reason = verdict
-                break
-            with np.errstate(over="ignore", invalid="ignore"):
-                ok = self._advance(phi, beta)
-            if not ok:
-                reason = non_finite_stop(t)
-                break
-            learners.append(learner)
-            betas.append(beta)
-            errors.append(eps)
+            return learner, eps, beta
+
+        learners, betas, errors, reason = run_rounds(
+            int(self.n_estimators),
+            fit_round,
+            lambda beta: self._advance(phi, beta),
+            name="beta",
+            noun="weight",
+        )
         self._teardown()
         self.ensemble_: VoteEnsemble = trainer.assemble(learners, np.asarray(betas))
         self.estimator_alphas_ = np.asarray(betas, dtype=np.float64)

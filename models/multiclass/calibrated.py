@@ -44,7 +44,7 @@ from models.inference.model import InferenceModel
 from models.inference.multiclass_scorers import CalibratedVoteScorer, normalise_rows
 from models.multiclass.samme import SAMME
 
-__all__ = ["CalibratedMulticlass", "check_calibration_params", "SPLITS"]
+__all__ = ["CalibratedMulticlass", "ServedByThreshold", "check_calibration_params", "SPLITS"]
 
 
 def check_calibration_params(method: str, split: str, fraction: float, n_folds: int) -> None:
@@ -82,7 +82,55 @@ def out_of_fold_multiclass(
     return OutOfFold(proba, normalise_rows(scores), np.arange(len(y_idx)), info)
 
 
-class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
+class ServedByThreshold:
+    """Prediction of a calibrated multiclass estimator, served with the ``"threshold"``
+    rule (least expected cost at any request costs).
+
+    A subclass names the attribute its fit sets (``_fitted_attr``) and gives the scorer it
+    serves (:meth:`_scorer`) and the booster whose feature names it keeps
+    (:meth:`_named_booster`).
+    """
+
+    _fitted_attr: str
+    classes_: np.ndarray
+    class_priors_: np.ndarray
+
+    def _scorer(self) -> Any:
+        raise NotImplementedError
+
+    def _named_booster(self) -> Any:
+        raise NotImplementedError
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, self._fitted_attr):
+            raise NotFitted(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Least expected cost under 0-1 costs (argmax p; ties to the higher index)."""
+        return self.classes_[self.decide(X, None).labels_index]
+
+    def decide(self, X: Any, costs: Any, priors: Any = None) -> Decisions:
+        """Least-expected-cost decisions under a K x K ``costs`` (see models.decisions.rule)."""
+        return self.to_inference().decide(X, costs, priors=priors)
+
+    def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
+        """Numpy-only model served with the ``"threshold"`` rule (any request costs)."""
+        self._check_fitted()
+        names = feature_names
+        booster = self._named_booster()
+        if names is None and hasattr(booster, "feature_names_in_"):
+            names = [str(n) for n in booster.feature_names_in_]
+        return InferenceModel(
+            classes=tuple(self.classes_.tolist()),
+            feature_names=None if names is None else tuple(names),
+            scorer=self._scorer(),
+            train_priors=np.asarray(self.class_priors_, dtype=np.float64),
+            training_costs=None,
+            rule="threshold",
+        )
+
+
+class CalibratedMulticlass(ServedByThreshold, ClassifierMixin, BaseEstimator):
     """A vote-based multiclass booster with per-class calibrated, normalised probabilities.
 
     Parameters
@@ -226,9 +274,7 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         return self
 
     # --------------------------------------------------------------- prediction
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "calibrators_"):
-            raise NotFitted(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
+    _fitted_attr = "calibrators_"
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Calibrated, normalised class probabilities, shape (n, K)."""
@@ -240,31 +286,13 @@ class CalibratedMulticlass(ClassifierMixin, BaseEstimator):
         p = np.column_stack([c.predict(s[:, j]) for j, c in enumerate(self.calibrators_)])
         return normalise_rows(p)
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Least expected cost under 0-1 costs (argmax p; ties to the higher index)."""
-        return self.classes_[self.decide(X, None).labels_index]
+    def _named_booster(self) -> Any:
+        return self.estimator_
 
-    def decide(self, X: Any, costs: Any, priors: Any = None) -> Decisions:
-        """Least-expected-cost decisions under a K x K ``costs`` (see models.decisions.rule)."""
-        return self.to_inference().decide(X, costs, priors=priors)
-
-    def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
-        """Numpy-only model served with the ``"threshold"`` rule (any request costs)."""
-        self._check_fitted()
-        names = feature_names
-        if names is None and hasattr(self.estimator_, "feature_names_in_"):
-            names = [str(n) for n in self.estimator_.feature_names_in_]
-        scorer = CalibratedVoteScorer(
+    def _scorer(self) -> CalibratedVoteScorer:
+        return CalibratedVoteScorer(
             self.estimator_.ensemble_,
             self.estimator_.score_kind,
             tuple(self.calibrators_),
             getattr(self, "joint_calibrator_", None),
-        )
-        return InferenceModel(
-            classes=tuple(self.classes_.tolist()),
-            feature_names=None if names is None else tuple(names),
-            scorer=scorer,
-            train_priors=np.asarray(self.class_priors_, dtype=np.float64),
-            training_costs=None,
-            rule="threshold",
         )

@@ -20,17 +20,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedBoosting
 from models.boosting.progress import fit_part
-from models.decisions.rule import Decisions, class_priors
-from models.exceptions import InvalidInput, NotFitted, TrainingError
-from models.inference.model import InferenceModel
+from models.decisions.rule import class_priors
+from models.exceptions import InvalidInput, TrainingError
 from models.inference.multiclass_scorers import OneVsRestScorer, normalise_rows
 from models.inference.scorers import BinaryScorer
-from models.multiclass.calibrated import check_calibration_params
+from models.multiclass.calibrated import ServedByThreshold, check_calibration_params
 
 __all__ = ["OneVsRestAdaBoost"]
 
 
-class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
+class OneVsRestAdaBoost(ServedByThreshold, ClassifierMixin, BaseEstimator):
     """K calibrated binary AdaBoost models (class k vs the rest), normalised.
 
     Parameters
@@ -164,41 +163,22 @@ class OneVsRestAdaBoost(ClassifierMixin, BaseEstimator):
         }
         return self
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "estimators_"):
-            raise NotFitted(f"{type(self).__name__} is not fitted yet; call fit(X, y) first")
+    _fitted_attr = "estimators_"
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Normalised calibrated one-vs-rest probabilities, shape (n, K)."""
         self._check_fitted()
         return normalise_rows(np.column_stack([m.predict_proba(X)[:, 1] for m in self.estimators_]))
 
-    def predict(self, X: Any) -> np.ndarray:
-        """Least expected cost under 0-1 costs (argmax p; ties to the higher index)."""
-        return self.classes_[self.decide(X, None).labels_index]
+    def _named_booster(self) -> Any:
+        return self.estimators_[0].estimator_
 
-    def decide(self, X: Any, costs: Any, priors: Any = None) -> Decisions:
-        """Least-expected-cost decisions under a K x K ``costs`` (see models.decisions.rule)."""
-        return self.to_inference().decide(X, costs, priors=priors)
-
-    def to_inference(self, feature_names: list[str] | None = None) -> InferenceModel:
-        """Numpy-only model served with the ``"threshold"`` rule (any request costs)."""
-        self._check_fitted()
-        names = feature_names
-        first = self.estimators_[0].estimator_
-        if names is None and hasattr(first, "feature_names_in_"):
-            names = [str(n) for n in first.feature_names_in_]
-        members = tuple(
-            BinaryScorer(m.estimator_.ensemble_, m.estimator_.score_kind, m.calibrator_)
-            for m in self.estimators_
-        )
-        return InferenceModel(
-            classes=tuple(self.classes_.tolist()),
-            feature_names=None if names is None else tuple(names),
-            scorer=OneVsRestScorer(members),
-            train_priors=np.asarray(self.class_priors_, dtype=np.float64),
-            training_costs=None,
-            rule="threshold",
+    def _scorer(self) -> OneVsRestScorer:
+        return OneVsRestScorer(
+            tuple(
+                BinaryScorer(m.estimator_.ensemble_, m.estimator_.score_kind, m.calibrator_)
+                for m in self.estimators_
+            )
         )
 
 

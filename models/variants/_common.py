@@ -50,14 +50,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from models.boosting.loop import EPS_CLIP, BaseBoosting
-from models.exceptions import InvalidInput
+from models.decisions.training_costs import check_cost
 from models.specs.algorithm import AlgorithmSpec, ParamSpec
 
 __all__ = [
     "CostSensitiveBoosting",
     "MarginLoss",
     "half_log_ratio",
-    "check_cost",
     "cost_params",
     "variant_spec",
     "SERVING_RULE",
@@ -69,16 +68,6 @@ SERVING_RULE = (
     "costs reproduce sign[F(x)]; calibrated: the calibrated probability is thresholded at "
     "the request's costs (Eq. 17)."
 )
-
-
-def check_cost(name: str, value: Any) -> float:
-    """``value`` as a finite float > 0, else :class:`InvalidInput` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-    return v
 
 
 def half_log_ratio(num: float, den: float) -> float:
@@ -167,7 +156,11 @@ class CostSensitiveBoosting(BaseBoosting):
     training_cost_matrix_ : ndarray of shape (2, 2)
         [[0, c_fp], [c_fn, 0]] (rows = truth), used to serve the uncalibrated model.
     scaled_costs_ : ndarray of shape (2,)
-        [c_hat_FP, c_hat_FN], the costs the hooks used (see the module docstring).
+        [c_hat_FP, c_hat_FN], the costs the hooks used, by default
+        [c_fp, c_fn] / max(c_fp, c_fn) (``_cost_scale``, see the module docstring).
+    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
+        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
+        without a positive real alpha (footnote 9).
 
     References
     ----------
@@ -188,15 +181,8 @@ class CostSensitiveBoosting(BaseBoosting):
         random_state: int | np.random.RandomState | None = None,
         stump_criterion: str = "error",
     ) -> None:
-        super().__init__(
-            n_estimators=n_estimators,
-            weak_learner=weak_learner,
-            max_depth=max_depth,
-            max_bins=max_bins,
-            score_kind=score_kind,
-            random_state=random_state,
-            stump_criterion=stump_criterion,
-        )
+        super().__init__(n_estimators, weak_learner, max_depth, max_bins, score_kind,
+                         random_state, stump_criterion)  # fmt: skip
         self.c_fp = c_fp
         self.c_fn = c_fn
 

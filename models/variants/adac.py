@@ -64,24 +64,8 @@ class AdaC1(CostSensitiveBoosting):
       (Table 2, r_t = S_ok(Dc) - S_nok(Dc));
     * D^{t+1}_i proportional to D^t_i exp(-c_hat(y_i) y_i alpha_t h_t(x_i)) (Table 1).
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_hat_FP, c_hat_FN] = [c_fp, c_fn] / max(c_fp, c_fn).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
-        without a positive real alpha (footnote 9).
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`.
 
     References
     ----------
@@ -117,24 +101,8 @@ class AdaC2(CostSensitiveBoosting):
     sum_i c_i^{t+1} e^{-y_i (F_{t-1} + alpha h_t)} (Eq. 12) whose gradient at F_t is
     D^{t+1} (Eq. 11). Only c_fn / c_fp matters.
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_hat_FP, c_hat_FN] = [c_fp, c_fn] / max(c_fp, c_fn).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
-        without a positive real alpha (footnote 9).
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`.
 
     References
     ----------
@@ -168,24 +136,8 @@ class AdaC3(CostSensitiveBoosting):
       (Table 2, r2 = S_ok(Dc^2) - S_nok(Dc^2));
     * D^{t+1}_i proportional to c_hat(y_i) D^t_i exp(-c_hat(y_i) y_i alpha_t h_t(x_i)).
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_hat_FP, c_hat_FN] = [c_fp, c_fn] / max(c_fp, c_fn).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
-        without a positive real alpha (footnote 9).
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`.
 
     References
     ----------

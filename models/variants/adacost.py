@@ -77,24 +77,10 @@ class AdaCost(CostSensitiveBoosting):
     * D^{t+1}_i proportional to D^t_i exp(-beta_i y_i alpha_t h_t(x_i)) (Table 1), with
       beta_i = (1 + c_hat_i)/2 on mistakes and (1 - c_hat_i)/2 on correct examples.
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_fp, c_fn] / (c_fp + c_fn) (cost skew z, 1 - z; Eq. 28).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`; training stops at the first round
-        without a positive real alpha (footnote 9), so n_estimators_ can be small.
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`; ``scaled_costs_`` is [c_fp,
+    c_fn] / (c_fp + c_fn) (cost skew z, 1 - z; Eq. 28). Training often stops early (footnote
+    9), so ``n_estimators_`` can be small.
 
     References
     ----------
@@ -148,23 +134,9 @@ class AdaCostBeta2(AdaCost):
       with beta_i as in :class:`AdaCost` (Table 1);
     * alpha_t = 1/2 log(S_ok(D) / S_nok(D)) (Table 2, Eq. 5).
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_fp, c_fn] / (c_fp + c_fn) (cost skew z, 1 - z; Eq. 28).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`; ``scaled_costs_`` is [c_fp,
+    c_fn] / (c_fp + c_fn) (cost skew z, 1 - z; Eq. 28).
 
     References
     ----------

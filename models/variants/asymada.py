@@ -54,26 +54,11 @@ class AsymAda(AdaC2):
 
     with M = ``n_estimators`` (fixed in advance).
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators : int, default=100
-        M: the number of rounds over which the cost is spread (also the maximum ensemble
-        size).
-    weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        Per-round factors [c_hat_FP^{1/M}, c_hat_FN^{1/M}], costs divided by the larger.
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`, except that ``n_estimators`` is
+    M, the number of rounds over which the cost is spread (also the maximum ensemble size),
+    and ``scaled_costs_`` holds the per-round factors [c_hat_FP^{1/M}, c_hat_FN^{1/M}]
+    (costs divided by the larger).
 
     References
     ----------

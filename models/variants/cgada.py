@@ -56,21 +56,8 @@ class CGAda(CostSensitiveBoosting):
 
     Only the ratio c_fn / c_fp matters (the scale cancels in D^1).
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`.
 
     References
     ----------
@@ -138,15 +125,8 @@ class AsymmetricAdaBoost(BaseBoosting):
         random_state: int | np.random.RandomState | None = None,
         stump_criterion: str = "error",
     ) -> None:
-        super().__init__(
-            n_estimators=n_estimators,
-            weak_learner=weak_learner,
-            max_depth=max_depth,
-            max_bins=max_bins,
-            score_kind=score_kind,
-            random_state=random_state,
-            stump_criterion=stump_criterion,
-        )
+        super().__init__(n_estimators, weak_learner, max_depth, max_bins, score_kind,
+                         random_state, stump_criterion)  # fmt: skip
         self.gamma = gamma
 
     def _check_params(self) -> None:

@@ -58,24 +58,10 @@ class _CSB(CostSensitiveBoosting):
 class CSB0(_CSB):
     """CSB0: D^{t+1}_i proportional to gamma_i D^t_i (Table 1), vote weights by Eq. 5.
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_fp, c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost` (alpha_t of Eq. 5 is the vote weight;
-        the update does not use it).
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`; ``scaled_costs_`` is [c_fp,
+    c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1). The update does not use alpha_t
+    of Eq. 5, only the vote weights do.
 
     References
     ----------
@@ -94,23 +80,9 @@ class CSB1(_CSB):
 
     The update takes a unit step (no alpha); the vote weights are alpha_t of Eq. 5.
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_fp, c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`; ``scaled_costs_`` is [c_fp,
+    c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
 
     References
     ----------
@@ -129,23 +101,9 @@ class CSB2(_CSB):
 
     Vote weights alpha_t of Eq. 5 (Table 2); with c_fp == c_fn this is AdaBoost.
 
-    Parameters
-    ----------
-    c_fp : float, default=1.0
-        Cost of a false positive, > 0.
-    c_fn : float, default=1.0
-        Cost of a false negative, > 0.
-    n_estimators, weak_learner, max_depth, max_bins, score_kind, random_state, stump_criterion
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
-
-    Attributes
-    ----------
-    training_cost_matrix_ : ndarray of shape (2, 2)
-        [[0, c_fp], [c_fn, 0]].
-    scaled_costs_ : ndarray of shape (2,)
-        [c_fp, c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
-    ensemble_, estimator_alphas_, estimator_errors_, n_estimators_, termination_reason_
-        As in :class:`~models.boosting.adaboost.AdaBoost`.
+    Parameters and attributes: those of
+    :class:`~models.variants._common.CostSensitiveBoosting`; ``scaled_costs_`` is [c_fp,
+    c_fn] / min(c_fp, c_fn) (the cheaper class has cost 1).
 
     References
     ----------

@@ -40,12 +40,11 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import validate_data
 
 from models.boosting.adaboost import AdaBoost
 from models.boosting.progress import fit_part
 from models.exceptions import InvalidInput, NotFitted, TrainingError
+from models.features.checks import binary_classes, check_fit_data, validate_predict_X
 from models.inference.jous_scorer import (
     MAX_DELTA,
     JousScorer,
@@ -237,10 +236,8 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        Sorted labels; ``classes_[1]`` is the positive class (y = +1).
-    n_features_in_ : int
-        Number of features seen in fit.
+    classes_, n_features_in_
+        As in :class:`~models.boosting.adaboost.AdaBoost`.
     quantiles_ : ndarray of shape (delta - 1,)
         The grid ``i / delta``.
     estimators_ : list of AdaBoost
@@ -314,23 +311,9 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
             )
 
     def _validate(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", dtype=np.float64)
-            check_classification_targets(y)
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
-        classes, y_idx, counts = np.unique(y, return_inverse=True, return_counts=True)
-        y_type = type_of_target(y, input_name="y")
-        if classes.size > 2 or y_type not in ("binary", "multiclass"):
-            raise TrainingError(
-                f"Only binary classification is supported. The type of the target is {y_type} "
-                f"({classes.size} classes); JOUSBoost needs exactly two classes"
-            )
-        if classes.size != 2:
-            raise TrainingError(
-                f"JOUSBoost is a binary classifier: y must contain exactly two classes, got "
-                f"{classes.size} class(es): {classes.tolist()[:10]}"
-            )
+        X, y, _ = check_fit_data(self, X, y, None)
+        classes, y_idx = binary_classes(self, y)
+        counts = np.bincount(y_idx, minlength=2)
         self.classes_ = classes
         self.class_priors_ = counts / counts.sum()
         return X, y_idx.astype(np.int64)
@@ -348,26 +331,15 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any) -> JOUSBoost:
-        """Fit the ``delta - 1`` q-classifiers (sections 3.1, 3.2 and 5.1).
+        """Fit the ``delta - 1`` q-classifiers (sections 3.1, 3.2 and 5.1); returns self.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Numeric features; NaN allowed (missing, never jittered), infinity not.
-        y : array-like of shape (n_samples,)
-            Exactly two labels; ``classes_[1]`` is the positive class. (Sample weights
-            are not supported: the paper's sampling is defined on row counts.)
+        ``X``: numeric features, NaN allowed (missing, never jittered), infinity not.
+        ``y``: exactly two labels; ``classes_[1]`` is the positive class. Sample weights
+        are not supported: the paper's sampling is defined on row counts.
 
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        InvalidInput
-            Malformed X or y, or invalid parameters.
-        TrainingError
-            Not exactly two classes, or a q-classifier has no usable first learner.
+        Raises :class:`InvalidInput` for malformed X or y or invalid parameters, and
+        :class:`TrainingError` unless there are exactly two classes, or when a
+        q-classifier has no usable first learner.
         """
         self._check_params()
         X, y01 = self._validate(X, y)
@@ -430,12 +402,7 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
     def _check_X(self, X: Any) -> np.ndarray:
         if not hasattr(self, "scorer_"):
             raise NotFitted(f"This {type(self).__name__} instance is not fitted yet; call fit.")
-        try:
-            return validate_data(
-                self, X, reset=False, ensure_all_finite="allow-nan", dtype=np.float64
-            )
-        except ValueError as e:
-            raise InvalidInput(str(e)) from e
+        return validate_predict_X(self, X)
 
     def quantile_decisions(self, X: Any, monotone: bool = True) -> np.ndarray:
         """``D_q(x)`` for every grid q, shape (n, delta - 1), non-increasing along q when

@@ -6,7 +6,6 @@ import io
 import json
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedAdaMEC
 from models.exceptions import ArtifactError, ArtifactIntegrityError
 from models.inference.artifacts import SCORER_KINDS, dump_model, load_model, sha256_hex
+from tests.models.conftest import rezip
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,27 +69,7 @@ def test_changed_array_is_refused_even_without_the_outer_digest() -> None:
     buf = io.BytesIO()
     np.save(buf, changed, allow_pickle=False)
     with pytest.raises(ArtifactIntegrityError, match="threshold"):
-        load_model(_rezip(blob, replace={"arrays/ensemble/threshold.npy": buf.getvalue()}))
-
-
-def _rezip(
-    blob: bytes, edit_manifest=None, extra: dict | None = None, replace: dict | None = None
-) -> bytes:
-    src = zipfile.ZipFile(io.BytesIO(blob))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as dst:
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename == "manifest.json" and edit_manifest:
-                m = json.loads(data)
-                edit_manifest(m)
-                data = json.dumps(m).encode()
-            if replace and info.filename in replace:
-                data = replace[info.filename]
-            dst.writestr(info.filename, data)
-        for name, data in (extra or {}).items():
-            dst.writestr(name, data)
-    return out.getvalue()
+        load_model(rezip(blob, replace={"arrays/ensemble/threshold.npy": buf.getvalue()}))
 
 
 def _object_npy() -> bytes:
@@ -117,7 +97,7 @@ def test_malformed_manifests_are_refused(edit) -> None:
     clf, _ = _fitted()
     blob, _ = dump_model(clf.to_inference())
     with pytest.raises(ArtifactError):
-        load_model(_rezip(blob, edit_manifest=edit))
+        load_model(rezip(blob, edit_manifest=edit))
 
 
 def test_pickled_array_is_never_loaded() -> None:
@@ -130,9 +110,7 @@ def test_pickled_array_is_never_loaded() -> None:
 
     with pytest.raises(ArtifactError):
         load_model(
-            _rezip(
-                blob, edit_manifest=point_digest, replace={"arrays/ensemble/threshold.npy": evil}
-            )
+            rezip(blob, edit_manifest=point_digest, replace={"arrays/ensemble/threshold.npy": evil})
         )
 
 

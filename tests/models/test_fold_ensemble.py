@@ -23,6 +23,7 @@ from models.inference.fold_ensemble import (
     truncated,
 )
 from models.multiclass.samme import SAMME
+from tests.models.conftest import rezip
 
 GRID = (("stump", 1, 40), ("tree", 3, 20))
 
@@ -37,20 +38,6 @@ def _data(n: int = 500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def _manifest(blob: bytes) -> dict:
     return json.loads(zipfile.ZipFile(io.BytesIO(blob)).read("manifest.json"))
-
-
-def _rewrite(blob: bytes, edit) -> bytes:  # type: ignore[no-untyped-def]
-    src = zipfile.ZipFile(io.BytesIO(blob))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as dst:
-        for name in src.namelist():
-            data = src.read(name)
-            if name == "manifest.json":
-                m = json.loads(data)
-                edit(m)
-                data = json.dumps(m).encode()
-            dst.writestr(name, data)
-    return out.getvalue()
 
 
 @pytest.mark.parametrize("weak_learner", ["stump", "tree"])
@@ -123,7 +110,7 @@ def test_malformed_fold_ensemble_manifests_are_refused(edit, match: str) -> None
     X, y = _data(300)
     blob, _ = dump_model(AutoCalibratedBoosting(GRID[:1], random_state=0).fit(X, y).to_inference())
     with pytest.raises(ArtifactError, match=match):
-        load_model(_rewrite(blob, edit))
+        load_model(rezip(blob, edit))
 
 
 def test_a_one_booster_kind_is_refused_as_format_4() -> None:
@@ -132,7 +119,7 @@ def test_a_one_booster_kind_is_refused_as_format_4() -> None:
     blob, _ = dump_model(model.to_inference())
     assert _manifest(blob)["format_version"] == 2
     with pytest.raises(ArtifactError, match="format_version"):
-        load_model(_rewrite(blob, lambda m: m.update(format_version=MULTI_FORMAT_VERSION)))
+        load_model(rezip(blob, lambda m: m.update(format_version=MULTI_FORMAT_VERSION)))
 
 
 def test_a_fold_ensemble_recalibrates_and_shares_its_boosters_with_its_parent() -> None:

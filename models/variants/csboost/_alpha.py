@@ -152,8 +152,7 @@ def alpha_eq41(b: float, d: float, tp: float, tn: float, c1: float, c2: float) -
     Returns 0.0 when no positive step decreases the loss (L'(0) >= 0); the boosting loop
     then stops without the learner (footnote 9 of Nikolaou et al.).
     """
-    bb, dd = _clip_perfect(np.asarray(b, dtype=np.float64), np.asarray(d, dtype=np.float64), tp, tn)
-    lo_a, hi_a, ok = bracket(bb, dd, tp, tn, c1, c2)
+    bb, dd, lo_a, hi_a, ok = _candidates(b, d, tp, tn, c1, c2)
     if not bool(ok):
         return 0.0
     lo, hi = float(lo_a), float(hi_a)
@@ -202,14 +201,19 @@ def _safeguarded_newton(
     return x
 
 
+def _candidates(
+    b: np.ndarray | float, d: np.ndarray | float, tp: float, tn: float, c1: float, c2: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sums ``b``, ``d`` of many candidate learners as float arrays, perfect learners
+    clipped (:func:`_clip_perfect`), and the brackets ``lo``, ``hi`` of their positive
+    steps with ``ok`` where one exists (:func:`bracket`)."""
+    b, d = _clip_perfect(np.asarray(b, dtype=np.float64), np.asarray(d, dtype=np.float64), tp, tn)
+    lo, hi, ok = bracket(b, d, tp, tn, c1, c2)
+    return b, d, lo, hi, ok
+
+
 def alpha_loss_many(
-    b: np.ndarray,
-    d: np.ndarray,
-    tp: float,
-    tn: float,
-    c1: float,
-    c2: float,
-    max_iter: int = 100,
+    b: np.ndarray, d: np.ndarray, tp: float, tn: float, c1: float, c2: float, max_iter: int = 100
 ) -> tuple[np.ndarray, np.ndarray]:
     """Roots of Eq. 41 and the minimum losses (40) of many learners at once.
 
@@ -226,10 +230,7 @@ def alpha_loss_many(
     alpha, loss : ndarray
         Step sizes (>= 0) and the losses (40) at those steps.
     """
-    b = np.asarray(b, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
-    b, d = _clip_perfect(b, d, tp, tn)
-    lo, hi, ok = bracket(b, d, tp, tn, c1, c2)
+    b, d, lo, hi, ok = _candidates(b, d, tp, tn, c1, c2)
     alpha = np.zeros_like(b)
     loss = np.full(b.shape, tp + tn)
     if not ok.any():
@@ -280,10 +281,7 @@ def alpha_polynomial_many(
     steps, tolerance 1e-6). Returns alpha = log(beta); 0 where no positive step
     decreases the loss.
     """
-    b = np.asarray(b, dtype=np.float64)
-    d = np.asarray(d, dtype=np.float64)
-    b, d = _clip_perfect(b, d, tp, tn)
-    lo, hi, ok = bracket(b, d, tp, tn, c1, c2)
+    b, d, lo, hi, ok = _candidates(b, d, tp, tn, c1, c2)
     alpha = np.zeros_like(b)
     if not ok.any():
         return alpha

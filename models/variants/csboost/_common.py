@@ -54,19 +54,18 @@ them?", Machine Learning 104: Eq. 3 (c(y)), section 5.1 (change of skew), Tables
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from models.decisions.training_costs import check_cost
 from models.exceptions import InvalidInput
 from models.specs.algorithm import AlgorithmSpec, ParamSpec
 
 __all__ = [
     "INIT_WEIGHTS",
     "CostSensitiveMixin",
-    "check_cost",
     "cost_params",
     "initial_weights",
     "make_spec",
@@ -85,16 +84,6 @@ SERVING = (
     "thresholds it at the request's costs, so the training costs reproduce sgn[F(x)] "
     "exactly. Calibrated: the calibrated probability is thresholded at the request's costs."
 )
-
-
-def check_cost(name: str, value: Any) -> float:
-    """``value`` as a finite float > 0, else :class:`InvalidInput` naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-    v = float(value)
-    if not (math.isfinite(v) and v > 0):
-        raise InvalidInput(f"{name} must be a finite number > 0, got {value!r}")
-    return v
 
 
 def normalized_costs(c_fp: float, c_fn: float) -> tuple[float, float]:

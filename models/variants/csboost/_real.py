@@ -128,28 +128,10 @@ class RealValuedBoosting(CostSensitiveMixin, BaseBoosting):
         raise NotImplementedError
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> RealValuedBoosting:
-        """Fit up to ``n_estimators`` real-valued stumps.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Numeric features; NaN allowed (missing), infinity not.
-        y : array-like of shape (n_samples,)
-            Two labels; ``classes_[1]`` is the positive class (cost of a miss: c_fn).
-        sample_weight : array-like of shape (n_samples,), optional
-            Weights of the empirical loss.
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        InvalidInput
-            Malformed input or parameters.
-        TrainingError
-            Not exactly two classes, zero total weight, or no useful first learner.
-        """
+        """Fit up to ``n_estimators`` real-valued learners; arguments, result and errors as
+        :meth:`BaseBoosting.fit <models.boosting.loop.BaseBoosting.fit>` (``classes_[1]``,
+        the positive class, is the one whose miss costs ``c_fn``; ``sample_weight``
+        weights the empirical loss)."""
         self._check_params()
         X, y, sw = self._validate_fit(X, y, sample_weight)
         self._start(y, sw)

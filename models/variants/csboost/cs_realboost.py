@@ -51,8 +51,6 @@ __all__ = ["CostSensitiveRealBoost", "histogram_tree"]
 
 
 class CostSensitiveRealBoost(RealValuedBoosting):
-    _weak_learners: ClassVar[tuple[str, ...]] = ("stump", "histogram")
-
     """Cost-sensitive RealBoost (Algorithm 2 of Masnadi-Shirazi & Vasconcelos).
 
     ``weak_learner="histogram"`` uses the paper's per-feature weighted histograms
@@ -101,6 +99,8 @@ class CostSensitiveRealBoost(RealValuedBoosting):
     Schapire, R. E. and Singer, Y. (1999). "Improved boosting algorithms using
     confidence-rated predictions", Machine Learning 37 (smoothing of the cell outputs).
     """
+
+    _weak_learners: ClassVar[tuple[str, ...]] = ("stump", "histogram")
 
     def __init__(
         self,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import Any
+
 import numpy as np
+import pytest
 from scipy.stats import norm
 
 
@@ -52,3 +56,63 @@ def boundary_and_excess_risk(model: object, c1: float, c2: float = 1.0) -> tuple
 def normalized(c_fp: float, c_fn: float) -> tuple[float, float]:
     """(C1, C2) with C1 + C2 = 2 (see models.variants.csboost._common)."""
     return 2 * c_fn / (c_fp + c_fn), 2 * c_fp / (c_fp + c_fn)
+
+
+#: The costs and the shares of missing entries every brute-force reference is checked at.
+REFERENCE_CASES = pytest.mark.parametrize(
+    ("c_fp", "c_fn", "nan"),
+    [(*costs, nan) for costs in [(1.0, 1.0), (1.0, 4.0), (3.0, 1.0)] for nan in (0.0, 0.1)],
+)
+
+
+def realboost_reference(
+    X: np.ndarray,
+    y: np.ndarray,
+    rounds: int,
+    c_fp: float,
+    c_fn: float,
+    partitions: Callable[[np.ndarray], Iterator[list[np.ndarray]]],
+    smoothing: float = 0.5,
+    rtol: float = 0.0,
+) -> np.ndarray:
+    """Brute-force cost-sensitive RealBoost on the training rows: F after ``rounds``.
+
+    ``partitions(x)`` yields the candidate learners of one feature column ``x``, each as
+    its cells (boolean masks); every cell outputs Eq. 49 (an empty one adds nothing) and
+    the candidate of smallest loss (Eq. 47) is kept, a later one only if its loss is
+    smaller by more than ``rtol`` (relative).
+    """
+    ys = np.where(y == 1, 1.0, -1.0)
+    c1, c2 = normalized(c_fp, c_fn)
+    cost = np.where(ys > 0, c1, c2)
+    eps = smoothing / len(y)
+    F = np.zeros(len(y))
+    for _ in range(rounds):
+        w = np.exp(-cost * ys * F)
+        w /= w.sum()
+        best: tuple[float, np.ndarray] | None = None
+        for j in range(X.shape[1]):
+            for cells in partitions(X[:, j]):
+                out, loss = np.zeros(len(y)), 0.0
+                for cell in cells:
+                    wp, wn = w[cell & (ys > 0)].sum(), w[cell & (ys < 0)].sum()
+                    g = np.log((wp + eps) * c1 / ((wn + eps) * c2)) / (c1 + c2)  # Eq. 49
+                    loss += wp * np.exp(-c1 * g) + wn * np.exp(c2 * g)  # Eq. 47
+                    out[cell] = g
+                if best is None or loss < best[0] * (1 - rtol):
+                    best = (loss, out)
+        assert best is not None
+        F = F + best[1]
+    return F
+
+
+def cheap_and_dear_misses(
+    cls: Callable[..., Any], rounds: int, seed: int, weak_learner: str
+) -> tuple[Any, Any]:
+    """``cls`` fitted with misses four times cheaper and four times dearer than false
+    positives; the dearer misses must predict more positives."""
+    X, y = binary_data(n=500, seed=seed)
+    lo = cls(rounds, c_fn=0.25, weak_learner=weak_learner, random_state=0).fit(X, y)
+    hi = cls(rounds, c_fn=4.0, weak_learner=weak_learner, random_state=0).fit(X, y)
+    assert (lo.predict(X) == 1).mean() < (hi.predict(X) == 1).mean()
+    return lo, hi

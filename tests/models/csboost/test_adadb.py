@@ -10,7 +10,7 @@ from models.variants.csboost._alpha import alpha_eq41, alpha_loss_many
 from models.variants.csboost.adadb import AdaDB, ConditionalSearchTrainer
 from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost, class_errors, lower_left_hull
 from models.weak import StumpTrainer
-from tests.models.csboost.conftest import binary_data
+from tests.models.csboost.conftest import binary_data, cheap_and_dear_misses
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -72,10 +72,7 @@ def test_lower_left_hull_holds_every_conditional_optimum() -> None:
 
 @pytest.mark.parametrize("weak_learner", ["tree", "logistic"])
 def test_conditional_search_with_other_learners(weak_learner: str) -> None:
-    X, y = binary_data(n=500, seed=7)
-    lo = AdaDB(12, c_fn=0.25, weak_learner=weak_learner, random_state=0).fit(X, y)
-    hi = AdaDB(12, c_fn=4.0, weak_learner=weak_learner, random_state=0).fit(X, y)
-    assert (lo.predict(X) == 1).mean() < (hi.predict(X) == 1).mean()
+    _, hi = cheap_and_dear_misses(AdaDB, 12, 7, weak_learner)
     assert hi.roots_solved_.min() >= 1 and hi.roots_solved_.max() <= 20
 
 

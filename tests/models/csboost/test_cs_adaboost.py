@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from models.boosting.adaboost import AdaBoost
 from models.exceptions import InvalidInput, TrainingError
 from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
-from tests.models.csboost.conftest import binary_data, normalized
+from tests.models.csboost.conftest import binary_data, cheap_and_dear_misses, normalized
 
 
 @pytest.mark.parametrize("nan", [0.0, 0.05])
@@ -111,10 +111,7 @@ def test_costs_move_the_decisions_and_are_recorded() -> None:
 
 @pytest.mark.parametrize("weak_learner", ["tree", "logistic"])
 def test_other_weak_learners_follow_the_gradient_weights(weak_learner: str) -> None:
-    X, y = binary_data(n=500, seed=6)
-    lo = CostSensitiveAdaBoost(15, c_fn=0.25, weak_learner=weak_learner, random_state=0).fit(X, y)
-    hi = CostSensitiveAdaBoost(15, c_fn=4.0, weak_learner=weak_learner, random_state=0).fit(X, y)
-    assert (lo.predict(X) == 1).mean() < (hi.predict(X) == 1).mean()
+    _, hi = cheap_and_dear_misses(CostSensitiveAdaBoost, 15, 6, weak_learner)
     assert np.all(hi.estimator_alphas_ > 0) and hi.roots_solved_.size == 0
 
 

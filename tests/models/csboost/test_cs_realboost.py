@@ -2,62 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
 from models.exceptions import InvalidInput, TrainingError
 from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
-from tests.models.csboost.conftest import binary_data, normalized
+from tests.models.csboost.conftest import (
+    REFERENCE_CASES,
+    binary_data,
+    realboost_reference,
+)
 
 
-def _cells(x: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _stumps(x: np.ndarray) -> Iterator[list[np.ndarray]]:
+    """Every threshold between consecutive distinct values: three cells (left, right,
+    NaN; an empty NaN cell outputs 0)."""
     nan = np.isnan(x)
-    return (x <= t) & ~nan, (x > t) & ~nan, nan
+    v = np.unique(x[~nan])
+    for t in (v[1:] + v[:-1]) / 2:
+        yield [(x <= t) & ~nan, (x > t) & ~nan, nan]
 
 
-def _reference(
-    X: np.ndarray, y: np.ndarray, rounds: int, c_fp: float, c_fn: float, smoothing: float = 0.5
-) -> np.ndarray:
-    """Brute-force cost-sensitive RealBoost on the training rows: F after ``rounds``.
-
-    Every threshold between consecutive distinct values of every feature, three cells
-    (left, right, NaN; an empty NaN cell outputs 0), outputs Eq. 49, selection Eq. 47.
-    """
-    ys = np.where(y == 1, 1.0, -1.0)
-    c1, c2 = normalized(c_fp, c_fn)
-    cost = np.where(ys > 0, c1, c2)
-    eps = smoothing / len(y)
-    F = np.zeros(len(y))
-    for _ in range(rounds):
-        w = np.exp(-cost * ys * F)
-        w /= w.sum()
-        best: tuple[float, np.ndarray] | None = None
-        for j in range(X.shape[1]):
-            v = np.unique(X[~np.isnan(X[:, j]), j])
-            for t in (v[1:] + v[:-1]) / 2:
-                out, loss = np.zeros(len(y)), 0.0
-                for k, cell in enumerate(_cells(X[:, j], t)):
-                    wp, wn = w[cell & (ys > 0)].sum(), w[cell & (ys < 0)].sum()
-                    if k == 2 and not cell.any():
-                        continue  # no NaN in training: output 0
-                    g = np.log((wp + eps) * c1 / ((wn + eps) * c2)) / (c1 + c2)  # Eq. 49
-                    loss += wp * np.exp(-c1 * g) + wn * np.exp(c2 * g)  # Eq. 47
-                    out[cell] = g
-                if best is None or loss < best[0]:
-                    best = (loss, out)
-        assert best is not None
-        F = F + best[1]
-    return F
-
-
-@pytest.mark.parametrize(("c_fp", "c_fn"), [(1.0, 1.0), (1.0, 4.0), (3.0, 1.0)])
-@pytest.mark.parametrize("nan", [0.0, 0.1])
+@REFERENCE_CASES
 def test_matches_a_brute_force_reference(c_fp: float, c_fn: float, nan: float) -> None:
     X, y = binary_data(n=150, f=3, seed=11, nan=nan)
     model = CostSensitiveRealBoost(6, c_fp=c_fp, c_fn=c_fn).fit(X, y)
     assert model.n_estimators_ == 6
     np.testing.assert_allclose(
-        model.decision_function(X), _reference(X, y, 6, c_fp, c_fn), atol=1e-10
+        model.decision_function(X), realboost_reference(X, y, 6, c_fp, c_fn, _stumps), atol=1e-10
     )
     np.testing.assert_array_equal(model.estimator_alphas_, np.ones(6))
 

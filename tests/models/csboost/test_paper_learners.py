@@ -9,6 +9,8 @@ the latter.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -18,44 +20,22 @@ from models.inference.vote_ensemble import VoteEnsemble
 from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
 from models.variants.csboost.cs_realboost import CostSensitiveRealBoost, histogram_tree
 from models.weak.tree import trees_ensemble
-from tests.models.csboost.conftest import binary_data, normalized
+from tests.models.csboost.conftest import (
+    REFERENCE_CASES,
+    binary_data,
+    normalized,
+    realboost_reference,
+)
 
 
-def _real_reference(
-    X: np.ndarray, y: np.ndarray, rounds: int, c_fp: float, c_fn: float, smoothing: float = 0.5
-) -> np.ndarray:
-    """CS-RealBoost with one cell per distinct value of a feature (and one for NaN):
-    G = 1/(C1+C2) log[(W+ + eps) C1 / ((W- + eps) C2)] (Eq. 49), the feature of smallest
-    loss sum_cells W+ e^(-C1 G) + W- e^(C2 G) (Eq. 47). With fewer distinct values than
-    bins, the core's bins are exactly the distinct values."""
-    ys = np.where(y == 1, 1.0, -1.0)
-    c1, c2 = normalized(c_fp, c_fn)
-    cost = np.where(ys > 0, c1, c2)
-    eps = smoothing / len(y)
-    F = np.zeros(len(y))
-    for _ in range(rounds):
-        w = np.exp(-cost * ys * F)
-        w /= w.sum()
-        best: tuple[float, np.ndarray] | None = None
-        for j in range(X.shape[1]):
-            x = X[:, j]
-            keys = np.where(np.isnan(x), np.inf, x)  # NaN: one cell of its own
-            out, loss = np.zeros(len(y)), 0.0
-            for v in np.unique(keys):
-                cell = keys == v
-                wp, wn = w[cell & (ys > 0)].sum(), w[cell & (ys < 0)].sum()
-                g = np.log((wp + eps) * c1 / ((wn + eps) * c2)) / (c1 + c2)
-                loss += wp * np.exp(-c1 * g) + wn * np.exp(c2 * g)
-                out[cell] = g
-            if best is None or loss < best[0] * (1 - 1e-12):
-                best = (loss, out)
-        assert best is not None
-        F = F + best[1]
-    return F
+def _histograms(x: np.ndarray) -> Iterator[list[np.ndarray]]:
+    """One candidate per feature: a cell per distinct value (and one for NaN). With fewer
+    distinct values than bins, the core's bins are exactly the distinct values."""
+    keys = np.where(np.isnan(x), np.inf, x)  # NaN: one cell of its own
+    yield [keys == v for v in np.unique(keys)]
 
 
-@pytest.mark.parametrize(("c_fp", "c_fn"), [(1.0, 1.0), (1.0, 4.0), (3.0, 1.0)])
-@pytest.mark.parametrize("nan", [0.0, 0.1])
+@REFERENCE_CASES
 def test_histogram_learner_matches_a_brute_force_reference(
     c_fp: float, c_fn: float, nan: float
 ) -> None:
@@ -63,7 +43,9 @@ def test_histogram_learner_matches_a_brute_force_reference(
     model = CostSensitiveRealBoost(5, c_fp=c_fp, c_fn=c_fn, weak_learner="histogram").fit(X, y)
     assert model.n_estimators_ == 5 and model.ensemble_.kind == "trees"
     np.testing.assert_allclose(
-        model.decision_function(X), _real_reference(X, y, 5, c_fp, c_fn), atol=1e-10
+        model.decision_function(X),
+        realboost_reference(X, y, 5, c_fp, c_fn, _histograms, rtol=1e-12),
+        atol=1e-10,
     )
 
 
@@ -128,8 +110,7 @@ def _logit_reference(
     return F
 
 
-@pytest.mark.parametrize(("c_fp", "c_fn"), [(1.0, 1.0), (1.0, 4.0), (3.0, 1.0)])
-@pytest.mark.parametrize("nan", [0.0, 0.1])
+@REFERENCE_CASES
 def test_linear_learner_matches_a_brute_force_reference(
     c_fp: float, c_fn: float, nan: float
 ) -> None:

@@ -19,6 +19,7 @@ from models.multiclass.angle import (
     _newton_line_search,
     lemma1_beta,
 )
+from tests.models.multiclass.conftest import assert_same_rounds, stump_ties
 
 ANGLE = [AngleAdaBoost, AngleLogitBoost]
 
@@ -46,19 +47,15 @@ def test_two_classes_symmetric_costs_is_adaboost(seed: int, costs: object) -> No
     Xt, _ = _binary(1000, seed + 100)
     ada = AdaBoost(60).fit(X, y)
     ang = AngleAdaBoost(60, cost_matrix=costs).fit(X, y)
-    np.testing.assert_array_equal(ang.predict(X), ada.predict(X))
-    np.testing.assert_array_equal(ang.predict(Xt), ada.predict(Xt))
     # beta (Eq. 21 with K = 2) is AdaBoost's alpha (Eq. 5 of Nikolaou et al.)
-    np.testing.assert_allclose(ang.estimator_alphas_, ada.estimator_alphas_, rtol=1e-12)
-    np.testing.assert_allclose(ang.estimator_errors_, ada.estimator_errors_, rtol=1e-12)
+    assert_same_rounds(ang, ada, X, Xt)
 
 
 def test_two_classes_with_trees_is_adaboost() -> None:
     X, y = _binary(seed=5)
     ada = AdaBoost(20, weak_learner="tree", max_depth=2, random_state=0).fit(X, y)
     ang = AngleAdaBoost(20, weak_learner="tree", max_depth=2, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(ang.predict(X), ada.predict(X))
-    np.testing.assert_allclose(ang.estimator_alphas_, ada.estimator_alphas_, rtol=1e-12)
+    assert_same_rounds(ang, ada, X)
 
 
 # ---------------------------------------------------------- cost sensitivity
@@ -219,20 +216,12 @@ def test_decision_function_two_classes_is_one_dimensional() -> None:
 
 
 # ------------------------------------------------------------ check_estimator
-# check_sample_weight_equivalence: on its 15-row, 30-feature data many splits tie
-# exactly; integer weights and repeated (shuffled) rows sum the same weights in another
-# order, the float results differ in the last bit and the tie goes another way. The
-# stump itself is exact (test_weak.py), only the tie-breaking is order dependent.
 @parametrize_with_checks(
     [
         AngleAdaBoost(n_estimators=10),
         AngleLogitBoost(n_estimators=10, weak_learner="tree", max_depth=2, random_state=0),
     ],
-    expected_failed_checks=lambda est: (
-        {"check_sample_weight_equivalence_on_dense_data": "float ties, see comment"}
-        if est.weak_learner == "stump"
-        else {}
-    ),
+    expected_failed_checks=stump_ties,
 )
 def test_sklearn_compatible(estimator, check) -> None:  # type: ignore[no-untyped-def]
     check(estimator)

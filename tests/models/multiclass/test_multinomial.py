@@ -11,6 +11,7 @@ from models.calibration.calibrators import make_calibrator
 from models.calibration.multinomial import MultinomialCalibrator, softmax_rows
 from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
 from models.inference.multiclass_scorers import normalise_rows
+from tests.models.conftest import rezip
 
 # class k+1 (mod 3) is indicated by the score of class k: per-class maps cannot see it
 SHIFTED = np.array([[0.0, 5.0, 0.0], [0.0, 0.0, 5.0], [5.0, 0.0, 0.0]])
@@ -124,22 +125,6 @@ def _three_classes(n: int = 450, seed: int = 1) -> tuple[np.ndarray, np.ndarray]
     return X, np.where(X[:, 0] > 0.4, 2, np.where(X[:, 1] + 0.5 * X[:, 2] > 0, 1, 0))
 
 
-def _rewrite_spec(blob: bytes, edit: object) -> bytes:
-    import io
-    import zipfile
-
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(blob)) as zin, zipfile.ZipFile(out, "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename == "manifest.json":
-                manifest = json.loads(data)
-                edit(manifest["scorer"])  # type: ignore[operator]
-                data = json.dumps(manifest).encode()
-            zout.writestr(item, data)
-    return out.getvalue()
-
-
 def test_the_default_for_three_classes_is_multinomial_and_its_artifact_serves_the_same() -> None:
     from models.auto import AutoCalibrated
     from models.inference.artifacts import dump_model, load_model
@@ -160,12 +145,12 @@ def test_the_default_for_three_classes_is_multinomial_and_its_artifact_serves_th
     assert model.oof_ is not None and model.oof_.proba.shape == (len(y), 3)
 
     for edit in (
-        lambda spec: spec["calibrators"].append({"method": "platt", "A": -1.0, "B": 0.0}),
-        lambda spec: spec["joint_calibrator"].update(W=[[1.0]]),
-        lambda spec: spec.pop("joint_calibrator"),  # no map at all
+        lambda m: m["scorer"]["calibrators"].append({"method": "platt", "A": -1.0, "B": 0.0}),
+        lambda m: m["scorer"]["joint_calibrator"].update(W=[[1.0]]),
+        lambda m: m["scorer"].pop("joint_calibrator"),  # no map at all
     ):
         with pytest.raises(ArtifactError):
-            load_model(_rewrite_spec(blob, edit))
+            load_model(rezip(blob, edit))
 
 
 def test_per_class_calibration_stays_available() -> None:

@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from models.boosting.adaboost import AdaBoost
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.multiclass.samme import SAMME
+from tests.models.multiclass.conftest import assert_same_rounds, stump_ties
 
 
 def _data(n: int = 240, k: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -41,10 +42,7 @@ def test_parity_with_sklearn_samme(seed: int, k: int, learner: str) -> None:
     else:
         ours = SAMME(M, stump_criterion="gini").fit(X, y)
     assert ours.n_estimators_ == len(ref.estimators_) == M
-    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
-    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
-    np.testing.assert_allclose(ours.estimator_alphas_, ref.estimator_weights_, rtol=1e-12)
-    np.testing.assert_allclose(ours.estimator_errors_, ref.estimator_errors_, rtol=1e-12)
+    assert_same_rounds(ours, ref, X, Xt, ref_alphas="estimator_weights_")
 
 
 def test_alpha_is_step_2c() -> None:
@@ -116,8 +114,6 @@ def test_string_labels_and_missing_values() -> None:
     assert list(model.staged_predict(X))[-1].tolist() == model.predict(X).tolist()
 
 
-# check_sample_weight_equivalence with stumps: exact ties on its 15-row data are broken
-# by float rounding that depends on the row order (see test_angle.py).
 @parametrize_with_checks(
     [
         SAMME(n_estimators=10),
@@ -125,11 +121,7 @@ def test_string_labels_and_missing_values() -> None:
             n_estimators=10, weak_learner="tree", max_depth=2, score_kind="logistic", random_state=0
         ),
     ],  # fmt: skip
-    expected_failed_checks=lambda est: (
-        {"check_sample_weight_equivalence_on_dense_data": "float ties, see test_angle.py"}
-        if est.weak_learner == "stump"
-        else {}
-    ),
+    expected_failed_checks=stump_ties,
 )
 def test_sklearn_compatible(estimator, check) -> None:  # type: ignore[no-untyped-def]
     check(estimator)

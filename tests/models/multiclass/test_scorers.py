@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris
@@ -14,6 +10,7 @@ from models.catalog.algorithms import algorithms, get_algorithm, validate_params
 from models.exceptions import ArtifactError, InvalidInput
 from models.inference.artifacts import dump_model, load_model
 from models.inference.multiclass_scorers import normalise_rows, theorem2_probabilities
+from tests.models.conftest import rezip
 
 MULTICLASS = ["angle_adaboost", "angle_logitboost", "samme", "ovr_adaboost"]
 
@@ -77,20 +74,6 @@ def test_calibration_settings_round_trip(name: str, method: str) -> None:
     np.testing.assert_array_equal(again.predict_proba(X), model.predict_proba(X))
 
 
-def _tamper(blob: bytes, edit) -> bytes:  # type: ignore[no-untyped-def]
-    src = zipfile.ZipFile(io.BytesIO(blob))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as dst:
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename == "manifest.json":
-                manifest = json.loads(data)
-                edit(manifest)
-                data = json.dumps(manifest).encode()
-            dst.writestr(info, data)
-    return out.getvalue()
-
-
 @pytest.mark.parametrize(
     ("name", "edit", "message"),
     [
@@ -103,7 +86,7 @@ def _tamper(blob: bytes, edit) -> bytes:  # type: ignore[no-untyped-def]
 )
 def test_malformed_scorer_specs_are_refused(name: str, edit, message: str) -> None:  # type: ignore[no-untyped-def]
     est, _ = _fit(name)
-    blob = _tamper(dump_model(est.to_inference())[0], edit)
+    blob = rezip(dump_model(est.to_inference())[0], edit)
     with pytest.raises(ArtifactError, match=message):
         load_model(blob)
 
