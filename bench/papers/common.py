@@ -3,7 +3,7 @@
 Every experiment module ``bench/papers/<name>.py`` uses the same pieces:
 
 * data: :func:`load_dataset` reads ``../shared/datasets/<name>.csv`` relative to the
-  repository root (header row, ``label`` last column, empty cell = NaN) or, with
+  repository root (or the folder named by ``COSTWISE_DATASETS_DIR``; header row, ``label`` last column, empty cell = NaN) or, with
   ``source="builtin"``, a dataset shipped inside scikit-learn (for CI, no files
   needed); :func:`binary_tasks` turns a dataset into two-class problems (one-vs-rest
   for multiclass data); :func:`balance_undersample` and :func:`stratified_split`
@@ -31,6 +31,7 @@ import csv
 import datetime as _dt
 import json
 import math
+import os
 import platform
 import shlex
 import subprocess
@@ -48,8 +49,12 @@ from scipy import stats
 from bench.machine import machine
 
 REPO_ROOT: Path = Path(__file__).resolve().parents[2]
-#: Where the real datasets live: ``../shared/datasets`` from the repository root.
-DATASETS_DIR: Path = REPO_ROOT.parent / "shared" / "datasets"
+#: Where the real datasets live: ``../shared/datasets`` from the repository root, unless
+#: the environment variable ``COSTWISE_DATASETS_DIR`` names another folder (a git worktree
+#: elsewhere, for instance).
+DATASETS_DIR: Path = Path(
+    os.environ.get("COSTWISE_DATASETS_DIR") or REPO_ROOT.parent / "shared" / "datasets"
+)
 #: Default results folder: ``docs/results/<experiment>``.
 RESULTS_DIR: Path = REPO_ROOT / "docs" / "results"
 
