@@ -690,18 +690,23 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str | 
 
 
 def write_summary(path: Path, title: str, info: Mapping[str, Any], body: str) -> Path:
-    """Markdown summary: title, a run block (command, date, machine, commit, duration), body."""
+    """Markdown summary: title, a run block (command, date, machine, duration), body.
+
+    The git commit stays in the JSON of :func:`run_info`, not in the page.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     dur = info.get("duration_s")
+    where = str(info.get("machine", ""))
+    if "Python" not in where:  # bench.machine.machine() names it already
+        where += f", Python {info.get('python', '')}"
     head = [
         f"# {title}",
         "",
         f"- command: `{info.get('command', '')}`",
         f"- date: {info.get('date', '')}",
-        f"- machine: {info.get('machine', '')}; Python {info.get('python', '')}, numpy "
-        f"{info.get('numpy', '')}, scipy {info.get('scipy', '')}, scikit-learn {info.get('scikit-learn', '')}",
-        f"- git commit: {info.get('git_commit', '')}",
+        f"- machine: {where}; numpy {info.get('numpy', '')}, scipy {info.get('scipy', '')}, "
+        f"scikit-learn {info.get('scikit-learn', '')}",
         f"- duration: {'n/a' if dur is None else _fmt_time(float(dur))} ({dur} s)",
         "",
     ]
