@@ -3,8 +3,8 @@
 Every experiment module ``bench/papers/<name>.py`` uses the same pieces:
 
 * data: :func:`load_dataset` reads ``../shared/datasets/<name>.csv`` relative to the
-  repository root (or the folder named by ``COSTWISE_DATASETS_DIR``; header row, ``label`` last column, empty cell = NaN) or, with
-  ``source="builtin"``, a dataset shipped inside scikit-learn (for CI, no files
+  repository root, or ``$COSTWISE_DATASETS_DIR/<name>.csv`` (header row, ``label`` last
+  column, empty cell = NaN) or, with ``source="builtin"``, a dataset shipped inside scikit-learn (for CI, no files
   needed); :func:`binary_tasks` turns a dataset into two-class problems (one-vs-rest
   for multiclass data); :func:`balance_undersample` and :func:`stratified_split`
   implement the balancing and splits of section 5.1 of Nikolaou et al. (2016);
