@@ -5,9 +5,10 @@ Every experiment module ``bench/papers/<name>.py`` uses the same pieces:
 * data: :func:`load_dataset` reads ``../shared/datasets/<name>.csv`` relative to the
   repository root, or ``$COSTWISE_DATASETS_DIR/<name>.csv`` (header row, ``label`` last
   column, empty cell = NaN) or, with ``source="builtin"``, a dataset shipped inside
-  scikit-learn (for CI, no files needed); :func:`binary_tasks` turns a dataset into two-class problems (one-vs-rest
-  for multiclass data); :func:`balance_undersample` and :func:`stratified_split`
-  implement the balancing and splits of section 5.1 of Nikolaou et al. (2016);
+  scikit-learn (for CI, no files needed); :func:`binary_tasks` turns a dataset into
+  two-class problems (one-vs-rest for multiclass data); :func:`balance_undersample` and
+  :func:`stratified_split` implement the balancing and splits of section 5.1 of
+  Nikolaou et al. (2016);
 * statistics: :func:`mean_ci` (Student-t interval), :func:`average_ranks`,
   :func:`friedman_nemenyi` (Demsar 2006);
 * running: :func:`base_parser` (the CLI convention
