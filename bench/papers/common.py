@@ -540,7 +540,7 @@ class SklearnMulticlassTreeTrainer(_SklearnTrees):
         return self._labelled(clf, np.where(seen, np.argmin(sums, axis=1), fallback))
 
     def assemble(self, learners: list[object], betas: np.ndarray) -> Any:
-        from models.multiclass.vote_ensemble import VoteEnsemble
+        from models.inference.vote_ensemble import VoteEnsemble
         from models.weak.tree import trees_ensemble
 
         ens = trees_ensemble(learners, betas, self.n_features)  # type: ignore[arg-type]
@@ -552,7 +552,7 @@ def tree_learner(name: str) -> Iterator[None]:
     """Within the block, ``weak_learner="tree"`` fits the tree learner ``name`` of :data:`TREES`.
 
     ``"costwise"`` changes nothing. ``"sklearn-gini"`` makes the binary boosting loop
-    (:class:`models._base.BaseBoosting`, hence AdaBoost, P-AdaBoost, JOUS, one-vs-rest)
+    (:class:`models.boosting.loop.BaseBoosting`, hence AdaBoost, P-AdaBoost, JOUS, one-vs-rest)
     and the multiclass one (SAMME, angle-based AdaBoost/LogitBoost) fit scikit-learn's
     ``DecisionTreeClassifier(max_depth, criterion="gini")`` every round on the raw
     (float32) features, seeded from the estimator's ``random_state``; for the
@@ -568,7 +568,7 @@ def tree_learner(name: str) -> Iterator[None]:
         return
     from sklearn.utils import check_random_state
 
-    import models._base as binary
+    import models.boosting.loop as binary
     import models.multiclass._base as multi
 
     base_make = binary.BaseBoosting._make_trainer
@@ -717,7 +717,7 @@ def write_summary(path: Path, title: str, info: Mapping[str, Any], body: str) ->
 
 def curve_area(z: np.ndarray, q: np.ndarray) -> float:
     """Trapezoid area of the Brier curve with endpoints (0, 0) and (1, 0) (as
-    :func:`models.metrics.brier_curve`); NaN if any point is NaN."""
+    :func:`models.evaluation.metrics.brier_curve`); NaN if any point is NaN."""
     order = np.argsort(z)
     zz = np.concatenate(([0.0], np.asarray(z)[order], [1.0]))
     qq = np.concatenate(([0.0], np.asarray(q)[order], [0.0]))

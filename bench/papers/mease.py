@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from bench.papers import common
-from models.algorithms import get_algorithm
+from models.catalog.algorithms import get_algorithm
 
 CLIP = (0.05, 0.95)
 N_HOLDOUT = 2500

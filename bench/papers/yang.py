@@ -37,8 +37,8 @@ from typing import Any
 import numpy as np
 
 from bench.papers import common
-from models.algorithms import get_algorithm
-from models.decisions import decide
+from models.catalog.algorithms import get_algorithm
+from models.decisions.rule import decide
 from models.multiclass.samme import SAMME
 
 #: Cost matrices of section 5.1.1 and 5.1.2 (rows = truth, columns = prediction).

@@ -149,10 +149,10 @@ def test_mease_resume_reuses_finished_problems(tmp_path: Path, monkeypatch) -> N
 def test_sklearn_gini_tree_learner_fits_scikit_learn_trees_within_the_block() -> None:
     from sklearn.tree import DecisionTreeClassifier
 
-    import models._base as binary_base
+    import models.boosting.loop as binary_base
     import models.multiclass._base as multi_base
     from bench.papers import common
-    from models.adaboost import AdaBoost
+    from models.boosting.adaboost import AdaBoost
     from models.multiclass.samme import SAMME
 
     rng = np.random.default_rng(3)
