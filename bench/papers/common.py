@@ -3,16 +3,20 @@
 Every experiment module ``bench/papers/<name>.py`` uses the same pieces:
 
 * data: :func:`load_dataset` reads ``../shared/datasets/<name>.csv`` relative to the
-  repository root (header row, ``label`` last column, empty cell = NaN) or, with
-  ``source="builtin"``, a dataset shipped inside scikit-learn (for CI, no files
-  needed); :func:`binary_tasks` turns a dataset into two-class problems (one-vs-rest
-  for multiclass data); :func:`balance_undersample` and :func:`stratified_split`
-  implement the balancing and splits of section 5.1 of Nikolaou et al. (2016);
+  repository root, or ``$COSTWISE_DATASETS_DIR/<name>.csv`` (header row, ``label`` last
+  column, empty cell = NaN) or, with ``source="builtin"``, a dataset shipped inside
+  scikit-learn (for CI, no files needed); :func:`binary_tasks` turns a dataset into
+  two-class problems (one-vs-rest for multiclass data); :func:`balance_undersample` and
+  :func:`stratified_split` implement the balancing and splits of section 5.1 of
+  Nikolaou et al. (2016);
 * statistics: :func:`mean_ci` (Student-t interval), :func:`average_ranks`,
   :func:`friedman_nemenyi` (Demsar 2006);
 * running: :func:`base_parser` (the CLI convention
   ``python -m bench.papers.<name> [--repeats N] [--quick] [--datasets ...] [--out DIR]``),
   :class:`Progress` (one stderr line with counts, elapsed time and ETA);
+* tree learner: :func:`add_tree_option` (``--tree costwise|sklearn-gini``) and
+  :func:`tree_learner`, which makes ``weak_learner="tree"`` fit scikit-learn's Gini
+  ``DecisionTreeClassifier`` each round instead of costwise's histogram tree;
 * results: :func:`run_info` (command, date, machine, git commit, versions),
   :func:`write_csv`, :func:`write_json`, :func:`write_summary`.
 
@@ -31,13 +35,15 @@ import csv
 import datetime as _dt
 import json
 import math
+import os
 import platform
 import shlex
 import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,8 +54,12 @@ from scipy import stats
 from bench.machine import machine
 
 REPO_ROOT: Path = Path(__file__).resolve().parents[2]
-#: Where the real datasets live: ``../shared/datasets`` from the repository root.
-DATASETS_DIR: Path = REPO_ROOT.parent / "shared" / "datasets"
+#: Where the real datasets live: ``../shared/datasets`` from the repository root, unless
+#: the environment variable ``COSTWISE_DATASETS_DIR`` names another folder (a git worktree
+#: elsewhere, for instance).
+DATASETS_DIR: Path = Path(
+    os.environ.get("COSTWISE_DATASETS_DIR") or REPO_ROOT.parent / "shared" / "datasets"
+)
 #: Default results folder: ``docs/results/<experiment>``.
 RESULTS_DIR: Path = REPO_ROOT / "docs" / "results"
 
@@ -380,6 +390,212 @@ class Progress:
         return time.monotonic() - self.start
 
 
+# ---------------------------------------------------------------------- tree learner
+#: Tree learners of ``--tree`` and how the summaries name them: costwise's histogram tree
+#: (what ``weak_learner="tree"`` fits) or scikit-learn's Gini ``DecisionTreeClassifier``
+#: refitted every round.
+TREES: dict[str, str] = {
+    "costwise": "costwise's histogram tree",
+    "sklearn-gini": "scikit-learn's Gini DecisionTreeClassifier",
+}
+
+_INT32_MAX = int(np.iinfo(np.int32).max)
+_BIG = float(np.finfo(np.float64).max)
+
+
+def add_tree_option(parser: argparse.ArgumentParser) -> None:
+    """``--tree {costwise,sklearn-gini}`` (see :func:`tree_learner`)."""
+    parser.add_argument(
+        "--tree",
+        choices=tuple(TREES),
+        default="costwise",
+        help="tree weak learner: costwise's histogram tree (default) or scikit-learn's Gini "
+        "DecisionTreeClassifier refitted each round",
+    )
+
+
+def _export_sklearn_tree(clf: Any, nan_features: np.ndarray, values: np.ndarray) -> Any:
+    """A fitted ``DecisionTreeClassifier`` as costwise ``TreeArrays`` with leaf ``values``.
+
+    A NaN at a split on a feature that had no NaN in the training rows goes to the child
+    holding more training weight (ties: left), otherwise where scikit-learn learned.
+    """
+    from models.weak.tree import TreeArrays
+
+    t = clf.tree_
+    leaf = t.children_left == -1
+    feature = np.where(leaf, -1, t.feature).astype(np.int32)
+    thr = np.where(leaf, 0.0, t.threshold)
+    thr = np.where(np.isposinf(thr), _BIG, thr)  # "all non-missing values go left"
+    left = t.children_left.astype(np.int32)
+    right = t.children_right.astype(np.int32)
+    wn = t.weighted_n_node_samples
+    heavier_left = wn[np.where(leaf, 0, left)] >= wn[np.where(leaf, 0, right)]
+    learned = np.asarray(t.missing_go_to_left, dtype=bool)
+    seen = nan_features[np.where(leaf, 0, feature)]
+    missing_left = np.where(leaf, 0, np.where(seen, learned, heavier_left)).astype(np.uint8)
+    value = np.asarray(values, dtype=np.float64)
+    return TreeArrays(feature, thr.astype(np.float64), left, right, missing_left, value)
+
+
+class _SklearnTrees:
+    """Per-round ``DecisionTreeClassifier(max_depth)`` fits on fixed rows (one seed each)."""
+
+    def __init__(self, X: np.ndarray, max_depth: int, seed: int) -> None:
+        from models.weak.tree import check_depth
+
+        self.max_depth = check_depth(max_depth)
+        self.n_features = int(X.shape[1])
+        self._X = X
+        self._X32 = np.asarray(X, dtype=np.float32)
+        self._nan = np.isnan(X).any(axis=0)
+        self._rng = np.random.default_rng(seed)
+
+    def _fit(self, X32: np.ndarray, y: np.ndarray, w: np.ndarray) -> Any:
+        from sklearn.tree import DecisionTreeClassifier
+
+        seed = int(self._rng.integers(_INT32_MAX))
+        return DecisionTreeClassifier(max_depth=self.max_depth, random_state=seed).fit(
+            X32, y, sample_weight=w
+        )
+
+    def _outputs(self, tree: Any) -> np.ndarray:
+        """What the one-tree ensemble answers on the training rows (as served)."""
+        from models.weak.tree import trees_ensemble
+
+        single = trees_ensemble([tree], np.ones(1), self.n_features)
+        return np.asarray(single.learner_outputs(self._X)[:, 0])
+
+
+class SklearnTreeTrainer(_SklearnTrees):
+    """Binary round trainer (labels -1/+1): a Gini tree, leaves the weighted majority."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, max_depth: int, seed: int) -> None:
+        super().__init__(X, max_depth, seed)
+        self._y = y
+
+    def fit_round(self, w: np.ndarray) -> tuple[Any, np.ndarray]:
+        clf = self._fit(self._X32, self._y, w)
+        frac = clf.tree_.value[:, 0, :]  # classes_ == [-1, 1]: the loop passes both labels
+        tree = _export_sklearn_tree(clf, self._nan, np.where(frac[:, 1] > frac[:, 0], 1.0, -1.0))
+        return tree, self._outputs(tree)
+
+    def assemble(self, learners: list[object], alphas: np.ndarray) -> Any:
+        from models.weak.tree import trees_ensemble
+
+        return trees_ensemble(learners, alphas, self.n_features)  # type: ignore[arg-type]
+
+
+class SklearnMulticlassTreeTrainer(_SklearnTrees):
+    """Multiclass trainer (SAMME's weighted rounds, the angle-based cost rounds)."""
+
+    def __init__(
+        self, X: np.ndarray, y: np.ndarray, n_classes: int, max_depth: int, seed: int
+    ) -> None:
+        super().__init__(X, max_depth, seed)
+        self.n_classes = int(n_classes)
+        self._y = np.asarray(y)
+
+    def _labelled(self, clf: Any, labels: np.ndarray) -> tuple[Any, np.ndarray]:
+        tree = _export_sklearn_tree(clf, self._nan, labels)
+        return tree, self._outputs(tree).astype(np.intp)
+
+    def _leaves(self, clf: Any) -> np.ndarray:
+        marked = _export_sklearn_tree(clf, self._nan, np.arange(clf.tree_.node_count))
+        return self._outputs(marked).astype(np.intp)
+
+    def fit_weighted(self, w: np.ndarray) -> tuple[Any, np.ndarray]:
+        """Tree fitted to the labels with weights ``w``; leaves the heaviest class."""
+        clf = self._fit(self._X32, self._y, w)
+        labels = np.asarray(clf.classes_)[np.argmax(clf.tree_.value[:, 0, :], axis=1)]
+        return self._labelled(clf, labels)
+
+    def fit_costs(self, cost: np.ndarray) -> tuple[Any, np.ndarray]:
+        """Tree for ``argmin sum_i cost[i, Phi(x_i)]`` by the weighted-label reduction
+        (row i labelled k with weight ``max_j cost[i, j] - cost[i, k]``); leaves the argmin
+        of the summed costs of their training rows."""
+        from models.weak.tree import TreeArrays
+
+        expanded = cost.max(axis=1, keepdims=True) - cost
+        rows, ks = np.nonzero(expanded > 0)
+        if rows.size == 0 or np.all(ks == ks[0]):  # nothing to split on: one leaf
+            i32 = np.array([-1], dtype=np.int32)
+            label = int(np.argmin(cost.sum(axis=0)))
+            tree = TreeArrays(
+                i32, np.zeros(1), i32, i32, np.zeros(1, np.uint8), np.full(1, float(label))
+            )
+            return tree, np.full(self._X.shape[0], label, dtype=np.intp)
+        clf = self._fit(self._X32[rows], ks, expanded[rows, ks])
+        leaf = self._leaves(clf)
+        n_nodes = int(clf.tree_.node_count)
+        sums = np.stack(
+            [
+                np.bincount(leaf, weights=cost[:, k], minlength=n_nodes)
+                for k in range(self.n_classes)
+            ],
+            axis=1,
+        )
+        fallback = np.asarray(clf.classes_)[np.argmax(clf.tree_.value[:, 0, :], axis=1)]
+        seen = np.bincount(leaf, minlength=n_nodes) > 0
+        return self._labelled(clf, np.where(seen, np.argmin(sums, axis=1), fallback))
+
+    def assemble(self, learners: list[object], betas: np.ndarray) -> Any:
+        from models.inference.vote_ensemble import VoteEnsemble
+        from models.weak.tree import trees_ensemble
+
+        ens = trees_ensemble(learners, betas, self.n_features)  # type: ignore[arg-type]
+        return VoteEnsemble(ens, self.n_classes)
+
+
+@contextmanager
+def tree_learner(name: str) -> Iterator[None]:
+    """Within the block, ``weak_learner="tree"`` fits the tree learner ``name`` of :data:`TREES`.
+
+    ``"costwise"`` changes nothing. ``"sklearn-gini"`` makes the binary boosting loop
+    (:class:`models.boosting.loop.BaseBoosting`, hence AdaBoost, P-AdaBoost, JOUS, one-vs-rest)
+    and the multiclass one (SAMME, angle-based AdaBoost/LogitBoost) fit scikit-learn's
+    ``DecisionTreeClassifier(max_depth, criterion="gini")`` every round on the raw
+    (float32) features, seeded from the estimator's ``random_state``; for the
+    angle-based cost rounds it is fitted to the weighted-label reduction of the costs.
+    The trees are exported to costwise's ``"trees"`` node arrays, so prediction is
+    unchanged. This is the tree learner ``weak_learner="tree"`` had before costwise's
+    histogram tree; it exists here only to reproduce tables made with it.
+    """
+    if name not in TREES:
+        raise ValueError(f"tree learner must be one of {tuple(TREES)}, got {name!r}")
+    if name == "costwise":
+        yield
+        return
+    from sklearn.utils import check_random_state
+
+    import models.boosting.loop as binary
+    import models.multiclass._base as multi
+
+    base_make = binary.BaseBoosting._make_trainer
+    multi_make = multi.make_trainer
+
+    def binary_make(self: Any, X: np.ndarray, y: np.ndarray, sw: np.ndarray) -> Any:
+        if self.weak_learner != "tree":
+            return base_make(self, X, y, sw)
+        seed = check_random_state(self.random_state).randint(_INT32_MAX)
+        return SklearnTreeTrainer(X, y, self.max_depth, seed)
+
+    def multiclass_make(
+        weak_learner: str, X: np.ndarray, y: np.ndarray, n_classes: int, **kw: Any
+    ) -> Any:
+        if weak_learner != "tree":
+            return multi_make(weak_learner, X, y, n_classes, **kw)
+        return SklearnMulticlassTreeTrainer(X, y, n_classes, kw["max_depth"], kw["seed"])
+
+    binary.BaseBoosting._make_trainer = binary_make  # type: ignore[method-assign]
+    multi.make_trainer = multiclass_make
+    try:
+        yield
+    finally:
+        binary.BaseBoosting._make_trainer = base_make  # type: ignore[method-assign]
+        multi.make_trainer = multi_make
+
+
 # --------------------------------------------------------------------------- results
 def _git_commit() -> str:
     try:
@@ -475,18 +691,23 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str | 
 
 
 def write_summary(path: Path, title: str, info: Mapping[str, Any], body: str) -> Path:
-    """Markdown summary: title, a run block (command, date, machine, commit, duration), body."""
+    """Markdown summary: title, a run block (command, date, machine, duration), body.
+
+    The git commit stays in the JSON of :func:`run_info`, not in the page.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     dur = info.get("duration_s")
+    where = str(info.get("machine", ""))
+    if "Python" not in where:  # bench.machine.machine() names it already
+        where += f", Python {info.get('python', '')}"
     head = [
         f"# {title}",
         "",
         f"- command: `{info.get('command', '')}`",
         f"- date: {info.get('date', '')}",
-        f"- machine: {info.get('machine', '')}; Python {info.get('python', '')}, numpy "
-        f"{info.get('numpy', '')}, scipy {info.get('scipy', '')}, scikit-learn {info.get('scikit-learn', '')}",
-        f"- git commit: {info.get('git_commit', '')}",
+        f"- machine: {where}; numpy {info.get('numpy', '')}, scipy {info.get('scipy', '')}, "
+        f"scikit-learn {info.get('scikit-learn', '')}",
         f"- duration: {'n/a' if dur is None else _fmt_time(float(dur))} ({dur} s)",
         "",
     ]

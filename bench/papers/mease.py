@@ -17,9 +17,11 @@ scikit-learn's ``GradientBoostingClassifier(loss="log_loss", max_leaf_nodes=8,
 learning_rate=1)`` (Newton leaf values: LogitBoost's step with p = 1/(1+exp(-2F)));
 JOUS-Boost = ``jous`` (delta = 10, nu = 1, over- and/or under-sampling as the paper ran
 it). Trees: ``weak_learner="tree"``, ``max_depth=3`` (at most 8 leaves, the paper's
-8-node rpart trees).
+8-node rpart trees): costwise's histogram tree, or with ``--tree sklearn-gini``
+scikit-learn's Gini ``DecisionTreeClassifier`` (:func:`bench.papers.common.tree_learner`).
 
-Run: ``python -m bench.papers.mease [--repeats N] [--quick] [--out docs/results/mease]``.
+Run: ``python -m bench.papers.mease [--repeats N] [--tree costwise|sklearn-gini] [--quick]
+[--out docs/results/mease]``.
 
 References
 ----------
@@ -405,12 +407,14 @@ def _fmt(v: float | None) -> str:
 def summary_body(results: list[dict[str, Any]], settings: dict[str, Any]) -> str:
     """Markdown: one table per loss, ours (at the final rounds) beside the paper's."""
     nr, jr = settings["n_rounds"], settings["jous_rounds"]
+    tree = common.TREES[settings.get("tree", "costwise")]
     lines = [
         "",
         "Reproduction of section 5 (Tables 1-4) of Mease, Wyner & Buja (2007). Hold-out "
         "averages; log and exponential loss clip p_hat to [0.05, 0.95] for every method "
         "(section 5.1). Trees with at most 8 leaves (depth 3) for P-AdaBoost, JOUS and the "
-        "GBM; our LogitBoost fits regression stumps (the library's LogitBoost has no "
+        f"GBM ({tree} for P-AdaBoost and JOUS, scikit-learn's regression tree in the GBM); "
+        "our LogitBoost fits regression stumps (the library's LogitBoost has no "
         f"trees). P-AdaBoost and the LogitBoosts: m = {nr} rounds (the paper: 800); "
         f"JOUS-Boost: delta = 10, nu = 1, m = {jr} rounds per q-classifier. "
         + (
@@ -478,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None, help="P-AdaBoost/LogitBoost (800)")
     parser.add_argument("--jous-rounds", type=int, default=None, help="JOUS rounds (800)")
     parser.add_argument("--no-gbm", action="store_true", help="skip the 8-leaf GBM LogitBoost")
+    common.add_tree_option(parser)
     parser.add_argument(
         "--over-max-n",
         type=int,
@@ -518,13 +523,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             unit = {
                 "key": pr.key, "samplings": list(pr.samplings), "seed": args.seed + rep,
                 "n_rounds": n_rounds, "jous_rounds": jous_rounds, "gbm": not args.no_gbm,
-                "source": source, "quick": bool(args.quick),
+                "source": source, "quick": bool(args.quick), "tree": args.tree,
             }  # fmt: skip
             res = load_checkpoint(ckpt_dir, unit) if args.resume else None
             if res is None:
-                res = run_problem(
-                    pr, args.seed + rep, n_rounds, jous_rounds, not args.no_gbm, progress
-                )
+                with common.tree_learner(args.tree):
+                    res = run_problem(
+                        pr, args.seed + rep, n_rounds, jous_rounds, not args.no_gbm, progress
+                    )
                 save_checkpoint(ckpt_dir, unit, res)
             else:
                 progress.update(len(res["final"]) * res["n_folds"], f"{pr.key} (checkpoint)")
@@ -552,6 +558,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "repeats": repeats,
         "seed": args.seed,
         "max_depth": 3,
+        "tree": args.tree,
         "delta": 10,
         "nu": 1.0,
         "clip": CLIP,

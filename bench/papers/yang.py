@@ -12,9 +12,12 @@ of angle-based AdaBoost (Algorithm 1) and LogitBoost (Algorithm 2) against SAMME
 over replications with standard errors, beside the paper's Table 1. It adds one real
 multiclass dataset (``vehicle``) with a non-uniform cost matrix, on which calibrated SAMME
 and calibrated one-vs-rest AdaBoost decide at that cost matrix (argmin_k sum_j C_jk p_j,
-Eq. 4) as extra columns.
+Eq. 4) as extra columns. Trees: ``weak_learner="tree"``: costwise's histogram tree, or with
+``--tree sklearn-gini`` scikit-learn's Gini ``DecisionTreeClassifier``
+(:func:`bench.papers.common.tree_learner`).
 
-Run: ``python -m bench.papers.yang [--repeats N] [--quick] [--out docs/results/yang]``.
+Run: ``python -m bench.papers.yang [--repeats N] [--tree costwise|sklearn-gini] [--quick]
+[--out docs/results/yang]``.
 
 References
 ----------
@@ -249,7 +252,8 @@ def summary_body(agg: dict[str, Any], settings: dict[str, Any]) -> str:
         "TC = mean C[y][prediction]; mean (standard error = sd/sqrt(R)) over "
         f"R = {settings['repeats']} replications (the paper: 100). Training set "
         f"{N_TRAIN}, test set {settings['n_test']}, {settings['n_rounds']} boosting rounds, "
-        f"trees of depth {MAX_DEPTH} (at most 4 terminal nodes, as in the paper). "
+        f"trees of depth {MAX_DEPTH} (at most 4 terminal nodes, as in the paper): "
+        f"{common.TREES[settings.get('tree', 'costwise')]}. "
         "'c' = cost-sensitive scenario (the paper's cost matrices of Wang 2013); without "
         "'c' training and test costs are 0-1. Our SAMME is the cost-blind argmax of the "
         "votes in both scenarios (the paper does not say how it made SAMME cost-sensitive).",
@@ -312,6 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--data-repeats", type=int, default=None, help="splits of the real dataset (default 10)"
     )
+    common.add_tree_option(parser)
     args = parser.parse_args(argv)
     started = time.time()
     if args.quick:
@@ -327,14 +332,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"no cost matrix for dataset {ds.name!r}; known: {list(DATASET_COSTS)}")
     progress = common.Progress(2 * repeats + data_repeats * len(datasets), "yang")
     rows: list[dict[str, Any]] = []
-    for rep in range(repeats):
-        for key in SIMULATIONS:
-            rows += run_simulation(key, rep, args.seed, n_rounds, n_test)
-            progress.update(1, f"{key} rep {rep}")
-    for ds in datasets:
-        for rep in range(data_repeats):
-            rows += run_dataset(ds.X, ds.y, ds.name, rep, args.seed, n_rounds)
-            progress.update(1, f"{ds.name} rep {rep}")
+    with common.tree_learner(args.tree):
+        for rep in range(repeats):
+            for key in SIMULATIONS:
+                rows += run_simulation(key, rep, args.seed, n_rounds, n_test)
+                progress.update(1, f"{key} rep {rep}")
+        for ds in datasets:
+            for rep in range(data_repeats):
+                rows += run_dataset(ds.X, ds.y, ds.name, rep, args.seed, n_rounds)
+                progress.update(1, f"{ds.name} rep {rep}")
     progress.close()
     agg = aggregate(rows)
     settings = {
@@ -344,6 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "n_train": N_TRAIN,
         "n_test": n_test,
         "max_depth": MAX_DEPTH,
+        "tree": args.tree,
         "datasets": [ds.name for ds in datasets],
         "seed": args.seed,
     }

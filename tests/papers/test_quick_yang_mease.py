@@ -144,3 +144,49 @@ def test_mease_resume_reuses_finished_problems(tmp_path: Path, monkeypatch) -> N
     calls.clear()
     assert mease.main([*args, "--resume", "--rounds", "10"]) == 0
     assert calls == []
+
+
+def test_sklearn_gini_tree_learner_fits_scikit_learn_trees_within_the_block() -> None:
+    from sklearn.tree import DecisionTreeClassifier
+
+    import models.boosting.loop as binary_base
+    import models.multiclass._base as multi_base
+    from bench.papers import common
+    from models.boosting.adaboost import AdaBoost
+    from models.multiclass.samme import SAMME
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0.2).astype(int)
+    make, multi_make = binary_base.BaseBoosting._make_trainer, multi_base.make_trainer
+    with common.tree_learner("sklearn-gini"):
+        ada = AdaBoost(n_estimators=3, weak_learner="tree", max_depth=2, random_state=0)
+        ada.fit(X, y)
+        y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+        samme = SAMME(n_estimators=4, weak_learner="tree", max_depth=2, random_state=0)
+        samme.fit(X, y3)
+    # the first round (uniform weights) is scikit-learn's Gini tree, node for node
+    ref = DecisionTreeClassifier(max_depth=2).fit(X.astype(np.float32), np.where(y == 1, 1, -1))
+    a = ada.ensemble_.arrays
+    first = slice(int(a["tree_offsets"][0]), int(a["tree_offsets"][1]))
+    leaf = ref.tree_.children_left == -1
+    np.testing.assert_array_equal(a["node_feature"][first], np.where(leaf, -1, ref.tree_.feature))
+    np.testing.assert_allclose(
+        a["node_threshold"][first][~leaf], ref.tree_.threshold[~leaf], rtol=0, atol=0
+    )
+    assert np.mean(samme.predict(X) == y3) > 0.8
+    # the block restores costwise's trainers
+    assert binary_base.BaseBoosting._make_trainer is make
+    assert multi_base.make_trainer is multi_make
+    with common.tree_learner("costwise"):
+        assert binary_base.BaseBoosting._make_trainer is make
+
+
+def test_yang_quick_names_the_tree_learner(tmp_path: Path) -> None:
+    out = tmp_path / "yang"
+    assert yang.main(["--quick", "--tree", "sklearn-gini", "--out", str(out)]) == 0
+    doc = json.loads((out / "yang.json").read_text())
+    assert doc["settings"]["tree"] == "sklearn-gini"
+    assert "scikit-learn's Gini DecisionTreeClassifier" in (out / "yang.md").read_text()
+    assert yang.main(["--quick", "--out", str(out)]) == 0
+    assert "costwise's histogram tree" in (out / "yang.md").read_text()
