@@ -66,3 +66,51 @@ def test_readme_states_one_algorithm_count_the_catalogs() -> None:
 
     counts = set(re.findall(r"\b(\d+) algorithms\b", (ROOT / "README.md").read_text()))
     assert counts == {str(len(algorithms()))}
+
+
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def test_doc_pages_name_no_commit() -> None:
+    """A page states what is true now: history lives in git and CHANGELOG.md, so no page
+    names a commit of this repository (a hex token that git resolves to one)."""
+    tokens = {
+        (page.relative_to(ROOT).as_posix(), tok)
+        for page in PAGES
+        for tok in re.findall(r"(?<![\w-])[0-9a-f]{7,40}(?![\w-])", page.read_text())
+        if re.search(r"[a-f]", tok) and re.search(r"\d", tok)
+    }
+    if not tokens:
+        return
+    ordered = sorted(tokens)
+    out = subprocess.run(
+        ["git", "cat-file", "--batch-check"],
+        cwd=ROOT,
+        input="".join(f"{tok}^{{commit}}\n" for _, tok in ordered),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    named = [
+        f"{page}: {tok}"
+        for (page, tok), line in zip(ordered, out, strict=True)
+        if "missing" not in line
+    ]
+    assert named == []
+
+
+def test_doc_pages_name_only_source_files_that_exist() -> None:
+    """Every source path a page names (``models/boosting/calibrated.py``, ``app/api/``...)
+    exists: a page does not describe a layout the code has left. (Result files under
+    ``bench/results`` are checked, braces and all, by tests/bench/test_result_links.py.)"""
+    path = re.compile(
+        r"(?<![\w./-])((?:models|app|costwise|bench|scripts|migrations)/[\w/.*-]*[\w*])"
+    )
+    missing = sorted(
+        f"{page.relative_to(ROOT)}: {p}"
+        for page in PAGES
+        for p in set(path.findall(page.read_text()))
+        if not p.startswith("bench/results")  # tests/bench/test_result_links.py
+        and not (any(ROOT.glob(p)) if "*" in p else (ROOT / p).exists())
+    )
+    assert missing == []
