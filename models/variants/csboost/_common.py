@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -205,7 +205,7 @@ def make_spec(
     properties: dict[str, bool] | None,
     notes: str,
     source: str = SOURCE,
-    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic", "oblique"),
+    weak_learners: tuple[str, ...] | Literal["binary", "multiclass"] = "binary",
 ) -> AlgorithmSpec:
     """Catalog entry of a cost-sensitive algorithm of this package."""
     return AlgorithmSpec(
