@@ -171,7 +171,10 @@ def _votes(ensemble: Any, k: int) -> Callable[[np.ndarray, float], np.ndarray]:
     return votes
 
 
-DESCRIPTION = "trees: x[feature] <= threshold goes left, NaN per node_missing_left; leaf node_value"
+DESCRIPTION = (
+    "a depth-limited tree: x[feature] <= threshold goes left, NaN per node_missing_left, "
+    "leaves hold node_value"
+)
 LAYOUT = EnsembleLayout(
     "trees", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _votes, offsets="tree_offsets",
     class_arrays=("node_value",), cuts=("node_feature", "node_threshold"),
