@@ -90,13 +90,16 @@ class Ensemble:
     arrays: dict[str, np.ndarray]
     n_features: int
     _derived: dict[str, Any] = field(init=False, repr=False, compare=False)
-    layout: EnsembleLayout = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        layout = get_layout(self.kind)
-        derived = _check_arrays(layout, self.alphas, self.arrays, self.n_features)
+        derived = _check_arrays(self.layout, self.alphas, self.arrays, self.n_features)
         object.__setattr__(self, "_derived", derived)
-        object.__setattr__(self, "layout", layout)
+
+    @property
+    def layout(self) -> EnsembleLayout:
+        """The declaration of this ensemble's ``kind`` (looked up, so that a pickled
+        ensemble holds arrays, not functions)."""
+        return get_layout(self.kind)
 
     @property
     def n_learners(self) -> int:

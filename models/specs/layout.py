@@ -22,10 +22,11 @@ float64 matrix of raw values, NaN missing):
     (``"V"``), shape ``(rows,)``; without it the sums are taken over :func:`outputs`
     in row blocks, row by row in a fixed order.
 ``votes(ensemble, n_classes)``, optional
-    For learners answering class indices: a function ``(X, total)`` giving the class
+    For learners answering class indices: a callable ``(X, total)`` giving the class
     votes ``V_k(x) = sum_t alpha_t I(h_t(x) = k)`` (``total = 0``) or the vote
     fractions ``V / total`` clipped to [0, 1]; without it the votes are summed over
-    :func:`outputs`.
+    :func:`outputs`. A fitted estimator holds what it returns, so it must pickle (an
+    instance of a module-level class, not a closure).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ microseconds).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,42 +65,44 @@ def _sums(ensemble: Any, X: np.ndarray, tag: str) -> np.ndarray:
     return out
 
 
-def _votes(ensemble: Any, k: int) -> Callable[[np.ndarray, float], np.ndarray]:
-    """The class votes of stumps whose values are class indices (module docstring)."""
-    a, beta = ensemble.arrays, ensemble.alphas
-    m = np.arange(beta.size)
-    vl, vr, vm = (a[n].astype(np.intp) for n in _VALUES)
-    diff = np.zeros((beta.size, k))
-    np.add.at(diff, (m, vl), beta)
-    np.add.at(diff, (m, vr), -beta)
-    miss = np.zeros((ensemble.n_features, k))
-    feature = a["feature"].astype(np.intp)
-    np.add.at(miss, (feature, vm), beta)
-    np.add.at(miss, (feature, vr), -beta)
-    const = np.bincount(vr, weights=beta, minlength=k)
-    diff_t = np.ascontiguousarray(diff.T)  # class-major: one matrix-vector product per class
-    miss_t = np.ascontiguousarray(miss.T)
-    threshold = a["threshold"]
+class _Votes:
+    """The class votes of stumps whose values are class indices (module docstring); a
+    class, not a closure, so that a fitted estimator holding it pickles."""
 
-    def votes(X: np.ndarray, total: float) -> np.ndarray:
-        out = np.empty((X.shape[0], k))
+    def __init__(self, ensemble: Any, k: int) -> None:
+        a, beta = ensemble.arrays, ensemble.alphas
+        m = np.arange(beta.size)
+        vl, vr, vm = (a[n].astype(np.intp) for n in _VALUES)
+        diff = np.zeros((beta.size, k))
+        np.add.at(diff, (m, vl), beta)
+        np.add.at(diff, (m, vr), -beta)
+        miss = np.zeros((ensemble.n_features, k))
+        self.feature = a["feature"].astype(np.intp)
+        np.add.at(miss, (self.feature, vm), beta)
+        np.add.at(miss, (self.feature, vr), -beta)
+        self.k = k
+        self.const = np.bincount(vr, weights=beta, minlength=k)
+        self.diff = np.ascontiguousarray(diff.T)  # class-major: one matrix-vector product
+        self.miss = np.ascontiguousarray(miss.T)  # per class
+        self.threshold = a["threshold"]
+
+    def __call__(self, X: np.ndarray, total: float) -> np.ndarray:
+        out = np.empty((X.shape[0], self.k))
         has_nan = bool(np.isnan(X).any())
         for i in range(0, X.shape[0], CHUNK):
             xc = X[i : i + CHUNK]
-            left = np.take(xc, feature, axis=1) <= threshold
-            v = np.column_stack([row_sums(left, col) for col in diff_t]) + const
+            left = np.take(xc, self.feature, axis=1) <= self.threshold
+            v = np.column_stack([row_sums(left, col) for col in self.diff]) + self.const
             if has_nan:
                 nan = np.isnan(xc)
-                v += np.column_stack([row_sums(nan, col) for col in miss_t])
+                v += np.column_stack([row_sums(nan, col) for col in self.miss])
             out[i : i + CHUNK] = v
         return out if not total else np.clip(out / total, 0.0, 1.0)
-
-    return votes
 
 
 ARRAYS = {"feature": np.int32, **dict.fromkeys(("threshold", *_VALUES), np.float64)}
 DESCRIPTION = "value_left if x[feature] <= threshold, value_missing if NaN, else value_right"
 LAYOUT = EnsembleLayout(
-    "stumps", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _votes,
+    "stumps", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _Votes,
     class_arrays=_VALUES, cuts=("feature", "threshold"),
 )  # fmt: skip

@@ -19,7 +19,6 @@ of serving.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -148,27 +147,32 @@ def _sums(ensemble: Any, X: np.ndarray, tag: str) -> np.ndarray:
     return out
 
 
-def _votes(ensemble: Any, k: int) -> Callable[[np.ndarray, float], np.ndarray]:
+class _Votes:
     """Votes (``total = 0``) or vote fractions (divided and clipped in the same call) of
-    trees whose leaves are class indices, compiled."""
-    w = walk_arrays(ensemble)
-    leaf_class = np.array(ensemble.arrays["node_value"], dtype=np.int64)
-    order = w["record_node"]
-    # each record's leaf class (-1 at an internal node)
-    node_class = np.where(w["feature"][order] < 0, leaf_class[order], -1).astype(np.int32)
-    depth = int(ensemble._derived["depth"])
-    beta = np.array(ensemble.alphas, dtype=np.float64)
+    trees whose leaves are class indices, compiled; a class, not a closure, so that a
+    fitted estimator holding it pickles."""
 
-    def votes(X: np.ndarray, total: float) -> np.ndarray:
+    def __init__(self, ensemble: Any, k: int) -> None:
+        self.walk = w = walk_arrays(ensemble)
+        self.leaf_class = np.array(ensemble.arrays["node_value"], dtype=np.int64)
+        order = w["record_node"]
+        # each record's leaf class (-1 at an internal node)
+        self.node_class = np.where(w["feature"][order] < 0, self.leaf_class[order], -1).astype(
+            np.int32
+        )
+        self.depth = int(ensemble._derived["depth"])
+        self.beta = np.array(ensemble.alphas, dtype=np.float64)
+        self.k = k
+
+    def __call__(self, X: np.ndarray, total: float) -> np.ndarray:
         from models.kernels.predict import as_kernel_input, tree_votes  # numba, on first use
 
+        w = self.walk
         return tree_votes(  # type: ignore[no-any-return]
             as_kernel_input(X), w["roots"], w["feature"], w["threshold"], w["left"],
-            w["right"], w["missing_left"], leaf_class, w["nodes"], w["node_roots"],
-            node_class, w["cuts"], w["cut_offsets"], depth, beta, k, total,
+            w["right"], w["missing_left"], self.leaf_class, w["nodes"], w["node_roots"],
+            self.node_class, w["cuts"], w["cut_offsets"], self.depth, self.beta, self.k, total,
         )  # fmt: skip
-
-    return votes
 
 
 DESCRIPTION = (
@@ -176,6 +180,6 @@ DESCRIPTION = (
     "leaves hold node_value"
 )
 LAYOUT = EnsembleLayout(
-    "trees", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _votes, offsets="tree_offsets",
+    "trees", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _Votes, offsets="tree_offsets",
     class_arrays=("node_value",), cuts=("node_feature", "node_threshold"),
 )  # fmt: skip
