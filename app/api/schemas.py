@@ -523,8 +523,8 @@ class AlgorithmOut(BaseModel):
     )
     params: list[ParamOut]
     weak_learners: list[str] = Field(
-        description="The weak_learner values this algorithm trains with (stump, tree, "
-        "logistic, oblique; histogram or linear for cs_realboost / cs_logitboost)."
+        description="The registered weak_learner values this algorithm trains with "
+        "(docs/algorithms.md, Weak learners)."
     )
     notes: str
 
