@@ -36,7 +36,7 @@ class TrainingParams(TypedDict, total=False):
     algorithm: str
     params: dict[str, Any]
     n_estimators: int
-    weak_learner: Literal["stump", "tree", "logistic", "histogram", "linear"]
+    weak_learner: str  # one the server registers: GET /v1/algorithms lists each algorithm's
     max_depth: int
     score: Literal["vote", "logistic"]
     calibration: Literal["platt", "isotonic", "none"]

@@ -20,6 +20,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
     "script",
     [
         "algorithms_table.py",  # docs/algorithms.md from the catalog
+        "weak_learners_table.py",  # docs/algorithms.md from the weak-learner registry
         "configuration_table.py",  # docs/configuration.md from the settings
         "endpoints_table.py",  # docs/api.md from the OpenAPI document
         "errors_table.py",  # docs/api.md's error codes from costwise.errors.ERROR_CODES

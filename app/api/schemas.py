@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from typing_extensions import TypedDict
 
 from app.services.model_registry.service import ModelView, VersionView
+from app.services.training.algorithms import weak_learner_names
 
 Label = int | str | bool
 Number = float | None  # None (JSON null) is a missing value
@@ -75,16 +76,16 @@ class TrainingParams(_Strict):
         description="Boosting rounds M (upper bound); default 100. Not with `auto`, which "
         "chooses them.",
     )
-    weak_learner: Literal["stump", "tree", "logistic", "oblique", "histogram", "linear"] | None = (
-        Field(
-            None,
-            description="Weak learner; default `stump`. Not with `auto`, which chooses it. "
-            "`oblique`: sign(w.x + b) of a weighted ridge logistic regression on all features "
-            "(SAMME: the argmax class of one such fit per class), for nearly linear data. "
-            "`histogram` (cs_realboost) and `linear` (cs_logitboost) are the learners of "
-            "Masnadi-Shirazi & Vasconcelos (Eq. 49; Eqs. 50-53); GET /v1/algorithms lists each "
-            "algorithm's `weak_learners`.",
-        )
+    weak_learner: str | None = Field(
+        None,
+        max_length=64,
+        description="Weak learner (the registered ones: `GET /v1/algorithms` lists each "
+        "algorithm's `weak_learners`); default `stump`. Not with `auto`, which chooses it. "
+        "`oblique`: sign(w.x + b) of a weighted ridge logistic regression on all features "
+        "(SAMME: the argmax class of one such fit per class), for nearly linear data. "
+        "`histogram` (cs_realboost) and `linear` (cs_logitboost) are the learners of "
+        "Masnadi-Shirazi & Vasconcelos (Eq. 49; Eqs. 50-53).",
+        json_schema_extra=lambda schema: _weak_learner_enum(schema),
     )
     max_depth: int | None = Field(
         None,
@@ -113,6 +114,22 @@ class TrainingParams(_Strict):
     )
 
     _no_nul_params = field_validator("params", "algorithm")(_nul_free)
+
+    @field_validator("weak_learner")
+    @classmethod
+    def _registered_weak_learner(cls, value: str | None) -> str | None:
+        """One of the weak learners registered when the request arrives."""
+        names = weak_learner_names()
+        if value is not None and value not in names:
+            raise ValueError(f"weak_learner must be one of {list(names)}, got {value!r}")
+        return value
+
+
+def _weak_learner_enum(schema: dict[str, Any]) -> None:
+    """The OpenAPI document lists the weak learners registered when it is made."""
+    for option in schema.get("anyOf", []):
+        if option.get("type") == "string":
+            option["enum"] = list(weak_learner_names())
 
 
 class TrainingRequest(TrainingParams):
@@ -506,8 +523,8 @@ class AlgorithmOut(BaseModel):
     )
     params: list[ParamOut]
     weak_learners: list[str] = Field(
-        description="The weak_learner values this algorithm trains with (stump, tree, "
-        "logistic, oblique; histogram or linear for cs_realboost / cs_logitboost)."
+        description="The registered weak_learner values this algorithm trains with "
+        "(docs/algorithms.md, Weak learners)."
     )
     notes: str
 

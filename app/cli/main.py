@@ -31,6 +31,7 @@ from app.cli.worker import add_worker_parser
 from app.errors import ServiceError
 from app.settings import Settings, get_settings
 from costwise.errors import CostwiseError
+from models.weak import WEAK_LEARNERS
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -245,9 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--label-column", default="label")
     t.add_argument("--description")
     t.add_argument("--n-estimators", type=int)
-    t.add_argument(
-        "--weak-learner", choices=["stump", "tree", "logistic", "oblique", "histogram", "linear"]
-    )
+    t.add_argument("--weak-learner", choices=list(WEAK_LEARNERS))
     t.add_argument("--max-depth", type=int)
     t.add_argument("--score", choices=["vote", "logistic"])
     t.add_argument("--calibration", choices=["platt", "isotonic", "none"])

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from models.auto.estimators import AutoCalibratedBoosting, AutoCalibratedMulticlass, Vocabulary
-from models.auto.grid import DEFAULT_GRID, MULTICLASS_GRID
+from models.auto.grid import default_grid
 from models.auto.params import MULTICLASS_CALIBRATIONS
 from models.decisions.rule import Decisions
 from models.exceptions import InvalidInput, NotFitted
@@ -80,9 +80,8 @@ class AutoCalibrated(Vocabulary, ClassifierMixin, BaseEstimator):
         self._take_aliases(aliases)
 
     def _for(self, n_classes: int) -> AutoCalibratedBoosting | AutoCalibratedMulticlass:
-        default = DEFAULT_GRID if n_classes == 2 else MULTICLASS_GRID
         common: dict[str, Any] = {
-            "grid": default if self.grid is None else self.grid,
+            "grid": default_grid(n_classes) if self.grid is None else self.grid,
             "n_folds": self.n_folds,
             "metric": self.metric,
             "max_search_rows": self.max_search_rows,

@@ -1,9 +1,11 @@
 """The candidate capacities: the grids of (weak learner, depth, rounds) ``auto`` searches.
 
 A grid entry is ``(weak_learner, max_depth, maximum rounds)``; a grid lists entries by
-increasing capacity. This module holds the default grids, the check of a given one (and
-its cap by ``max_rounds``), the relative cost of a round of each entry, and the rule that
-offers the oblique entry only on small data (:data:`OBLIQUE_MAX_CELLS`, read at call
+increasing capacity. This module holds the default grids (made of the registered weak
+learners' :class:`~models.specs.weak_learner.GridPlace`, :func:`default_grid`), the check
+of a given one (and its cap by ``max_rounds``), the relative cost of a round of each
+entry (the learner's ``round_cost``), and the rule that offers the small-data entries
+(the oblique learner's) only on small data (:data:`OBLIQUE_MAX_CELLS`, read at call
 time so that a caller may lower it).
 """
 
@@ -15,6 +17,8 @@ import numpy as np
 
 from models.exceptions import InvalidInput
 from models.features.binning import is_codes
+from models.specs.weak_learner import WeakLearnerSpec
+from models.weak import WEAK_LEARNERS
 
 __all__ = [
     "DEFAULT_GRID",
@@ -22,6 +26,8 @@ __all__ = [
     "OBLIQUE_MAX_CELLS",
     "Entry",
     "checked_grid",
+    "default_grid",
+    "small_data_only",
     "offers_oblique",
     "progress_units",
     "unit_cost",
@@ -30,13 +36,26 @@ __all__ = [
 Entry = tuple[str, int, int]
 """(weak_learner, max_depth, maximum rounds)."""
 
-DEFAULT_GRID: tuple[tuple[str, int, int], ...] = (
-    ("stump", 1, 400),
-    ("tree", 3, 200),
-    ("tree", 6, 100),
-    ("oblique", 1, 50),
-)
-"""(weak_learner, max_depth, maximum rounds), by increasing capacity.
+
+def default_grid(n_classes: int) -> tuple[Entry, ...]:
+    """The default grid for ``n_classes`` classes: every registered learner with a
+    :class:`~models.specs.weak_learner.GridPlace`, by its ``order``, with its entries."""
+    placed = sorted(
+        (s for s in WEAK_LEARNERS.values() if s.grid is not None),
+        key=lambda s: s.grid.order,  # type: ignore[union-attr]
+    )
+    return tuple(
+        (s.name, depth, rounds)
+        for s in placed
+        for depth, rounds in (s.grid.binary if n_classes == 2 else s.grid.multiclass)  # type: ignore[union-attr]
+    )
+
+
+DEFAULT_GRID: tuple[Entry, ...] = default_grid(2)
+"""The built-in learners' grid for two classes (the estimators' default ``grid``;
+``auto`` in the catalog reads :func:`default_grid` when it fits, so that a learner
+registered later with a place joins it), by increasing capacity:
+``("stump", 1, 400), ("tree", 3, 200), ("tree", 6, 100), ("oblique", 1, 50)``.
 
 Stumps with many rounds are the additive end (a generalised additive model); depth 3
 captures pairwise-to-three-way interactions; depth 6 strong interactions. The round caps
@@ -57,12 +76,7 @@ cost ``O(rows x features^2)`` per fit). Before 2026-11-27 the K was not counted:
 satimage (4,504 search rows x 36 features x 6 classes) the oblique entry then took 106 of
 the search's 141 s and was not chosen."""
 
-MULTICLASS_GRID: tuple[tuple[str, int, int], ...] = (
-    ("stump", 1, 400),
-    ("tree", 3, 200),
-    ("tree", 6, 300),
-    ("oblique", 1, 50),
-)
+MULTICLASS_GRID: tuple[Entry, ...] = default_grid(3)
 """The grid for more than two classes: depth-6 trees get up to 300 rounds. With 100
 (:data:`DEFAULT_GRID`) the search chose depth 6 at or next to the cap on every seed of
 vehicle, splice and satimage; offered depth 6 with up to 300 rounds (and depth 8 with
@@ -94,24 +108,37 @@ def checked_grid(grid: Any, max_rounds: Any) -> list[Entry]:
     return entries
 
 
+def _learner(weak_learner: str) -> WeakLearnerSpec | None:
+    return WEAK_LEARNERS.get(weak_learner)  # None: refused when the entry is fitted
+
+
+def small_data_only(weak_learner: str) -> bool:
+    """Whether the learner's entries are tried only on small data, after the others and
+    outside their stopping rule (:attr:`GridPlace.small_data_only`: the oblique learner)."""
+    spec = _learner(weak_learner)
+    return spec is not None and spec.grid is not None and spec.grid.small_data_only
+
+
 def unit_cost(weak_learner: str, depth: int) -> float:
-    """Relative cost of one round (stump = 1); a histogram tree costs about one per level,
-    an oblique learner (a few Newton steps on small data) about two."""
-    if weak_learner == "oblique":
-        return 2.0
-    return float(depth) if weak_learner == "tree" else 1.0
+    """Relative cost of one round (stump = 1): the learner's ``round_cost``, times the
+    depth for a learner that reads it (a histogram tree costs about one per level, an
+    oblique learner, a few Newton steps on small data, about two)."""
+    spec = _learner(weak_learner)
+    return 1.0 if spec is None else spec.unit_cost(depth)
 
 
 def offers_oblique(grid: list[Entry], X: Any, search_rows: int, n_classes: int) -> bool:
-    """Whether the search tries the grid's oblique entries on these rows.
+    """Whether the search tries the grid's small-data entries (oblique) on these rows.
 
     Only on raw values (not pre-binned codes) whose search rows x features x logistic fits
-    per round is at most :data:`OBLIQUE_MAX_CELLS`; an oblique-only grid is always tried
-    (the caller's explicit choice).
+    per round is at most :data:`OBLIQUE_MAX_CELLS`; a grid of small-data entries only is
+    always tried (the caller's explicit choice).
     """
     fits = 1 if n_classes == 2 else n_classes  # oblique fits per round
     cells = search_rows * X.shape[1] * fits
-    return (not is_codes(X) and cells <= OBLIQUE_MAX_CELLS) or all(e[0] == "oblique" for e in grid)
+    return (not is_codes(X) and cells <= OBLIQUE_MAX_CELLS) or all(
+        small_data_only(e[0]) for e in grid
+    )
 
 
 def progress_units(grid: list[Entry], n_folds: int) -> tuple[list[int], int]:

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from models.weak import get_weak_learner
+
 __all__ = ["capacity_record", "curve_record"]
 
 
@@ -48,7 +50,7 @@ def capacity_record(est: Any, result: Any, started: float) -> dict[str, Any]:
     wl, depth, _ = result.grid[chosen.index]
     return {
         "weak_learner": wl,
-        "max_depth": depth if wl == "tree" else 1,
+        "max_depth": get_weak_learner(wl).depth(depth),
         "n_estimators": chosen.rounds,
         "metric": est.metric,
         "validation_loss": round(chosen.loss, 6),

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from models.auto.curve import checkpoints, loss, smoothed
-from models.auto.grid import Entry, offers_oblique, progress_units, unit_cost
+from models.auto.grid import Entry, offers_oblique, progress_units, small_data_only, unit_cost
 from models.auto.record import curve_record
 from models.boosting.crossfit import (
     Folds,
@@ -233,7 +233,7 @@ def search(
     axis_done = False  # the axis-aligned entries stopped (no_improvement)
     oblique_ok = offers_oblique(grid, X, len(s.rows), len(classes))
     for g, (wl, depth, m_max) in enumerate(grid):
-        if (wl == "oblique" and not oblique_ok) or (axis_done and wl != "oblique"):
+        if (small_data_only(wl) and not oblique_ok) or (axis_done and not small_data_only(wl)):
             offset += search_units[g]
             continue
         est_cost = (

@@ -25,10 +25,11 @@ class AdaBoost(BaseBoosting):
     ----------
     n_estimators : int, default=100
         Maximum number of rounds M.
-    weak_learner : {"stump", "tree", "logistic"}, default="stump"
-        ``"stump"``: weighted decision stump over binned features; ``"tree"``:
-        histogram tree of depth ``max_depth`` over the same bins; ``"logistic"``: univariate logistic
-        regression (the paper's base learner, section 5.1).
+    weak_learner : str, default="stump"
+        A registered weak learner with a two-class trainer (:data:`models.weak.WEAK_LEARNERS`):
+        ``"stump"``, weighted decision stump over binned features; ``"tree"``, histogram tree
+        of depth ``max_depth`` over the same bins; ``"logistic"``, univariate logistic
+        regression (the paper's base learner, section 5.1); ``"oblique"``, sign(w.x + b).
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8].
     max_bins : int, default=256

@@ -39,14 +39,8 @@ from models.exceptions import InvalidInput, TrainingError
 from models.features.binning import is_codes
 from models.features.checks import binary_classes, check_fit_data, check_predict_X
 from models.inference.ensemble import Ensemble
-from models.weak import (
-    STUMP_CRITERIA,
-    WEAK_LEARNERS,
-    LogisticTrainer,
-    ObliqueTrainer,
-    StumpTrainer,
-    TreeTrainer,
-)
+from models.weak import STUMP_CRITERIA
+from models.weak.registry import binary_names, binary_trainer
 
 __all__ = [
     "BaseBoosting",
@@ -149,8 +143,9 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     ----------
     n_estimators : int, default=100
         Maximum number of rounds M.
-    weak_learner : {"stump", "tree", "logistic"}, default="stump"
-        Weak learner family (see :mod:`models.weak`).
+    weak_learner : str, default="stump"
+        Weak learner family: a name of :data:`models.weak.WEAK_LEARNERS` with a
+        two-class trainer (``"stump"``, ``"tree"``, ``"logistic"``, ``"oblique"``, ...).
     max_depth : int, default=3
         Depth of ``"tree"`` learners, in [1, 8]; ignored otherwise.
     max_bins : int, default=256
@@ -233,7 +228,7 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise InvalidInput(f"n_estimators must be an integer >= 1, got {n!r}")
         for name, allowed in (
-            ("weak_learner", WEAK_LEARNERS),
+            ("weak_learner", binary_names()),
             ("score_kind", SCORES),
             ("stump_criterion", STUMP_CRITERIA),
         ):
@@ -251,16 +246,14 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
         return X, np.where(y_idx == 1, 1.0, -1.0), sw
 
     def _make_trainer(self, X: np.ndarray, y: np.ndarray, sw: np.ndarray) -> Any:
-        if self.weak_learner == "stump":
-            return StumpTrainer(X, y, self.max_bins, self.stump_criterion, sw)
-        if self.weak_learner == "logistic":
-            return LogisticTrainer(X, y)
-        if self.weak_learner == "oblique":
-            return ObliqueTrainer(X, y)
-        criterion = getattr(self, "stump_criterion", "error")  # csboost has no such field
-        return TreeTrainer(
-            X, y, self.max_depth, max_bins=self.max_bins, criterion=criterion, sample_weight=sw
-        )
+        """The trainer of ``weak_learner`` (:data:`models.weak.WEAK_LEARNERS`)."""
+        settings = {
+            "max_depth": self.max_depth,
+            "max_bins": self.max_bins,
+            "criterion": getattr(self, "stump_criterion", "error"),  # csboost has no such field
+            "seed": 0,
+        }
+        return binary_trainer(self.weak_learner, X, y, sw, settings)
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BaseBoosting:

@@ -51,24 +51,22 @@ def fit_prebinned(
 def raw_space(ensemble: Ensemble, edges: BinEdges) -> Ensemble:
     """The same ensemble with its cut points ``k + 0.5`` replaced by ``edges`` values.
 
-    Raises InvalidInput for linear weak learners (their outputs depend on the value,
-    not only on its bin).
+    Raises InvalidInput for layouts without cut points (``EnsembleLayout.cuts``: linear
+    and oblique learners' outputs depend on the value, not only on its bin).
     """
     if ensemble.n_features != edges.n_features:
         raise InvalidInput(f"ensemble has {ensemble.n_features} features, edges {edges.n_features}")
     arrays = dict(ensemble.arrays)
-    if ensemble.kind == "stumps":
-        arrays["threshold"] = _raw_cuts(arrays["feature"], arrays["threshold"], edges)
-    elif ensemble.kind == "trees":
-        feat = arrays["node_feature"]
-        split = feat >= 0
-        thr = arrays["node_threshold"].copy()
-        thr[split] = _raw_cuts(feat[split], thr[split], edges)
-        arrays["node_threshold"] = thr
-    else:
+    if ensemble.layout.cuts is None:
         raise InvalidInput(
             f"a pre-binned model cannot hold {ensemble.kind} weak learners (stumps or trees)"
         )
+    feature, threshold = ensemble.layout.cuts
+    feat = arrays[feature]
+    split = feat >= 0  # trees: -1 at a leaf
+    thr = arrays[threshold].copy()
+    thr[split] = _raw_cuts(feat[split], thr[split], edges)
+    arrays[threshold] = thr
     return Ensemble(ensemble.kind, ensemble.alphas, arrays, ensemble.n_features)
 
 

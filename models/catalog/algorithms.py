@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, Protocol
 
@@ -27,6 +27,7 @@ from models.boosting.calibrated import CalibratedBoosting
 from models.exceptions import InvalidInput
 from models.inference.model import InferenceModel
 from models.specs.algorithm import PARAM_TYPES, AlgorithmSpec, ParamSpec
+from models.weak.registry import binary_names, multiclass_names
 
 __all__ = [
     "PARAM_TYPES",
@@ -63,9 +64,22 @@ SPEC_MODULES: tuple[str, ...] = (
 )
 
 
-@cache
 def algorithms() -> dict[str, AlgorithmSpec]:
-    """All algorithms by API name (loaded once)."""
+    """All algorithms by API name (loaded once), each listing the ``weak_learners`` it
+    fits: ``"binary"`` and ``"multiclass"`` become the names of the weak learners
+    registered now (:data:`models.weak.WEAK_LEARNERS`) with such a trainer."""
+    every = {"binary": binary_names(), "multiclass": multiclass_names()}
+    return {
+        name: spec
+        if not isinstance(spec.weak_learners, str)
+        else replace(spec, weak_learners=every[spec.weak_learners])
+        for name, spec in _declared().items()
+    }
+
+
+@cache
+def _declared() -> dict[str, AlgorithmSpec]:
+    """The algorithms as their modules declare them (imported once)."""
     out: dict[str, AlgorithmSpec] = {}
     for module_name in SPEC_MODULES:
         module = importlib.import_module(module_name)

@@ -476,9 +476,8 @@ def capacity_plot(capacity: dict[str, Any]) -> dict[str, Any]:
     """
     curves = []
     for c in capacity.get("curves", []):
-        label = "stumps" if c["weak_learner"] == "stump" else f"depth-{c['max_depth']} trees"
-        if c["weak_learner"] in ("logistic", "oblique"):
-            label = c["weak_learner"]
+        wl = c["weak_learner"]
+        label = {"stump": "stumps", "tree": f"depth-{c['max_depth']} trees"}.get(wl, wl)
         curves.append(
             {
                 "label": label,

@@ -4,8 +4,9 @@
 decision rule), ``scorers`` / ``multiclass_scorers`` / ``jous_scorer`` /
 ``fold_ensemble`` (features to class probabilities), ``ensemble`` / ``vote_ensemble`` /
 ``simplex`` (the boosted ensembles as flat arrays; their compiled walks are in
-:mod:`models.kernels`), ``artifacts`` (the file format: a zip of ``manifest.json`` and
+:mod:`models.kernels`), ``layouts`` (the registry of ensemble layouts: how each kind of
+learner is stored, checked and evaluated), ``artifacts`` (the file format: a zip of ``manifest.json`` and
 ``.npy`` arrays, no pickle).
 
-May import: calibration's maps, kernels, decisions, features, exceptions. Never training code (boosting loops, weak learners, the automatic default).
+May import: calibration's maps, kernels, decisions, features, specs, exceptions. Never training code (boosting loops, weak learners, the automatic default).
 """

@@ -82,11 +82,12 @@ def truncated(ensemble: Ensemble, rounds: int) -> Ensemble:
         return ensemble
     arrays = ensemble.to_arrays()
     alphas = arrays.pop("alphas")[:m]
-    if ensemble.kind == "trees":
-        offsets = arrays.pop("tree_offsets")[: m + 1]
+    offsets_name = ensemble.layout.offsets
+    if offsets_name is not None:  # learners of their own sizes (trees' nodes)
+        offsets = arrays.pop(offsets_name)[: m + 1]
         end = int(offsets[-1])
         out = {k: v[:end] for k, v in arrays.items()}
-        out["tree_offsets"] = offsets
+        out[offsets_name] = offsets
     else:  # per-learner blocks of equal size (1 entry, or R, R x d, d for oblique)
         n = ensemble.n_learners
         out = {k: v[: m * (v.size // n)] for k, v in arrays.items()}
@@ -98,19 +99,20 @@ def merged_votes(ensembles: tuple[Ensemble, ...]) -> Ensemble:
 
     With ``A_i`` the sum of fold i's weights, ``(1/k) sum_i V_i(x) / A_i`` is the vote
     fraction of all learners together weighted ``alpha_t / (k A_i)``; the learners'
-    arrays are concatenated (tree nodes keep their tree-local child indices, the tree
+    arrays are concatenated (tree nodes keep their tree-local child indices, a layout's
     offsets are shifted). All ensembles must be of one kind.
     """
     k = len(ensembles)
     kind = ensembles[0].kind
+    offsets = ensembles[0].layout.offsets  # trees: "tree_offsets", shifted per fold
     parts = [e.to_arrays() for e in ensembles]
     alphas = np.concatenate([p["alphas"] / (k * float(p["alphas"].sum())) for p in parts])
-    names = [n for n in parts[0] if n not in ("alphas", "tree_offsets")]
+    names = [n for n in parts[0] if n not in ("alphas", offsets)]
     arrays = {n: np.concatenate([p[n] for p in parts]) for n in names}
-    if kind == "trees":
-        starts = np.cumsum([0] + [int(p["tree_offsets"][-1]) for p in parts])
-        arrays["tree_offsets"] = np.concatenate(
-            [p["tree_offsets"][:-1] + starts[i] for i, p in enumerate(parts)] + [starts[-1:]]
+    if offsets is not None:
+        starts = np.cumsum([0] + [int(p[offsets][-1]) for p in parts])
+        arrays[offsets] = np.concatenate(
+            [p[offsets][:-1] + starts[i] for i, p in enumerate(parts)] + [starts[-1:]]
         ).astype(np.int64)
     return Ensemble.from_arrays(
         {"alphas": alphas, **arrays}, kind=kind, n_features=int(ensembles[0].n_features)

@@ -9,23 +9,12 @@ outputs are functions of the weighted votes
 
 (SAMME's ``f_k`` directly, the angle-based scores through
 :func:`models.inference.simplex.scores_from_votes`). :class:`VoteEnsemble` stores the
-learners in a core :class:`models.inference.ensemble.Ensemble` (``"stumps"`` or ``"trees"``, the
-same validated flat arrays and the same artifact format) whose leaf values are class
-indices, and computes ``V`` from them. :mod:`models.inference.ensemble` is not changed.
-
-Trees are evaluated by one compiled call (:func:`models.kernels.predict.tree_votes`:
-every row walks every tree, and each class's votes are summed in numpy's pairwise
-order), which gives the bits of ``row_sums(learner_classes(X) == k, betas)`` without
-one numpy call per tree level and class (a one-row request of 300 depth-6 trees spent
-about 70 us in those calls). The kernel module imports numba on the first tree-vote
-call; :mod:`models.catalog.warmup` compiles it ahead of serving.
-
-Stumps are evaluated without a per-learner loop: with ``L_m(x) = I(x_{j_m} <= t_m)``,
-``V(x) = sum_m beta_m e_{right_m} + L(x) @ D + isnan(x) @ Miss`` where
-``D_m = beta_m (e_{left_m} - e_{right_m})`` and ``Miss`` moves NaN rows from the right
-value to the missing value. The products are taken one class column at a time
-(matrix-vector): a (rows, M) x (M, K) matrix product can hand work to BLAS threads,
-which on a busy machine sometimes costs milliseconds instead of microseconds.
+learners in a core :class:`models.inference.ensemble.Ensemble` (any layout with class
+outputs: ``"stumps"``, ``"trees"``, ``"oblique"``; the same validated flat arrays and the
+same artifact format) whose learner outputs are class indices, and computes ``V`` from
+them: by the layout's own vote function where it declares one (stumps without a
+per-learner loop, trees in one compiled walk: :mod:`models.inference.layouts`), else by
+summing ``I(Phi_m(x) = k)`` row by row in a fixed order.
 """
 
 from __future__ import annotations
@@ -36,19 +25,11 @@ from typing import Any
 import numpy as np
 
 from models.exceptions import ArtifactError, InvalidInput
-from models.inference.ensemble import Ensemble, row_sums
+from models.inference.ensemble import Ensemble
+from models.inference.layouts import ENSEMBLE_LAYOUTS
+from models.inference.layouts.rows import CHUNK, row_sums
 
 __all__ = ["VoteEnsemble"]
-
-_CHUNK = 4096
-_STUMP_VALUES = ("value_left", "value_right", "value_missing")
-
-
-def _class_values(ensemble: Ensemble) -> list[np.ndarray]:
-    if ensemble.kind == "oblique":
-        return [ensemble.arrays["value"]]
-    names = _STUMP_VALUES if ensemble.kind == "stumps" else ("node_value",)
-    return [ensemble.arrays[n] for n in names]
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,47 +66,18 @@ class VoteEnsemble:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 2:
             raise ArtifactError(f"n_classes must be an integer >= 2, got {k!r}")
         object.__setattr__(self, "n_classes", int(k))
-        if self.ensemble.kind not in ("stumps", "trees", "oblique"):  # linear: no class
-            raise ArtifactError(
-                f"ensemble kind must be stumps, trees or oblique, got {self.ensemble.kind!r}"
-            )
-        for values in _class_values(self.ensemble):
+        layout = self.ensemble.layout
+        if not layout.class_arrays:  # linear: no class
+            names = [n for n, lay in ENSEMBLE_LAYOUTS.items() if lay.class_arrays]
+            listed = ", ".join(names[:-1]) + f" or {names[-1]}"
+            raise ArtifactError(f"ensemble kind must be {listed}, got {self.ensemble.kind!r}")
+        for name in layout.class_arrays:
+            values = self.ensemble.arrays[name]
             if np.any((values != np.round(values)) | (values < 0) | (values >= k)):
                 raise ArtifactError(f"learner outputs must be class indices in [0, {k})")
         d: dict[str, Any] = {"total": float(self.ensemble.alphas.sum())}
-        if self.ensemble.kind == "stumps":
-            a, beta = self.ensemble.arrays, self.ensemble.alphas
-            m = np.arange(beta.size)
-            vl, vr, vm = (a[n].astype(np.intp) for n in _STUMP_VALUES)
-            diff = np.zeros((beta.size, k))
-            np.add.at(diff, (m, vl), beta)
-            np.add.at(diff, (m, vr), -beta)
-            miss = np.zeros((self.ensemble.n_features, k))
-            feature = a["feature"].astype(np.intp)
-            np.add.at(miss, (feature, vm), beta)
-            np.add.at(miss, (feature, vr), -beta)
-            d.update(  # class-major copies: one matrix-vector product per class
-                const=np.bincount(vr, weights=beta, minlength=k),
-                diff=np.ascontiguousarray(diff.T),
-                miss=np.ascontiguousarray(miss.T),
-                feature=feature,
-                threshold=a["threshold"],
-            )
-        elif self.ensemble.kind == "trees":  # the core ensemble's arrays of the compiled
-            # walk (Ensemble.walk_arrays), with each leaf's class and the learner weights
-            w = self.ensemble.walk_arrays()
-            leaf_class = np.array(self.ensemble.arrays["node_value"], dtype=np.int64)
-            order = w["record_node"]
-            d.update(
-                walk=w,
-                leaf_class=leaf_class,
-                # each record's leaf class (-1 at an internal node)
-                node_class=np.where(w["feature"][order] < 0, leaf_class[order], -1).astype(
-                    np.int32
-                ),
-                depth=int(self.ensemble._derived["depth"]),
-                beta=np.array(self.ensemble.alphas, dtype=np.float64),
-            )
+        if layout.votes is not None:
+            d["votes"] = layout.votes(self.ensemble, k)
         object.__setattr__(self, "_derived", d)
 
     # ------------------------------------------------------------ properties
@@ -160,45 +112,21 @@ class VoteEnsemble:
         """Class index ``Phi_m(x)`` of every learner, shape (n, M), int."""
         return self.ensemble.learner_outputs(self._check_X(X)).astype(np.intp)
 
-    def _tree_votes(self, X: np.ndarray, total: float) -> np.ndarray:
-        """Votes (``total = 0``) or vote fractions of tree learners, compiled."""
-        from models.kernels.predict import as_kernel_input, tree_votes  # numba, on first use
-
-        d = self._derived
-        w = d["walk"]
-        return tree_votes(  # type: ignore[no-any-return]
-            as_kernel_input(X), w["roots"], w["feature"], w["threshold"], w["left"],
-            w["right"], w["missing_left"], d["leaf_class"], w["nodes"], w["node_roots"],
-            d["node_class"], w["cuts"], w["cut_offsets"], d["depth"], d["beta"],
-            self.n_classes, total,
-        )  # fmt: skip
-
     def votes(self, X: Any) -> np.ndarray:
-        """``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``, shape (n, K).
-
-        Trees: one compiled walk over every row and tree
-        (:func:`models.kernels.predict.tree_votes`), the same sums bit for bit as
-        ``row_sums(learner_classes(X) == k, betas)``.
-        """
+        """``V_k(x) = sum_m beta_m I(Phi_m(x) = k)``, shape (n, K): the layout's vote
+        function, or each learner's class summed per class in a fixed order (the same
+        bits either way: ``row_sums(learner_classes(X) == k, betas)``)."""
         X = self._check_X(X)
-        if self.ensemble.kind == "trees":
-            return self._tree_votes(X, 0.0)
+        votes = self._derived.get("votes")
+        if votes is not None:
+            return votes(X, 0.0)  # type: ignore[no-any-return]
         out = np.empty((X.shape[0], self.n_classes))
-        d = self._derived
-        has_nan = bool(np.isnan(X).any())
-        for i in range(0, X.shape[0], _CHUNK):
-            xc = X[i : i + _CHUNK]
-            if self.ensemble.kind == "stumps":
-                left = np.take(xc, d["feature"], axis=1) <= d["threshold"]
-                v = np.column_stack([row_sums(left, col) for col in d["diff"]]) + d["const"]
-                if has_nan:
-                    nan = np.isnan(xc)
-                    v += np.column_stack([row_sums(nan, col) for col in d["miss"]])
-            else:  # oblique: each learner's class, summed per class in a fixed order
-                h = self.ensemble.learner_outputs(xc)
-                beta = self.ensemble.alphas
-                v = np.stack([row_sums(h == k, beta) for k in range(self.n_classes)], 1)
-            out[i : i + _CHUNK] = v
+        beta = self.ensemble.alphas
+        for i in range(0, X.shape[0], CHUNK):
+            h = self.ensemble.learner_outputs(X[i : i + CHUNK])
+            out[i : i + CHUNK] = np.stack(
+                [row_sums(h == k, beta) for k in range(self.n_classes)], 1
+            )
         return out
 
     def vote_fractions(self, X: Any) -> np.ndarray:
@@ -207,8 +135,9 @@ class VoteEnsemble:
         For two classes, column 1 is the weighted vote fraction s(x) of Eq. 24 of
         Nikolaou et al. (2016).
         """
-        if self.ensemble.kind == "trees":  # divided and clipped in the same compiled call
-            return self._tree_votes(self._check_X(X), self.total)
+        votes = self._derived.get("votes")
+        if votes is not None:  # trees: divided and clipped in the same compiled call
+            return votes(self._check_X(X), self.total)  # type: ignore[no-any-return]
         return np.clip(self.votes(X) / self.total, 0.0, 1.0)
 
     def staged_votes(self, X: Any) -> np.ndarray:

@@ -12,7 +12,7 @@ same arithmetic in one compiled call per step, **bit for bit**:
   summation (:func:`pairwise_sum`, the scheme of ``np.add.reduce`` over a contiguous
   axis: blocks of at most 128 values summed with 8 accumulators, larger ranges split in
   two at a multiple of 8), over the same values (``beta_m`` or ``0.0``) in the same
-  order as :func:`models.inference.ensemble.row_sums`;
+  order as :func:`models.inference.layouts.rows.row_sums`;
 * the logits ``b + sum_j s_j W[j]`` are accumulated column by column as in
   :func:`models.calibration.multinomial._logits` (a product, then a sum: no fused
   multiply-add, numba compiles without fast-math) and shifted by the row maximum. The
@@ -358,7 +358,7 @@ def tree_leaves(
 
     The walk of :func:`tree_votes` (coded rows, 8-byte records, eight trees side by
     side; the flat walk for a model without records), for the two-class ensembles whose
-    leaves hold real values (:meth:`models.inference.ensemble.Ensemble._tree_nodes`): the leaf
+    leaves hold real values (:func:`models.inference.layouts.trees.tree_nodes`): the leaf
     reached is that of the one-tree walk, the caller sums its values as before.
     ``node_ids`` is ``arange(n_nodes)``, ``record_node`` each record's node index.
     """
@@ -444,7 +444,7 @@ def tree_votes(
 def oblique_outputs(X, coef, intercept, value, fill):  # pragma: no cover - compiled
     """``h_m(x)`` of every oblique learner for every row of ``X``, shape (n, M).
 
-    The arithmetic of :meth:`models.inference.ensemble.Ensemble._oblique_outputs`, row by row: a
+    The arithmetic of :func:`models.inference.layouts.oblique.learner_outputs`, row by row: a
     NaN feature takes the learner's fill value; function q's score is the pairwise sum
     (:func:`pairwise_sum`) of the products ``x_j * coef[m, q, j]`` plus its intercept,
     a NaN score (``inf - inf`` on absurd input) is never chosen, and the first best

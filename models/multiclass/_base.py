@@ -30,7 +30,13 @@ from models.decisions.rule import class_priors
 from models.exceptions import InvalidInput, TrainingError
 from models.features.checks import check_fit_data, check_predict_X
 from models.inference.vote_ensemble import VoteEnsemble
-from models.weak.multiclass import MULTICLASS_WEAK_LEARNERS, STUMP_CRITERIA, make_trainer
+from models.weak.multiclass import STUMP_CRITERIA
+from models.weak.registry import (
+    WEAK_LEARNERS,
+    multiclass_learner,
+    multiclass_names,
+    multiclass_trainer,
+)
 
 __all__ = ["MulticlassBoosting", "EPS_CLIP", "CHANCE_RTOL", "at_chance"]
 
@@ -107,15 +113,12 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
         n = self.n_estimators
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise InvalidInput(f"n_estimators must be an integer >= 1, got {n!r}")
-        if self.weak_learner not in MULTICLASS_WEAK_LEARNERS:
+        learner = multiclass_learner(self.weak_learner)
+        if not learner.cost_rounds and not getattr(self, "_weighted_rounds", False):
+            fits = [n for n in multiclass_names() if WEAK_LEARNERS[n].cost_rounds]
             raise InvalidInput(
-                f"weak_learner must be one of {MULTICLASS_WEAK_LEARNERS} for multiclass "
-                f"boosting, got {self.weak_learner!r} (the logistic learner is binary only)"
-            )
-        if self.weak_learner == "oblique" and not getattr(self, "_weighted_rounds", False):
-            raise InvalidInput(
-                f"weak_learner 'oblique' fits SAMME's weighted classification rounds only; "
-                f"{type(self).__name__} needs 'stump' or 'tree'"
+                f"weak_learner {learner.name!r} fits SAMME's weighted classification rounds "
+                f"only; {type(self).__name__} needs one of {fits}"
             )
         if self._criterion() not in STUMP_CRITERIA:
             raise InvalidInput(
@@ -165,7 +168,7 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
         X, y, sw = self._validate_fit(X, y, sample_weight)
         self._setup(y, sw)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        trainer = make_trainer(
+        trainer = multiclass_trainer(
             self.weak_learner, X, y, len(self.classes_), max_depth=self.max_depth,
             max_bins=self.max_bins, criterion=self._criterion(), seed=seed, sample_weight=sw,
         )  # fmt: skip

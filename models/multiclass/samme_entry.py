@@ -35,7 +35,7 @@ def _spec() -> AlgorithmSpec:
         decision_rule="argmin_j sum_i p_i C[i][j] over the calibrated class probabilities at "
         "the request's K x K cost matrix (0-1 costs: argmax p)",
         build=_build,
-        weak_learners=("stump", "tree", "oblique"),
+        weak_learners="multiclass",
         notes="Trained without costs; one version serves every K x K cost matrix. "
         "calibration none serves the raw SAMME vote fractions (uncalibrated).",
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from models.exceptions import InvalidInput
 
@@ -129,8 +129,11 @@ class AlgorithmSpec:
     notes: str = ""
     aliases: tuple[str, ...] = field(default=())
     # The ``weak_learner`` values this algorithm fits (its paper allows a general weak
-    # learner for all of them unless ``notes`` says otherwise).
-    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic", "oblique")
+    # learner for all of them unless ``notes`` says otherwise): "binary", every
+    # registered learner with a two-class trainer (models.weak.WEAK_LEARNERS, read by the
+    # catalog when it lists the algorithms); "multiclass", every one with a K-class
+    # trainer; or exactly the names given.
+    weak_learners: tuple[str, ...] | Literal["binary", "multiclass"] = "binary"
 
     def describe(self) -> dict[str, Any]:
         """JSON-able description for ``GET /v1/algorithms``."""
@@ -145,6 +148,8 @@ class AlgorithmSpec:
             "calibrated_probabilities": self.calibrated_probabilities,
             "properties": None if self.properties is None else dict(self.properties),
             "params": [p.describe() for p in self.params],
-            "weak_learners": list(self.weak_learners),
+            "weak_learners": []
+            if isinstance(self.weak_learners, str)
+            else list(self.weak_learners),
             "notes": self.notes,
         }

@@ -27,7 +27,7 @@ cheapest class), the weighted error for ``fit_weighted``; leaves hold the exact
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,16 +55,13 @@ from models.weak.tree import (
 )
 
 __all__ = [
-    "MULTICLASS_WEAK_LEARNERS",
     "STUMP_CRITERIA",
     "MulticlassTrainer",
     "MulticlassObliqueTrainer",
     "MulticlassStumpTrainer",
     "MulticlassTreeTrainer",
-    "make_trainer",
 ]
 
-MULTICLASS_WEAK_LEARNERS = ("stump", "tree", "oblique")
 STUMP_CRITERIA = ("error", "gini")
 
 
@@ -357,30 +354,3 @@ class MulticlassObliqueTrainer:
         """Pack the kept learners into a :class:`VoteEnsemble` of kind ``"oblique"``."""
         ens = oblique_ensemble(learners, betas, self.n_features)  # type: ignore[arg-type]
         return VoteEnsemble(ens, self.n_classes)
-
-
-def make_trainer(
-    weak_learner: str,
-    X: np.ndarray,
-    y: np.ndarray,
-    n_classes: int,
-    *,
-    max_depth: int = 3,
-    max_bins: int = 256,
-    criterion: str = "error",
-    seed: int = 0,
-    sample_weight: np.ndarray | None = None,
-) -> Any:
-    """The trainer for ``weak_learner`` in :data:`MULTICLASS_WEAK_LEARNERS`."""
-    if weak_learner == "stump":
-        return MulticlassStumpTrainer(X, y, n_classes, max_bins, criterion, sample_weight)
-    if weak_learner == "tree":
-        return MulticlassTreeTrainer(
-            X, y, n_classes, max_depth, None, max_bins, criterion, sample_weight
-        )
-    if weak_learner == "oblique":
-        return MulticlassObliqueTrainer(X, y, n_classes)
-    raise InvalidInput(
-        f"weak_learner must be one of {MULTICLASS_WEAK_LEARNERS} for multiclass boosting, got "
-        f"{weak_learner!r} (the univariate logistic learner is binary only)"
-    )

@@ -11,7 +11,9 @@ import pytest
 from models.auto import AutoCalibratedMulticlass
 from models.calibration.multinomial import MultinomialCalibrator, _logits, softmax_rows
 from models.inference.artifacts import dump_model, load_model
-from models.inference.ensemble import row_sums
+from models.inference.layouts import oblique as oblique_layout
+from models.inference.layouts.rows import row_sums
+from models.inference.layouts.trees import tree_nodes
 from models.kernels.predict import (
     as_kernel_input,
     class_sums,
@@ -21,7 +23,7 @@ from models.kernels.predict import (
     tree_votes,
 )
 from models.kernels.tree_records import pack_nodes
-from models.weak.multiclass import make_trainer
+from models.weak.registry import multiclass_trainer
 
 
 def test_pairwise_sum_is_numpys_sum_to_the_last_bit() -> None:
@@ -80,7 +82,7 @@ def test_tree_votes_equal_the_numpy_walk_bit_for_bit(k: int, depth: int, rounds:
     X = rng.normal(size=(400, 7))
     X[rng.random(size=X.shape) < 0.1] = np.nan  # missing values take their learned side
     y = rng.integers(0, k, size=400)
-    tr = make_trainer("tree", X, y, k, max_depth=depth, seed=0)
+    tr = multiclass_trainer("tree", X, y, k, max_depth=depth, seed=0)
     learners = [tr.fit_costs(rng.uniform(size=(400, k)))[0] for _ in range(rounds)]
     vote = tr.assemble(learners, rng.exponential(size=rounds) * 10.0 ** rng.uniform(-2, 2, rounds))
     ref = _votes_numpy(vote, X)
@@ -264,11 +266,13 @@ def test_oblique_outputs_equal_the_numpy_form_bit_for_bit(d: int, r: int, m: int
     X[rng.random(size=X.shape) < 0.1] = np.nan
     X[5, 0] = 1e308  # absurd: inf - inf somewhere, never chosen
     ref = _oblique_numpy(ens, X)
-    assert np.array_equal(ens._oblique_outputs(X), ref)
-    alone = np.vstack([ens._oblique_outputs(X[i : i + 1]) for i in range(300)])
+    assert np.array_equal(oblique_layout.learner_outputs(ens, X), ref)
+    alone = np.vstack([oblique_layout.learner_outputs(ens, X[i : i + 1]) for i in range(300)])
     assert np.array_equal(alone, ref)
     codes = rng.integers(0, 256, size=(5000, d)).astype(np.uint8)  # more than one block
-    assert np.array_equal(ens._oblique_outputs(codes), _oblique_numpy(ens, codes_as_float(codes)))
+    assert np.array_equal(
+        oblique_layout.learner_outputs(ens, codes), _oblique_numpy(ens, codes_as_float(codes))
+    )
     loaded = Ensemble.from_arrays(  # an artifact's arrays are read-only
         {k: _read_only(v) for k, v in ens.to_arrays().items()}, kind="oblique", n_features=d
     )
@@ -323,8 +327,8 @@ def test_two_class_trees_reach_the_leaves_of_the_one_tree_walk(depth: int) -> No
                                        [np.inf, -np.inf, 0.0, -0.0, np.nan]]), size=(64, 6))  # fmt: skip
     rows = np.vstack([X, edges])
     ref = _leaves_reference(ens, rows)
-    assert np.array_equal(ens._tree_nodes(rows), ref)
-    assert np.array_equal(np.vstack([ens._tree_nodes(rows[i : i + 1]) for i in range(564)]), ref)
+    assert np.array_equal(tree_nodes(ens, rows), ref)
+    assert np.array_equal(np.vstack([tree_nodes(ens, rows[i : i + 1]) for i in range(564)]), ref)
     loaded = Ensemble.from_arrays(
         {k: _read_only(v) for k, v in ens.to_arrays().items()}, kind="trees", n_features=6
     )
@@ -333,4 +337,4 @@ def test_two_class_trees_reach_the_leaves_of_the_one_tree_walk(depth: int) -> No
     assert np.array_equal(batch, ens.decision_function(rows))
     alone = np.concatenate([loaded.vote_fraction(rows[i : i + 1]) for i in range(0, 564, 7)])
     assert np.array_equal(alone, loaded.vote_fraction(rows)[::7])
-    assert ens._tree_nodes(np.empty((0, 6))).shape == (0, ens.n_learners)
+    assert tree_nodes(ens, np.empty((0, 6))).shape == (0, ens.n_learners)

@@ -11,7 +11,7 @@
 - :mod:`~app.services.training.deadline`: the training time limit, enforced through the
   core's progress hook.
 - :mod:`~app.services.training.algorithms`: the trainable algorithms described (names,
-  parameters, properties).
+  parameters, properties) and the weak learner names a request may give.
 
 May import :mod:`~app.services.datasets`, :mod:`~app.services.decisions`,
 :mod:`~app.services.model_registry`, :mod:`~app.services.plots` and

@@ -55,7 +55,7 @@ them?", Machine Learning 104: Eq. 3 (c(y)), section 5.1 (change of skew), Tables
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -194,7 +194,7 @@ def make_spec(
     properties: dict[str, bool] | None,
     notes: str,
     source: str = SOURCE,
-    weak_learners: tuple[str, ...] = ("stump", "tree", "logistic", "oblique"),
+    weak_learners: tuple[str, ...] | Literal["binary", "multiclass"] = "binary",
 ) -> AlgorithmSpec:
     """Catalog entry of a cost-sensitive algorithm of this package."""
     return AlgorithmSpec(

@@ -50,8 +50,8 @@ from models.variants.csboost._common import (
     make_spec,
 )
 from models.variants.csboost._histogram import BinnedHistogram, first_minimum
-from models.weak import WEAK_LEARNERS
 from models.weak.base import Stump, stumps_ensemble
+from models.weak.registry import binary_names
 
 __all__ = [
     "CostSensitiveAdaBoost",
@@ -312,7 +312,7 @@ class CostSensitiveAdaBoost(CostSensitiveMixin, BaseBoosting):
         n = self.n_estimators
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise InvalidInput(f"n_estimators must be an integer >= 1, got {n!r}")
-        for name, allowed in (("weak_learner", WEAK_LEARNERS), ("score_kind", SCORES)):
+        for name, allowed in (("weak_learner", binary_names()), ("score_kind", SCORES)):
             if getattr(self, name) not in allowed:
                 raise InvalidInput(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         self._check_init_weights()

@@ -8,7 +8,7 @@ import pytest
 from models.exceptions import ArtifactError, InvalidInput
 from models.inference.ensemble import Ensemble
 from models.inference.vote_ensemble import VoteEnsemble
-from models.weak.multiclass import make_trainer
+from models.weak.registry import multiclass_trainer
 
 
 def _fitted(learner: str, k: int = 4, nan: bool = True) -> tuple[VoteEnsemble, np.ndarray]:
@@ -17,7 +17,7 @@ def _fitted(learner: str, k: int = 4, nan: bool = True) -> tuple[VoteEnsemble, n
     if nan:
         X[rng.random(size=X.shape) < 0.05] = np.nan
     y = rng.integers(0, k, size=300)
-    tr = make_trainer(learner, X, y, k, max_depth=2, seed=0)
+    tr = multiclass_trainer(learner, X, y, k, max_depth=2, seed=0)
     learners = [tr.fit_costs(rng.uniform(size=(300, k)))[0] for _ in range(7)]
     return tr.assemble(learners, rng.uniform(0.1, 2.0, size=7)), X
 

@@ -7,7 +7,8 @@ import pytest
 
 from models.exceptions import InvalidInput
 from models.weak import StumpTrainer
-from models.weak.multiclass import MulticlassStumpTrainer, MulticlassTreeTrainer, make_trainer
+from models.weak.multiclass import MulticlassStumpTrainer, MulticlassTreeTrainer
+from models.weak.registry import multiclass_trainer
 
 
 def _data(n: int = 80, d: int = 3, k: int = 3, seed: int = 0, nan: bool = False):
@@ -47,7 +48,7 @@ def test_stump_minimises_the_cost_criterion_exactly(seed: int) -> None:
 @pytest.mark.parametrize("mode", ["costs", "weighted"])
 def test_training_outputs_equal_the_served_ensemble(learner: str, mode: str) -> None:
     X, y, cost = _data(n=200, d=4, k=4, seed=3, nan=True)
-    tr = make_trainer(learner, X, y, 4, max_depth=3, seed=0)
+    tr = multiclass_trainer(learner, X, y, 4, max_depth=3, seed=0)
     learners, outputs = [], []
     rng = np.random.default_rng(1)
     for _ in range(5):
@@ -98,7 +99,7 @@ def test_tree_with_nothing_to_split_on_is_constant() -> None:
 def test_unknown_learners_and_criteria_are_refused() -> None:
     X, y, _ = _data()
     with pytest.raises(InvalidInput, match="binary only"):
-        make_trainer("logistic", X, y, 3)
+        multiclass_trainer("logistic", X, y, 3)
     with pytest.raises(InvalidInput, match="stump_criterion"):
         MulticlassStumpTrainer(X, y, 3, criterion="entropy")
     with pytest.raises(InvalidInput, match="max_depth"):
