@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -10,7 +9,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sklearn.datasets import make_classification
 
-from app.api.main import create_app
 from app.settings import Settings
 
 
@@ -50,12 +48,6 @@ def settings(database_url: str) -> Settings:
         max_rounds=500,
         max_features=50,
     )
-
-
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
-        yield c
 
 
 @pytest.fixture
