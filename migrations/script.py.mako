@@ -9,8 +9,10 @@ server defaults, SQLite batch mode, and that downgrade() exactly undoes upgrade(
 """
 
 from __future__ import annotations
+% if branch_labels or depends_on:
 
 from collections.abc import Sequence
+% endif
 
 import sqlalchemy as sa
 from alembic import op
@@ -18,8 +20,10 @@ ${imports if imports else ""}
 
 revision: str = ${repr(up_revision)}
 down_revision: str | None = ${repr(down_revision)}
+% if branch_labels or depends_on:
 branch_labels: str | Sequence[str] | None = ${repr(branch_labels)}
 depends_on: str | Sequence[str] | None = ${repr(depends_on)}
+% endif
 
 
 def upgrade() -> None:

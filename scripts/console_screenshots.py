@@ -129,7 +129,13 @@ def shoot(names: list[str], X: np.ndarray, y: np.ndarray, url_db: str) -> None:
         )
         try:
             metrics = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
-            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+            def window(height: int) -> None:  # the page is 1280 px wide and this high
+                driver.execute_cdp_cmd(
+                    "Emulation.setDeviceMetricsOverride", {**metrics, "height": height}
+                )
+
+            window(800)
             driver.get(f"{url}/console")
             wait(driver, "return document.querySelector('#models button[data-model]')", "models")
             driver.find_element(By.CSS_SELECTOR, '#models button[data-model="fraud"]').click()
@@ -142,18 +148,12 @@ def shoot(names: list[str], X: np.ndarray, y: np.ndarray, url_db: str) -> None:
                  " && document.querySelector('#monitor-panel').dataset.state === 'ready'",
                  "the plots, what-if and monitoring")  # fmt: skip
             height = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride", {**metrics, "height": height}
-            )
+            window(height)
             panel = driver.find_element(By.ID, "monitor-panel")
             top = driver.execute_script("return arguments[0].getBoundingClientRect().top", panel)
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride", {**metrics, "height": int(top) - 6}
-            )
+            window(int(top) - 6)
             driver.save_screenshot(str(ROOT / "docs" / "images" / "console.png"))
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride", {**metrics, "height": height}
-            )
+            window(height)
             # recalibrate version 1 (platt) from the panel, on the outcomes of the whole week
             driver.find_element(By.ID, "recalibrate-submit").click()
             wait(driver, "return document.querySelector('#recalibrate-form').dataset.state === 'ready'"
@@ -161,9 +161,7 @@ def shoot(names: list[str], X: np.ndarray, y: np.ndarray, url_db: str) -> None:
                  " && document.querySelector('#monitor-versions input[data-version=\"3\"]')",
                  "the recalibration")  # fmt: skip
             height = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride", {**metrics, "height": height}
-            )
+            window(height)
             panel.screenshot(str(ROOT / "docs" / "images" / "monitoring.png"))
         finally:
             driver.quit()

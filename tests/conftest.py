@@ -6,7 +6,8 @@
 unset). Every test that uses it therefore runs once per database, on a schema that is
 migrated to head. ``empty_database_url`` is the same without migrations. ``redis_url`` is the Redis of
 the job-worker tests: ``COSTWISE_TEST_REDIS_URL`` (the test FAILS if it is set and Redis
-does not answer), else redis://127.0.0.1:6379/0 when it answers, else skipped.
+does not answer), else redis://127.0.0.1:6379/0 when it answers, else skipped. ``root``
+is an empty data root (a directory under the test's tmp dir) for datasets by reference.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -103,3 +105,11 @@ def redis_url() -> str:
             pytest.fail(f"{REDIS_ENV}={url} is set but Redis does not answer: {error}")
         pytest.skip(f"no Redis on 127.0.0.1:6379 and {REDIS_ENV} is not set")
     return url or "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty data root, ``<tmp_path>/data`` (what ``data_roots`` names in the tests)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    return data

@@ -97,27 +97,20 @@ def train(args: argparse.Namespace, params: dict[str, Any]) -> int:
     """Upload the CSV; a job is followed to its end (Ctrl-C cancels it, exit 130)."""
     if bool(args.csv) == bool(getattr(args, "dataset", None)):
         raise ValueError("give a CSV file or --dataset URI (one of the two)")
+    source: dict[str, Any] = (
+        {"dataset": args.dataset, "dataset_format": args.format, "columns": args.columns}
+        if getattr(args, "dataset", None)
+        else {"csv": args.csv}
+    )
     with connect(args) as client:
-        if getattr(args, "dataset", None):
-            result = client.train(
-                args.model,
-                dataset=args.dataset,
-                dataset_format=args.format,
-                columns=args.columns,
-                label_column=args.label_column,
-                description=args.description,
-                mode=args.mode,
-                **params,
-            )
-        else:
-            result = client.train(
-                args.model,
-                csv=args.csv,
-                label_column=args.label_column,
-                description=args.description,
-                mode=args.mode,
-                **params,
-            )
+        result = client.train(
+            args.model,
+            label_column=args.label_column,
+            description=args.description,
+            mode=args.mode,
+            **source,
+            **params,
+        )
         if isinstance(result, Job):
             print(
                 f"# job {result.id}: {result.status} (costwise jobs {result.id})", file=sys.stderr

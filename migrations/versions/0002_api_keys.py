@@ -12,34 +12,30 @@ characters for display; ``revoked_at`` set means revoked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 
+from migrations.columns import check, integer_id, primary_key, timestamp, unique
+
 revision: str = "0002"
 down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
     op.create_table(
         "api_keys",
-        sa.Column("id", sa.Integer(), nullable=False),
+        integer_id(),
         sa.Column("name", sa.String(length=128), nullable=False),
         sa.Column("role", sa.String(length=16), nullable=False),
         sa.Column("key_prefix", sa.String(length=16), nullable=False),
         sa.Column("key_hash", sa.String(length=64), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True),
-        sa.CheckConstraint("length(key_hash) = 64", name=op.f("ck_api_keys_key_hash_length")),
-        sa.CheckConstraint(
-            "role IN ('admin', 'predictor', 'reader')", name=op.f("ck_api_keys_role_allowed")
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_api_keys")),
-        sa.UniqueConstraint("key_hash", name=op.f("uq_api_keys_key_hash")),
+        sa.Column("created_at", timestamp(), nullable=False),
+        sa.Column("revoked_at", timestamp(), nullable=True),
+        sa.Column("last_used_at", timestamp(), nullable=True),
+        check("api_keys", "key_hash_length", "length(key_hash) = 64"),
+        check("api_keys", "role_allowed", "role IN ('admin', 'predictor', 'reader')"),
+        primary_key("api_keys"),
+        unique("api_keys", "key_hash"),
     )
 
 

@@ -13,19 +13,13 @@ Existing models keep logging on (server default true).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 
+from migrations.columns import check, of_a_model, of_a_version, primary_key, timestamp, unique
+
 revision: str = "0004"
 down_revision: str | None = "0003"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
-
-
-def _timestamp() -> sa.DateTime:
-    return sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
@@ -41,7 +35,7 @@ def upgrade() -> None:
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("prediction_id", sa.String(length=128), nullable=False),
         sa.Column("alias", sa.String(length=128), nullable=True),
-        sa.Column("created_at", _timestamp(), nullable=False),
+        sa.Column("created_at", timestamp(), nullable=False),
         sa.Column("raw_score", sa.JSON(), nullable=True),
         sa.Column("probabilities", sa.JSON(), nullable=True),
         sa.Column("decision", sa.Integer(), nullable=False),
@@ -53,29 +47,13 @@ def upgrade() -> None:
         sa.Column("features", sa.JSON(), nullable=True),
         sa.Column("label", sa.Integer(), nullable=True),
         sa.Column("outcome_cost", sa.Float(), nullable=True),
-        sa.Column("labelled_at", _timestamp(), nullable=True),
-        sa.CheckConstraint(
-            "decision >= 0", name=op.f("ck_logged_predictions_decision_non_negative")
-        ),
-        sa.CheckConstraint(
-            "label IS NULL OR label >= 0", name=op.f("ck_logged_predictions_label_non_negative")
-        ),
-        sa.ForeignKeyConstraint(
-            ["model_id"],
-            ["registered_models.id"],
-            name=op.f("fk_logged_predictions_model_id_registered_models"),
-            ondelete="CASCADE",
-        ),
-        sa.ForeignKeyConstraint(
-            ["version_id"],
-            ["model_versions.id"],
-            name=op.f("fk_logged_predictions_version_id_model_versions"),
-            ondelete="CASCADE",
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_logged_predictions")),
-        sa.UniqueConstraint(
-            "model_id", "prediction_id", name=op.f("uq_logged_predictions_model_id_prediction_id")
-        ),
+        sa.Column("labelled_at", timestamp(), nullable=True),
+        check("logged_predictions", "decision_non_negative", "decision >= 0"),
+        check("logged_predictions", "label_non_negative", "label IS NULL OR label >= 0"),
+        of_a_model("logged_predictions"),
+        of_a_version("logged_predictions"),
+        primary_key("logged_predictions"),
+        unique("logged_predictions", "model_id", "prediction_id"),
     )
     op.create_index(
         "ix_logged_predictions_version_id_created_at",

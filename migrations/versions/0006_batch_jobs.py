@@ -12,20 +12,13 @@ autogenerate finds no difference. ``kind`` is ``training`` (every existing job) 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
+
+from migrations.columns import json_type
 
 revision: str = "0006"
 down_revision: str | None = "0005"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
-
-
-def _json() -> sa.types.TypeEngine[object]:
-    return sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
 
 
 def upgrade() -> None:
@@ -33,7 +26,7 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column("kind", sa.String(16), nullable=False, server_default="training")
         )
-        batch.add_column(sa.Column("result", _json(), nullable=True))
+        batch.add_column(sa.Column("result", json_type(), nullable=True))
 
 
 def downgrade() -> None:

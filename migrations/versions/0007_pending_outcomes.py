@@ -12,15 +12,13 @@ outcome per id: the first report stands) and serves the join with
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 
+from migrations.columns import of_a_model, primary_key, timestamp, unique
+
 revision: str = "0007"
 down_revision: str | None = "0006"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
@@ -31,17 +29,10 @@ def upgrade() -> None:
         sa.Column("prediction_id", sa.String(length=128), nullable=False),
         sa.Column("label", sa.JSON(), nullable=False),
         sa.Column("cost", sa.Float(), nullable=True),
-        sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["model_id"],
-            ["registered_models.id"],
-            name=op.f("fk_pending_outcomes_model_id_registered_models"),
-            ondelete="CASCADE",
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_pending_outcomes")),
-        sa.UniqueConstraint(
-            "model_id", "prediction_id", name=op.f("uq_pending_outcomes_model_id_prediction_id")
-        ),
+        sa.Column("received_at", timestamp(), nullable=False),
+        of_a_model("pending_outcomes"),
+        primary_key("pending_outcomes"),
+        unique("pending_outcomes", "model_id", "prediction_id"),
     )
     op.create_index(
         "ix_pending_outcomes_received_at", "pending_outcomes", ["received_at"], unique=False

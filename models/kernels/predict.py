@@ -19,7 +19,7 @@ same arithmetic in one compiled call per step, **bit for bit**:
   exponential is left to numpy (its SIMD ``exp`` may differ from libm's in the last
   bit), the normalisation by the sum taken column by column is compiled again.
 
-``tests/models/test_predict_kernels.py`` checks each against its numpy form bit for bit
+``tests/models/kernels/test_predict_kernels.py`` checks each against its numpy form bit for bit
 (many ensemble sizes, classes and NaN patterns).
 
 The module imports numba, so it is imported on the first tree-vote or multinomial

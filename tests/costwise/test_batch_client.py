@@ -37,6 +37,14 @@ def data_server(
             yield Service(url, database_url), root
 
 
+def _input(directory: Path, name: str, n: int, parts: int) -> tuple[Any, Path, Path]:
+    """``n`` rows of :func:`input_table`, the directory ``<name>-in`` holding them in
+    ``parts`` Parquet files, and the output directory ``<name>-out`` (not created)."""
+    table = input_table(n)
+    src = write_partitioned(table, directory / f"{name}-in", parts=parts)
+    return table, src, directory / f"{name}-out"
+
+
 def _expected(client: Client, table: Any) -> list[Any]:
     records = [{k: r[k] for k in FEATURES} for r in table.to_pylist()]
     row_costs = [{"c_fp": 5.0, "c_fn": a} for a in table.column("amount").to_pylist()]
@@ -48,9 +56,7 @@ def test_the_client_submits_a_batch_and_waits_for_its_result(
     data_server: tuple[Service, Path],
 ) -> None:
     server, root = data_server
-    table = input_table(200)
-    src = write_partitioned(table, root / "client-in", parts=2)
-    out = root / "client-out"
+    table, src, out = _input(root, "client", 200, parts=2)
     with Client(server.url, api_key=ADMIN_KEY) as c:
         job = c.batch(
             "fraud", src.as_uri(), out.as_uri(), format="parquet", costs=COSTS,
@@ -69,9 +75,7 @@ def test_costwise_batch_with_url_follows_the_job_with_a_progress_bar(
     data_server: tuple[Service, Path],
 ) -> None:
     server, root = data_server
-    table = input_table(150)
-    src = write_partitioned(table, root / "cli-in", parts=3)
-    out = root / "cli-out"
+    table, src, out = _input(root, "cli", 150, parts=3)
     run = costwise(
         "batch", "fraud", str(src), str(out), "--format", "parquet",
         "--cost", "c_fn=col:amount", "--cost", "c_fp=5", "--id-column", "id",
@@ -90,9 +94,7 @@ def test_costwise_batch_locally_decides_into_the_output(
     data_server: tuple[Service, Path], tmp_path: Path
 ) -> None:
     server, _ = data_server
-    table = input_table(120)
-    src = write_partitioned(table, tmp_path / "in", parts=2)
-    out = tmp_path / "out"
+    table, src, out = _input(tmp_path, "local", 120, parts=2)
     from tests.costwise.test_cli_remote import _env as env_of
 
     run = costwise(

@@ -9,39 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import httpx
 import pytest
-from sklearn.datasets import make_classification
+from sqlalchemy import Connection, text
 
+from app.db import make_engine
 from bench.reliability.server import Server, start_server
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = ROOT / "bench" / "reliability" / "out"
-FEATURES = ["a", "b", "c", "d"]
-
-
-def dataset(n: int = 300, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Four informative-ish features, binary labels, fixed seed."""
-    X, y = make_classification(
-        n_samples=n, n_features=4, n_informative=3, n_redundant=1, random_state=seed
-    )
-    return np.round(X, 4), y
-
-
-def train_body(n: int = 300, seed: int = 0, **params: Any) -> dict[str, Any]:
-    """A JSON training body on :func:`dataset` (30 stumps, Platt calibration)."""
-    X, y = dataset(n, seed)
-    body: dict[str, Any] = {
-        "features": X.tolist(),
-        "labels": y.tolist(),
-        "feature_names": FEATURES,
-        "n_estimators": 30,
-    }
-    body.update(params)
-    return body
 
 
 def write_result(name: str, payload: Mapping[str, Any]) -> Path:
@@ -50,6 +30,44 @@ def write_result(name: str, payload: Mapping[str, Any]) -> Path:
     path = OUT_DIR / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
     return path
+
+
+def post_json_bytes(url: str, body: bytes, timeout: float) -> httpx.Response:
+    """POST ``body``, bytes already encoded as JSON, to ``url``."""
+    return httpx.post(
+        url, content=body, headers={"content-type": "application/json"}, timeout=timeout
+    )
+
+
+@contextmanager
+def connection(database_url: str, *, write: bool = False) -> Iterator[Connection]:
+    """A connection to the registry (in a transaction committed at the end when
+    ``write``); its engine is disposed of afterwards."""
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() if write else engine.connect() as conn:
+            yield conn
+    finally:
+        engine.dispose()
+
+
+def flip_artifact_byte(database_url: str, model: str, version: int) -> None:
+    """Change one byte in the middle of the stored artifact of ``model`` ``version``."""
+    with connection(database_url, write=True) as conn:
+        row = conn.execute(
+            text(
+                "SELECT a.id, a.data FROM artifacts a JOIN model_versions v "
+                "ON v.id = a.version_id JOIN registered_models m ON m.id = v.model_id "
+                "WHERE m.name = :m AND v.version = :v"
+            ),
+            {"m": model, "v": version},
+        ).one()
+        blob = bytearray(row.data)
+        blob[len(blob) // 2] ^= 0x01
+        conn.execute(
+            text("UPDATE artifacts SET data = :d WHERE id = :i"),
+            {"d": bytes(blob), "i": row.id},
+        )
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from app.api.main import create_app
 from app.settings import Settings
 from models.decisions.rule import CostMatrix, decide
-from tests.reliability.conftest import dataset, train_body
+from tests.app.api.conftest import dataset, train_body
 
 MAX_ROWS = 100_000
 

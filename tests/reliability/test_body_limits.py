@@ -42,7 +42,7 @@ from bench.reliability.bodies import (
     train_small_model,
 )
 from bench.reliability.server import Server, start_server
-from tests.reliability.conftest import write_result
+from tests.reliability.conftest import post_json_bytes, write_result
 from tests.reliability.test_connections import _address, _send_chunked_until_answered
 
 BODY_BYTES = 60 * 2**20
@@ -163,12 +163,7 @@ def test_outcomes_over_the_item_limit_are_refused_before_decoding(
     body = b'{"outcomes":[' + item * 400_000 + b'{"id":"q","label":1}]}'
     assert len(body) < OUTCOMES_LIMIT
     sent = time.perf_counter()
-    r = httpx.post(
-        server.base_url + "/v1/models/big/outcomes",
-        content=body,
-        headers={"content-type": "application/json"},
-        timeout=60,
-    )
+    r = post_json_bytes(server.base_url + "/v1/models/big/outcomes", body, timeout=60)
     live = prober.between(sent, time.perf_counter())
     assert r.status_code == 413, r.text[:300]
     assert r.json()["field"] == "outcomes" and "before decoding" in r.json()["detail"]

@@ -18,7 +18,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from tests.reliability.conftest import Server, dataset, train_body, write_result
+from tests.app.api.conftest import dataset, train_body
+from tests.reliability.conftest import Server, write_result
 
 N_CLIENTS = 16
 RACE_SECONDS = 6.0

@@ -31,8 +31,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from app.db import make_engine
-from tests.reliability.conftest import train_body, write_result
+from tests.app.api.conftest import train_body
+from tests.reliability.conftest import connection, flip_artifact_byte, write_result
 
 pytestmark = [
     pytest.mark.postgres,
@@ -195,18 +195,14 @@ def test_training_killed_half_way_leaves_no_version(database_url: str, server_fa
     thread.join(timeout=60)
     assert outcome and outcome[0].startswith("connection lost"), outcome
     assert busy >= 3.0, f"the server had used only {busy:.1f} s of CPU: not training yet?"
-    engine = make_engine(database_url)
-    try:
-        with engine.connect() as conn:
-            versions = conn.execute(
-                text(
-                    "SELECT count(*) FROM model_versions v JOIN registered_models m "
-                    "ON m.id = v.model_id WHERE m.name = 'big'"
-                )
-            ).scalar_one()
-            artifacts = conn.execute(text("SELECT count(*) FROM artifacts")).scalar_one()
-    finally:
-        engine.dispose()
+    with connection(database_url) as conn:
+        versions = conn.execute(
+            text(
+                "SELECT count(*) FROM model_versions v JOIN registered_models m "
+                "ON m.id = v.model_id WHERE m.name = 'big'"
+            )
+        ).scalar_one()
+        artifacts = conn.execute(text("SELECT count(*) FROM artifacts")).scalar_one()
     assert versions == 0 and artifacts == 0
     restarted = server_factory(database_url, workers=1)
     r = httpx.get(f"{restarted.base_url}/v1/models/big/versions", timeout=30)
@@ -223,23 +219,7 @@ def test_tampered_artifact_is_refused_by_every_worker(
         for seed in (0, 1):
             r = client.post("/v1/models/fraud/versions", json=train_body(seed=seed))
             assert r.status_code == 201, r.text
-        engine = make_engine(database_url)
-        try:
-            with engine.begin() as conn:
-                row = conn.execute(
-                    text(
-                        "SELECT a.id, a.data FROM artifacts a JOIN model_versions v "
-                        "ON v.id = a.version_id WHERE v.version = 1"
-                    )
-                ).one()
-                blob = bytearray(row.data)
-                blob[len(blob) // 2] ^= 0x01
-                conn.execute(
-                    text("UPDATE artifacts SET data = :d WHERE id = :i"),
-                    {"d": bytes(blob), "i": row.id},
-                )
-        finally:
-            engine.dispose()
+        flip_artifact_byte(database_url, "fraud", 1)
         for _ in range(8):  # enough to reach both workers
             r = client.post("/v1/models/fraud/predict", json={"instances": [ROW], "version": 1})
             assert r.status_code == 409, r.text

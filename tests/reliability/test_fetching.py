@@ -33,15 +33,19 @@ from fastapi.testclient import TestClient
 from app.api.main import create_app
 from app.errors import Forbidden, InvalidArgument
 from app.services.datasets.addresses import AddressPolicy
-from app.services.datasets.fetching import FetchPolicy, fetch_to_file
+from app.services.datasets.fetching import Fetched, FetchPolicy, fetch_to_file
 from app.settings import Settings
-from tests.app.api.conftest import train_body
+from tests.app.api.conftest import dataset, train_body
 from tests.app.batch.conftest import input_table, wait_job
-from tests.reliability.conftest import dataset
 
 MARKER = "zq7SECRETmarker41x"
 FETCH_SECONDS = 1.5
 TRICKLE_EVERY = 0.25
+
+
+def _fetch_csv(url: str, policy: FetchPolicy, field: str = "dataset.uri") -> Fetched:
+    """``fetch_to_file`` of a CSV over plain http, errors naming ``field``."""
+    return fetch_to_file(url, policy, schemes={"http"}, field=field, suffix=".csv")
 
 
 def _csv(table: pa.Table) -> bytes:
@@ -221,13 +225,6 @@ def _settings(database_url: str, root: Path, **extra: Any) -> Settings:
 
 
 FETCHING_ON = {"data_protocols": ["file", "http", "https"]}
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "data"
-    r.mkdir()
-    return r
 
 
 def _train(client: TestClient, uri: str, name: str = "m", **ref: Any) -> Any:
@@ -509,30 +506,16 @@ def test_names_are_resolved_once_and_the_checked_address_is_used(
         },
     )
     policy = FetchPolicy(("127.0.0.1/32",), timeout=5, total_seconds=10)
-    fetched = fetch_to_file(
-        f"http://data.test:{local.port}/train.csv",
-        policy,
-        schemes={"http"},
-        field="dataset.uri",
-        suffix=".csv",
-    )
+    fetched = _fetch_csv(f"http://data.test:{local.port}/train.csv", policy)
     assert Path(fetched.path).read_bytes() == _train_csv()
     fetched.remove()
     assert not Path(fetched.path).exists()
     assert asked == ["data.test"] and guard == [("127.0.0.1", local.port)]
     for name, reason in (("mixed.test", "link-local"), ("metadata.test", "link-local")):
         with pytest.raises(Forbidden, match=f"address refused: {reason}"):
-            fetch_to_file(
-                f"http://{name}/latest/meta-data",
-                policy,
-                schemes={"http"},
-                field="dataset.uri",
-                suffix=".csv",
-            )
+            _fetch_csv(f"http://{name}/latest/meta-data", policy)
     with pytest.raises(InvalidArgument, match="does not resolve"):
-        fetch_to_file(
-            "http://nowhere.test/x.csv", policy, schemes={"http"}, field="f", suffix=".csv"
-        )
+        _fetch_csv("http://nowhere.test/x.csv", policy, field="f")
     assert guard == [("127.0.0.1", local.port)]  # nothing else was connected to
 
 
@@ -550,22 +533,12 @@ def test_a_closed_and_an_open_port_answer_alike() -> None:
         details = []
         for port in (listening.getsockname()[1], closed_port):
             with pytest.raises(Forbidden) as e:
-                fetch_to_file(
-                    f"http://127.0.0.1:{port}/x.csv",
-                    FetchPolicy(),
-                    schemes={"http"},
-                    field="f",
-                    suffix=".csv",
-                )
+                _fetch_csv(f"http://127.0.0.1:{port}/x.csv", FetchPolicy(), field="f")
             details.append(e.value.detail)
         assert details[0] == details[1]
         with pytest.raises(InvalidArgument) as e:
-            fetch_to_file(
-                f"http://127.0.0.1:{closed_port}/x.csv",
-                FetchPolicy(("127.0.0.1",)),
-                schemes={"http"},
-                field="f",
-                suffix=".csv",
+            _fetch_csv(
+                f"http://127.0.0.1:{closed_port}/x.csv", FetchPolicy(("127.0.0.1",)), field="f"
             )
         assert e.value.detail.endswith("connection failed")
     finally:
@@ -582,13 +555,7 @@ def test_other_spellings_of_loopback_are_refused_without_connecting(
     """Decimal, hexadecimal, short and octal forms, names and IPv6 forms: the address the
     name resolves to is what is checked (parsed locally, no DNS query)."""
     with pytest.raises(Forbidden, match="address refused: (loopback|unspecified)"):
-        fetch_to_file(
-            f"http://{host}:9/x.csv",
-            FetchPolicy(("10.0.0.0/8",)),
-            schemes={"http"},
-            field="dataset.uri",
-            suffix=".csv",
-        )
+        _fetch_csv(f"http://{host}:9/x.csv", FetchPolicy(("10.0.0.0/8",)))
     assert guard == []
 
 

@@ -36,7 +36,8 @@ from schemathesis.core.result import Err
 from app.api.main import create_app
 from app.db import upgrade_to_head
 from app.settings import Settings
-from tests.reliability.conftest import train_body, write_result
+from tests.app.api.conftest import train_body
+from tests.reliability.conftest import write_result
 
 MAX_EXAMPLES = int(os.environ.get("COSTWISE_FUZZ_EXAMPLES", "20"))
 BUDGET_S = float(os.environ.get("COSTWISE_FUZZ_BUDGET_S", "75"))

@@ -20,12 +20,13 @@ import httpx
 import psutil
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from app.api.main import create_app
 from app.errors import Misconfigured
 from app.settings import Settings
-from tests.reliability.conftest import dataset, train_body, write_result
+from tests.app.api.conftest import dataset, train_body
+from tests.reliability.conftest import connection, flip_artifact_byte, write_result
 
 ADMIN = "admin-" + secrets.token_urlsafe(32)
 FLOOD = 10_000
@@ -91,8 +92,7 @@ def test_alias_refuses_a_corrupted_artifact(auth_client: TestClient, database_ur
     headers = {"X-API-Key": ADMIN}
     r = auth_client.post("/v1/models/fraud/versions", json=train_body(seed=1), headers=headers)
     assert r.status_code == 201
-    engine = create_engine(database_url)
-    with engine.begin() as conn:  # flip the stored artifact of version 2
+    with connection(database_url, write=True) as conn:  # replace version 2's artifact
         conn.execute(
             text(
                 "UPDATE artifacts SET data = :d WHERE version_id = "
@@ -101,7 +101,6 @@ def test_alias_refuses_a_corrupted_artifact(auth_client: TestClient, database_ur
             ),
             {"d": b"corrupted"},
         )
-    engine.dispose()
     r = auth_client.put("/v1/models/fraud/aliases/production", json={"version": 2}, headers=headers)
     assert r.status_code == 409, r.text
     assert r.json()["field"] == "version" and "checksum" in r.json()["detail"]
@@ -113,29 +112,6 @@ def test_alias_refuses_a_corrupted_artifact(auth_client: TestClient, database_ur
         "/v1/models/fraud/predict", json={"instances": [[0, 0, 0, 0]]}, headers=headers
     )
     assert predict.status_code == 200 and predict.json()["version"] == 1
-
-
-def _flip_artifact_byte(database_url: str, model: str, version: int) -> None:
-    """Change one byte in the middle of the stored artifact of ``model`` ``version``."""
-    engine = create_engine(database_url)
-    try:
-        with engine.begin() as conn:
-            row = conn.execute(
-                text(
-                    "SELECT a.id, a.data FROM artifacts a JOIN model_versions v "
-                    "ON v.id = a.version_id JOIN registered_models m ON m.id = v.model_id "
-                    "WHERE m.name = :m AND v.version = :v"
-                ),
-                {"m": model, "v": version},
-            ).one()
-            blob = bytearray(row.data)
-            blob[len(blob) // 2] ^= 0x01
-            conn.execute(
-                text("UPDATE artifacts SET data = :d WHERE id = :i"),
-                {"d": bytes(blob), "i": row.id},
-            )
-    finally:
-        engine.dispose()
 
 
 def test_alias_refuses_a_recalibrated_version_whose_base_is_corrupted(
@@ -154,7 +130,7 @@ def test_alias_refuses_a_recalibrated_version_whose_base_is_corrupted(
         headers=headers,
     )
     assert r.status_code == 201 and r.json()["parent_version"] == 1, r.text
-    _flip_artifact_byte(database_url, "fraud", 1)
+    flip_artifact_byte(database_url, "fraud", 1)
 
     for version in (2, 1):
         r = auth_client.put(

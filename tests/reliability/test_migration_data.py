@@ -38,7 +38,7 @@ from app.services.prediction.predictor import Predictor
 from app.services.prediction.request import DecisionRequest
 from app.services.training import Trainer, TrainingData, TrainingSpec
 from app.settings import Settings
-from tests.reliability.conftest import FEATURES, dataset
+from tests.app.api.conftest import FEATURES, dataset
 
 OLD = "0001"
 PROBE = dataset(n=300, seed=5)[0][:25]

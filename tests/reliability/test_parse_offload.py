@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from tests.reliability.conftest import write_result
+from tests.reliability.conftest import post_json_bytes, write_result
 
 ROWS, FEATURES = 100_000, 60
 
@@ -54,12 +54,7 @@ def test_live_answers_while_the_largest_allowed_predict_is_parsed(
     try:
         time.sleep(0.5)
         sent = time.monotonic()
-        r = httpx.post(
-            server.base_url + "/v1/models/big/predict",
-            content=body,
-            headers={"content-type": "application/json"},
-            timeout=600,
-        )
+        r = post_json_bytes(server.base_url + "/v1/models/big/predict", body, timeout=600)
         done = time.monotonic()
     finally:
         stop.set()

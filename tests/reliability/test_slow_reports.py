@@ -26,7 +26,8 @@ import pytest
 from sqlalchemy import text
 
 from app.db import make_engine
-from tests.reliability.conftest import train_body, write_result
+from tests.app.api.conftest import train_body
+from tests.reliability.conftest import write_result
 
 ROW = [0.1, 0.2, 0.3, 0.4]
 LOG_ROWS = 300_000

@@ -35,7 +35,8 @@ from sqlalchemy.engine import make_url
 from app.db import make_engine
 from bench.reliability.relay import Relay
 from bench.reliability.stall import frozen, held_lock, measure, through
-from tests.reliability.conftest import train_body, write_result
+from tests.app.api.conftest import train_body
+from tests.reliability.conftest import write_result
 
 ROW = [0.1, 0.2, 0.3, 0.4]
 DB_TIMEOUT = 1.0  # COSTWISE_DB_TIMEOUT of the servers below (default 2 s)

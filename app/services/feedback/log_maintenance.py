@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -64,18 +65,23 @@ class LogMaintenance:
         self.counters = counters if counters is not None else PendingCounters()
         self.pending: dict[str, int] = {}  # model name -> outcomes pending (last round)
 
+    def _delete_until_none_left(self, delete: Callable[[Session], int]) -> int:
+        """Run ``delete`` (one bounded batch) a transaction at a time until it deletes
+        nothing; how many rows it deleted in all."""
+        total = 0
+        while True:
+            with self._sessions.begin() as s:
+                n = delete(s)
+            total += n
+            if n == 0:
+                return total
+
     def purge(self, now: datetime | None = None) -> int:
         """Delete logged predictions older than the retention; how many (0: keep all)."""
         if self.retention_days <= 0:
             return 0
         cutoff = (now or datetime.now(UTC)) - timedelta(days=self.retention_days)
-        total = 0
-        while True:
-            with self._sessions.begin() as s:
-                n = PredictionLog(s).delete_before(cutoff)
-            total += n
-            if n == 0:
-                break
+        total = self._delete_until_none_left(lambda s: PredictionLog(s).delete_before(cutoff))
         self.deleted += total
         return total
 
@@ -89,13 +95,7 @@ class LogMaintenance:
             if counts.joined + counts.invalid + counts.conflict + counts.same < JOIN_ROWS:
                 break
         cutoff = (now or datetime.now(UTC)) - timedelta(seconds=self.pending_seconds)
-        expired = 0
-        while True:
-            with self._sessions.begin() as s:
-                n = PendingOutcomes(s).expire(cutoff)
-            expired += n
-            if n == 0:
-                break
+        expired = self._delete_until_none_left(lambda s: PendingOutcomes(s).expire(cutoff))
         if expired:
             log.warning("pending outcomes: %d expired without their prediction logged", expired)
             self.counters.add(expired=expired)

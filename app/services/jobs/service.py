@@ -141,6 +141,15 @@ class JobService:
         with job_transaction(self.sessions) as session:
             return job_view(JobRepository(session).add(job, blob, sha))
 
+    async def _enqueue(self, view: JobView) -> JobView:
+        """Enqueue the stored job ``view``; a job the queue refused is removed."""
+        try:
+            await self.queue.enqueue(view.id)
+        except BaseException:
+            await to_thread.run_sync(self._discard, view.id)
+            raise
+        return view
+
     def _discard(self, job_id: str) -> None:
         with job_transaction(self.sessions) as session:
             repo = JobRepository(session)
@@ -165,12 +174,7 @@ class JobService:
         view = await to_thread.run_sync(
             self._create, name, data, spec, total, description, tags, dataset, n_rows
         )
-        try:
-            await self.queue.enqueue(view.id)
-        except BaseException:
-            await to_thread.run_sync(self._discard, view.id)
-            raise
-        return view
+        return await self._enqueue(view)
 
     def _create_batch(self, name: str, request: dict[str, Any], total: int) -> JobView:
         job = TrainingJob(
@@ -189,12 +193,7 @@ class JobService:
         (:class:`app.services.batch.service.BatchService`); ``total``: its input rows
         when known. A job the queue refused is removed."""
         view = await to_thread.run_sync(self._create_batch, name, request, total)
-        try:
-            await self.queue.enqueue(view.id)
-        except BaseException:
-            await to_thread.run_sync(self._discard, view.id)
-            raise
-        return view
+        return await self._enqueue(view)
 
     def get(self, job_id: str) -> JobView:
         with job_reading(self.sessions) as session:

@@ -57,7 +57,7 @@ def learner_outputs(ensemble: Any, X: np.ndarray) -> np.ndarray:
     row's products are summed along the features in numpy's pairwise order, not by a
     BLAS product, so its outputs do not depend on the batch it came in. The numpy
     form (about ten calls on (rows, M, R, d) temporaries) took about 30 us for one
-    row and 3 times as long for 10,000 (tests/models/test_predict_kernels.py checks
+    row and 3 times as long for 10,000 (tests/models/kernels/test_predict_kernels.py checks
     the kernel against it bit for bit).
     """
     from models.kernels.predict import as_kernel_input, oblique_outputs  # numba

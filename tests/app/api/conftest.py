@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -10,13 +9,15 @@ import pytest
 from fastapi.testclient import TestClient
 from sklearn.datasets import make_classification
 
-from app.api.main import create_app
 from app.settings import Settings
+
+FEATURES = ["a", "b", "c", "d"]
 
 
 def dataset(
     n: int = 300, d: int = 4, seed: int = 0, weights: Any = None
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Informative-ish features (rounded to 4 decimals), binary labels, fixed seed."""
     X, y = make_classification(
         n_samples=n,
         n_features=d,
@@ -28,12 +29,13 @@ def dataset(
     return np.round(X, 4), y
 
 
-def train_body(n: int = 300, **params: Any) -> dict[str, Any]:
-    X, y = dataset(n)
+def train_body(n: int = 300, seed: int = 0, **params: Any) -> dict[str, Any]:
+    """A JSON training body on :func:`dataset` (30 rounds, the four named features)."""
+    X, y = dataset(n, seed=seed)
     body: dict[str, Any] = {
         "features": X.tolist(),
         "labels": y.tolist(),
-        "feature_names": ["a", "b", "c", "d"],
+        "feature_names": list(FEATURES),
         "n_estimators": 30,
     }
     body.update(params)
@@ -50,12 +52,6 @@ def settings(database_url: str) -> Settings:
         max_rounds=500,
         max_features=50,
     )
-
-
-@pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
-        yield c
 
 
 @pytest.fixture

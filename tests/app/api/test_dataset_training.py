@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.main import create_app
 from app.settings import Settings
 from tests.app.api.conftest import dataset
 
@@ -29,15 +27,8 @@ def _write(root: Path, n: int = 600, seed: int = 0) -> tuple[np.ndarray, np.ndar
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "data"
-    r.mkdir()
-    return r
-
-
-@pytest.fixture
-def client(database_url: str, root: Path) -> Iterator[TestClient]:
-    settings = Settings(
+def settings(database_url: str, root: Path) -> Settings:
+    return Settings(
         database_url=database_url,
         max_body_bytes=4096,  # far smaller than the CSV: only a reference can train on it
         max_train_rows=5000,
@@ -45,8 +36,6 @@ def client(database_url: str, root: Path) -> Iterator[TestClient]:
         data_roots=[str(root)],
         job_min_rows=1000,
     )
-    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
-        yield c
 
 
 def _ref(root: Path, name: str = "train.parquet", **kw: Any) -> dict[str, Any]:

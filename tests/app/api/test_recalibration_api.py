@@ -39,19 +39,19 @@ def _shifted(X: np.ndarray, y: np.ndarray, pos_share: float, n: int, seed: int) 
     return X[idx], y[idx]
 
 
+def _register(client: TestClient, name: str, X: Any, y: Any, **params: Any) -> dict[str, Any]:
+    """Train and register the next version of ``name`` on ``X``, ``y`` (201)."""
+    body = {"features": X.tolist(), "labels": y.tolist(), **params}
+    r = client.post(f"/v1/models/{name}/versions", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
 @pytest.fixture
 def parent(client: TestClient) -> dict[str, Any]:
     """Model 'shift' version 1, trained on balanced rows 0..1199 of the population."""
     X, y = _population()
-    body = {
-        "features": X[:1200].tolist(),
-        "labels": y[:1200].tolist(),
-        "feature_names": NAMES,
-        "n_estimators": 40,
-    }
-    r = client.post("/v1/models/shift/versions", json=body)
-    assert r.status_code == 201, r.text
-    return r.json()
+    return _register(client, "shift", X[:1200], y[:1200], feature_names=NAMES, n_estimators=40)
 
 
 def _proba(client: TestClient, X: np.ndarray, version: int) -> np.ndarray:
@@ -290,15 +290,7 @@ def test_multiclass_recalibration_fixes_shifted_calibration_and_shares_the_boost
     client: TestClient, algorithm: str, method: str
 ) -> None:
     X, y = _population3()
-    body = {
-        "features": X[:1500].tolist(),
-        "labels": y[:1500].tolist(),
-        "algorithm": algorithm,
-        "n_estimators": 30,
-    }
-    r = client.post("/v1/models/tri/versions", json=body)
-    assert r.status_code == 201, r.text
-    parent = r.json()
+    parent = _register(client, "tri", X[:1500], y[:1500], algorithm=algorithm, n_estimators=30)
     X_lab, y_lab = _shifted3(X[1500:3000], y[1500:3000], SHIFT3, 1500, seed=1)
     X_new, y_new = _shifted3(X[3000:], y[3000:], SHIFT3, 1000, seed=2)
     r = client.post(
@@ -338,9 +330,7 @@ def test_multiclass_recalibration_fixes_shifted_calibration_and_shares_the_boost
 
 def test_multiclass_recalibration_from_logged_outcomes(client: TestClient) -> None:
     X, y = _population3(1)
-    body = {"features": X[:1200].tolist(), "labels": y[:1200].tolist(), "algorithm": "samme",
-            "n_estimators": 20}  # fmt: skip
-    assert client.post("/v1/models/tri/versions", json=body).status_code == 201
+    _register(client, "tri", X[:1200], y[:1200], algorithm="samme", n_estimators=20)
     X_lab, y_lab = _shifted3(X[1200:], y[1200:], SHIFT3, 700, seed=3)
     ids = [f"t{i}" for i in range(700)]
     r = client.post("/v1/models/tri/predict", json={"instances": X_lab.tolist(), "ids": ids})
@@ -371,9 +361,7 @@ def test_multiclass_recalibration_from_logged_outcomes(client: TestClient) -> No
 
 def test_multiclass_recalibration_needs_every_class(client: TestClient) -> None:
     X, y = _population3(2)
-    body = {"features": X[:900].tolist(), "labels": y[:900].tolist(), "algorithm": "samme",
-            "n_estimators": 10}  # fmt: skip
-    assert client.post("/v1/models/tri/versions", json=body).status_code == 201
+    _register(client, "tri", X[:900], y[:900], algorithm="samme", n_estimators=10)
     few = np.r_[np.flatnonzero(y[900:] == 0)[:60], np.flatnonzero(y[900:] == 1)[:60],
                 np.flatnonzero(y[900:] == 2)[:4]] + 900  # fmt: skip
     r = client.post(
@@ -392,10 +380,7 @@ def _versions_of(client: TestClient, name: str) -> int:
 
 def test_angle_based_version_is_refused_saying_why(client: TestClient) -> None:
     X, y = make_classification(300, 4, n_informative=3, n_redundant=1, n_classes=3, random_state=0)
-    body = {"features": X.tolist(), "labels": y.tolist(), "algorithm": "angle_adaboost",
-            "n_estimators": 10}  # fmt: skip
-    r = client.post("/v1/models/multi/versions", json=body)
-    assert r.status_code == 201, r.text
+    _register(client, "multi", X, y, algorithm="angle_adaboost", n_estimators=10)
     r = client.post(
         "/v1/models/multi/versions/1/recalibrate",
         json={"instances": X.tolist(), "labels": y.tolist()},
@@ -467,10 +452,7 @@ def test_the_default_fold_ensemble_recalibrates_from_logged_outcomes(client: Tes
     """The default model serves its 5 fold boosters; the logged raw score is the mean fold
     score its calibration map took, and a map refitted on it serves the same boosters."""
     X, y = _population()
-    body = {"features": X[:1200].tolist(), "labels": y[:1200].tolist(), "feature_names": NAMES}
-    r = client.post("/v1/models/shift/versions", json=body)
-    assert r.status_code == 201, r.text
-    parent = r.json()
+    parent = _register(client, "shift", X[:1200], y[:1200], feature_names=NAMES)
     assert parent["algorithm"] == "auto"
     assert parent["calibration"]["served"] == "fold_ensemble"
     assert parent["calibration"]["n_folds"] == 5

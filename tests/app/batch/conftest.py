@@ -4,7 +4,6 @@ directory, a trained two-class model with feature names, and partitioned Parquet
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,19 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
-from app.api.main import create_app
 from app.settings import Settings
 from tests.app.api.conftest import dataset, train_body
 
 N_ROWS = 300
 FEATURES = ["a", "b", "c", "d"]
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    data = tmp_path / "data"
-    data.mkdir()
-    return data
 
 
 @pytest.fixture
@@ -44,9 +35,9 @@ def batch_settings(database_url: str, root: Path) -> Settings:
 
 
 @pytest.fixture
-def client(batch_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(batch_settings), raise_server_exceptions=False) as c:
-        yield c
+def settings(batch_settings: Settings) -> Settings:
+    """What ``client`` serves with."""
+    return batch_settings
 
 
 @pytest.fixture

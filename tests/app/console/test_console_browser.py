@@ -95,6 +95,14 @@ def open_console(driver: WebDriver, url: str) -> None:
     wait_for(driver, lambda d: state_of(d, "models-panel") in ("ready", "error"), "models")
 
 
+@pytest.fixture
+def api(browser: WebDriver, live: tuple[str, httpx.Client]) -> httpx.Client:
+    """The console of :func:`live` open in ``browser`` (models loaded); the API's client."""
+    url, client = live
+    open_console(browser, url)
+    return client
+
+
 def use_key(driver: WebDriver, key: str) -> None:
     """Type ``key`` in the API-key field, use it, and wait for the models to reload."""
     field = by_id(driver, "api-key")
@@ -167,10 +175,8 @@ def check_whatif(driver: WebDriver, api: httpx.Client, name: str, version: int) 
 
 
 def test_console_shows_models_versions_plots_and_whatif_as_the_api_does(
-    browser: WebDriver, live: tuple[str, httpx.Client]
+    browser: WebDriver, api: httpx.Client
 ) -> None:
-    url, api = live
-    open_console(browser, url)
     rows = browser.find_elements(By.CSS_SELECTOR, "#models tbody tr")
     assert [r.get_attribute("data-model") for r in rows] == ["fraud", "nohold"]
     assert rows[0].find_element(By.CSS_SELECTOR, '[data-field="versions"]').text == "2"
@@ -238,11 +244,7 @@ def test_console_shows_models_versions_plots_and_whatif_as_the_api_does(
     check_whatif(browser, api, "fraud", 2)
 
 
-def test_console_moves_an_alias_and_the_api_sees_it(
-    browser: WebDriver, live: tuple[str, httpx.Client]
-) -> None:
-    url, api = live
-    open_console(browser, url)
+def test_console_moves_an_alias_and_the_api_sees_it(browser: WebDriver, api: httpx.Client) -> None:
     click_model(browser, "fraud")
     for version in (2, 1):
         by_id(browser, "alias-name").clear()
@@ -279,11 +281,7 @@ def test_console_moves_an_alias_and_the_api_sees_it(
     assert api.get("/v1/models/fraud").json()["aliases"] == {"production": 1}
 
 
-def test_console_explains_missing_heldout_rows(
-    browser: WebDriver, live: tuple[str, httpx.Client]
-) -> None:
-    url, api = live
-    open_console(browser, url)
+def test_console_explains_missing_heldout_rows(browser: WebDriver, api: httpx.Client) -> None:
     click_model(browser, "nohold")
     click_version(browser, 1)
     wait_for(browser, lambda d: state_of(d, "whatif-result") in ("ready", "error"), "what-if")

@@ -31,12 +31,11 @@ def _table(n: int = 100, seed: int = 0) -> pa.Table:
 
 
 @pytest.fixture()
-def root(tmp_path: Path) -> Path:
-    r = tmp_path / "data"
-    r.mkdir()
-    pq.write_table(_table(), r / "train.parquet", row_group_size=30)
-    _table().to_pandas().to_csv(r / "train.csv", index=False)
-    return r
+def root(root: Path) -> Path:
+    """The data root, holding train.parquet and train.csv (the same table)."""
+    pq.write_table(_table(), root / "train.parquet", row_group_size=30)
+    _table().to_pandas().to_csv(root / "train.csv", index=False)
+    return root
 
 
 def _ref(uri: str, **kw: object) -> DatasetRef:

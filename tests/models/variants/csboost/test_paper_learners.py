@@ -20,7 +20,7 @@ from models.inference.vote_ensemble import VoteEnsemble
 from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
 from models.variants.csboost.cs_realboost import CostSensitiveRealBoost, histogram_tree
 from models.weak.tree import trees_ensemble
-from tests.models.csboost.conftest import (
+from tests.models.variants.csboost.conftest import (
     REFERENCE_CASES,
     binary_data,
     normalized,

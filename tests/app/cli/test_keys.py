@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,17 +12,7 @@ import pytest
 from app.cli import main
 from app.settings import get_settings
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def registry(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setenv("COSTWISE_DATABASE_URL", database_url)
-    for name in ("COSTWISE_ENV", "COSTWISE_AUTH", "COSTWISE_BOOTSTRAP_ADMIN_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    get_settings.cache_clear()
-    yield database_url
-    get_settings.cache_clear()
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_keys_create_list_revoke(registry: str, capsys: pytest.CaptureFixture[str]) -> None:

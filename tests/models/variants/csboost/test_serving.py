@@ -12,7 +12,7 @@ from models.catalog.algorithms import algorithms, get_algorithm, validate_params
 from models.decisions.rule import CostMatrix
 from models.exceptions import InvalidInput
 from models.inference.artifacts import dump_model, load_model
-from tests.models.csboost.conftest import binary_data, normalized
+from tests.models.variants.csboost.conftest import binary_data, normalized
 
 NAMES = ("csada", "adadb", "cs_realboost", "cs_logitboost")
 #: Every algorithm with its default stumps, plus the paper's own learners of section 4.3 /

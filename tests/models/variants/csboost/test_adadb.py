@@ -10,7 +10,7 @@ from models.variants.csboost._alpha import alpha_eq41, alpha_loss_many
 from models.variants.csboost.adadb import AdaDB, ConditionalSearchTrainer
 from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost, class_errors, lower_left_hull
 from models.weak import StumpTrainer
-from tests.models.csboost.conftest import binary_data, cheap_and_dear_misses
+from tests.models.variants.csboost.conftest import binary_data, cheap_and_dear_misses
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])

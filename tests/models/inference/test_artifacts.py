@@ -19,7 +19,7 @@ from models.inference.artifacts import SCORER_KINDS, dump_model, load_model, sha
 from tests.models.conftest import rezip
 
 DATA = Path(__file__).parent / "data"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _fitted(weak_learner: str = "stump", method: str = "platt") -> tuple:

@@ -33,7 +33,7 @@ from models.variants.csboost.adadb import AdaDB
 from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
 from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
 from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
-from tests.models.csboost.conftest import boundary_and_excess_risk, gaussians, normalized
+from tests.models.variants.csboost.conftest import boundary_and_excess_risk, gaussians, normalized
 
 BAYES = {5.0: -0.8047, 20.0: -1.4979}
 TOLERANCE = {5.0: 0.17, 20.0: 0.26}  # 3 sd of the sample's own cost-minimising threshold

@@ -8,7 +8,7 @@ from scipy.special import expit
 
 from models.exceptions import InvalidInput
 from models.variants.csboost.cs_logitboost import CostSensitiveLogitBoost
-from tests.models.csboost.conftest import binary_data, normalized
+from tests.models.variants.csboost.conftest import binary_data, normalized
 
 
 def _reference(

@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
-from app.settings import get_settings
-
-ROOT = Path(__file__).resolve().parents[2]
-FRAUD = ROOT / "examples" / "fraud.csv"
-
-
-@pytest.fixture
-def registry(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setenv("COSTWISE_DATABASE_URL", database_url)
-    get_settings.cache_clear()
-    yield database_url
-    get_settings.cache_clear()
+from tests.app.cli.conftest import FRAUD
 
 
 def test_train_list_predict(
@@ -49,44 +37,9 @@ def test_train_list_predict(
     lines = FRAUD.read_text().splitlines()[:51]
     rows.write_text("\n".join(lines) + "\n")
     out_cheap, out_dear = tmp_path / "cheap.csv", tmp_path / "dear.csv"
-    assert (
-        main(
-            [
-                "predict",
-                str(rows),
-                "--model",
-                "fraud",
-                "--ignore",
-                "fraud",
-                "--c-fp",
-                "1",
-                "--c-fn",
-                "1",
-                "-o",
-                str(out_cheap),
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "predict",
-                str(rows),
-                "--model",
-                "fraud",
-                "--ignore",
-                "fraud",
-                "--c-fp",
-                "1",
-                "--c-fn",
-                "100",
-                "-o",
-                str(out_dear),
-            ]
-        )
-        == 0
-    )
+    for c_fn, out in (("1", out_cheap), ("100", out_dear)):
+        predict = ["predict", str(rows), "--model", "fraud", "--ignore", "fraud"]
+        assert main([*predict, "--c-fp", "1", "--c-fn", c_fn, "-o", str(out)]) == 0
     cheap = list(csv.DictReader(out_cheap.read_text().splitlines()))
     dear = list(csv.DictReader(out_dear.read_text().splitlines()))
     assert len(cheap) == len(dear) == 50

@@ -29,7 +29,7 @@ from models.variants.jous import (
     quantile_sample,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 COMMON = {
     "n_estimators": 15,
     "weak_learner": "stump",

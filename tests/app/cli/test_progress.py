@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -14,18 +12,9 @@ from app.cli.progress import progress_bar
 from app.db import make_engine
 from app.settings import get_settings
 from models.boosting.progress import report
+from tests.app.cli.conftest import FRAUD
 
-ROOT = Path(__file__).resolve().parents[2]
-FRAUD = ROOT / "examples" / "fraud.csv"
 TRAIN = ["train", str(FRAUD), "--model", "fraud", "--label-column", "fraud"]
-
-
-@pytest.fixture
-def registry(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setenv("COSTWISE_DATABASE_URL", database_url)
-    get_settings.cache_clear()
-    yield database_url
-    get_settings.cache_clear()
 
 
 def test_progress_flag_draws_phase_and_rounds_on_stderr(

@@ -9,7 +9,7 @@ import pytest
 
 from models.exceptions import InvalidInput, TrainingError
 from models.variants.csboost.cs_realboost import CostSensitiveRealBoost
-from tests.models.csboost.conftest import (
+from tests.models.variants.csboost.conftest import (
     REFERENCE_CASES,
     binary_data,
     realboost_reference,

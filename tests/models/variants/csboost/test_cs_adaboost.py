@@ -10,7 +10,7 @@ from scipy.special import logsumexp
 from models.boosting.adaboost import AdaBoost
 from models.exceptions import InvalidInput, TrainingError
 from models.variants.csboost.cs_adaboost import CostSensitiveAdaBoost
-from tests.models.csboost.conftest import binary_data, cheap_and_dear_misses, normalized
+from tests.models.variants.csboost.conftest import binary_data, cheap_and_dear_misses, normalized
 
 
 @pytest.mark.parametrize("nan", [0.0, 0.05])
