@@ -1,6 +1,7 @@
 """costwise numerical core: boosting, calibration, cost-sensitive decisions, artifacts.
 
-numpy, scipy, scikit-learn and numba (compiled kernels) only; importable from a notebook without the service.
+numpy, scipy, scikit-learn and numba (compiled kernels) only; importable from a notebook
+without the service.
 The names a notebook user needs are importable from here (loaded on first use, so that
 ``import models.inference.artifacts`` stays light)::
 
