@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from app.cli.progress import ProgressBar
 from app.services.batch.scoring import BatchCosts
 from app.services.batch.service import BatchRequest
 from app.settings import Settings
+from bench.serving.batch import stop
 from tests.app.batch.conftest import input_table, wait_job, write_partitioned
 from tests.app.batch.test_batch_api import (
     assert_same_decisions,
@@ -94,15 +94,7 @@ def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             client.wait_for_workers(2, timeout=60)
         yield address
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGTERM)
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        stop(procs)  # the benchmark's: SIGTERM, then SIGKILL after 20 s
 
 
 @pytest.fixture
