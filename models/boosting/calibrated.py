@@ -17,6 +17,7 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -80,7 +81,7 @@ def out_of_fold_binary(
     scores: np.ndarray,
     y_index: np.ndarray,
     sample_weight: np.ndarray | None,
-    folds: list[tuple[np.ndarray, np.ndarray]],
+    folds: Sequence[tuple[np.ndarray, np.ndarray]],
 ) -> OutOfFold | None:
     """Cross-calibrated out-of-fold probabilities of k-fold scores (None without folds)."""
     if not folds:  # hold-out split: no out-of-fold scores for the boosting rows

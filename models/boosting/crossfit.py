@@ -289,7 +289,9 @@ class OutOfFold:
         return cls(None, None, None, info, positive=p1, raw_positive=score)
 
     def __len__(self) -> int:
-        return len(self._p1) if self._proba is None else len(self._proba)
+        rows = self._p1 if self._proba is None else self._proba
+        assert rows is not None  # binary() sets _p1, the other forms _proba
+        return len(rows)
 
     @property
     def proba(self) -> np.ndarray:

@@ -24,6 +24,7 @@ all rows); ``calibration="none"`` keeps the raw scores.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ def out_of_fold_multiclass(
     scores: np.ndarray,
     y_idx: np.ndarray,
     sample_weight: np.ndarray | None,
-    folds: list[tuple[np.ndarray, np.ndarray]],
+    folds: Sequence[tuple[np.ndarray, np.ndarray]],
 ) -> OutOfFold | None:
     """Cross-calibrated out-of-fold probabilities of k-fold class scores (None without)."""
     if not folds:  # hold-out split

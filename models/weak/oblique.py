@@ -162,7 +162,7 @@ def weighted_logistic(
             break
         t = 1.0
         for _ in range(9):
-            c_new, b_new = coef - t * step[:d], b - t * step[d]
+            c_new, b_new = coef - t * step[:d], b - t * float(step[d])
             z_new = Z @ c_new + b_new
             loss_new = _loss(z_new, y01, w, c_new, lam)
             if loss_new <= loss:

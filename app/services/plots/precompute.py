@@ -133,7 +133,7 @@ def plot_rows_from(
         y_index = class_indices(model, y)
     classes = list(model.classes)
     binary = model.n_classes == 2
-    p1 = (proba if proba.ndim == 1 else proba[:, 1]) if binary else None
+    p1 = proba if proba.ndim == 1 else proba[:, 1]  # read only with two classes
     plots = _binary(y_index, p1, raw) if binary else _multiclass(y_index, proba, raw, classes)
     rows = [
         PlotRow(
