@@ -572,7 +572,7 @@ def tree_learner(name: str) -> Iterator[None]:
     import models.multiclass._base as multi
 
     base_make = binary.BaseBoosting._make_trainer
-    multi_make = multi.make_trainer
+    multi_make = multi.multiclass_trainer
 
     def binary_make(self: Any, X: np.ndarray, y: np.ndarray, sw: np.ndarray) -> Any:
         if self.weak_learner != "tree":
@@ -588,12 +588,12 @@ def tree_learner(name: str) -> Iterator[None]:
         return SklearnMulticlassTreeTrainer(X, y, n_classes, kw["max_depth"], kw["seed"])
 
     binary.BaseBoosting._make_trainer = binary_make  # type: ignore[method-assign]
-    multi.make_trainer = multiclass_make
+    multi.multiclass_trainer = multiclass_make
     try:
         yield
     finally:
         binary.BaseBoosting._make_trainer = base_make  # type: ignore[method-assign]
-        multi.make_trainer = multi_make
+        multi.multiclass_trainer = multi_make
 
 
 # --------------------------------------------------------------------------- results

@@ -158,7 +158,7 @@ def test_sklearn_gini_tree_learner_fits_scikit_learn_trees_within_the_block() ->
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 4))
     y = (X[:, 0] + 0.5 * X[:, 1] > 0.2).astype(int)
-    make, multi_make = binary_base.BaseBoosting._make_trainer, multi_base.make_trainer
+    make, multi_make = binary_base.BaseBoosting._make_trainer, multi_base.multiclass_trainer
     with common.tree_learner("sklearn-gini"):
         ada = AdaBoost(n_estimators=3, weak_learner="tree", max_depth=2, random_state=0)
         ada.fit(X, y)
@@ -177,7 +177,7 @@ def test_sklearn_gini_tree_learner_fits_scikit_learn_trees_within_the_block() ->
     assert np.mean(samme.predict(X) == y3) > 0.8
     # the block restores costwise's trainers
     assert binary_base.BaseBoosting._make_trainer is make
-    assert multi_base.make_trainer is multi_make
+    assert multi_base.multiclass_trainer is multi_make
     with common.tree_learner("costwise"):
         assert binary_base.BaseBoosting._make_trainer is make
 
