@@ -100,6 +100,6 @@ def test_a_body_reaches_the_worker_whole_and_leaves_no_file(workers: int) -> Non
                     predict_input, [b'{"instances": [[1', b"]"], PredictRequest, LIMITS
                 )
             )
-        assert spilled_files() == before
+        assert spilled_files() - before == set()  # (another process may remove its own)
     finally:
         pool.close()
