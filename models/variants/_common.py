@@ -49,9 +49,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from models.boosting.loop import EPS_CLIP, BaseBoosting
+from models.boosting.loop import BOOSTING_PARAMS, EPS_CLIP, BaseBoosting
 from models.decisions.training_costs import check_cost
 from models.specs.algorithm import AlgorithmSpec, ParamSpec
+from models.specs.estimator_params import declared_init
 
 __all__ = [
     "CostSensitiveBoosting",
@@ -169,22 +170,7 @@ class CostSensitiveBoosting(BaseBoosting):
 
     _cost_scale: ClassVar[str] = "max"
 
-    def __init__(
-        self,
-        c_fp: float = 1.0,
-        c_fn: float = 1.0,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "vote",
-        random_state: int | np.random.RandomState | None = None,
-        stump_criterion: str = "error",
-    ) -> None:
-        super().__init__(n_estimators, weak_learner, max_depth, max_bins, score_kind,
-                         random_state, stump_criterion)  # fmt: skip
-        self.c_fp = c_fp
-        self.c_fn = c_fn
+    __init__ = declared_init({"c_fp": 1.0, "c_fn": 1.0}, BOOSTING_PARAMS)
 
     def _check_params(self) -> None:
         super()._check_params()

@@ -71,6 +71,7 @@ from scipy.special import expit
 from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
 from models.specs.algorithm import ParamSpec
+from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, make_spec
 from models.variants.csboost._histogram import BinnedHistogram
 from models.variants.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump
@@ -135,27 +136,17 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
     _require_decrease = False
     _weak_learners: ClassVar[tuple[str, ...]] = ("stump", "linear")
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        c_fp: float = 1.0,
-        c_fn: float = 1.0,
-        max_bins: int = 256,
-        weights: str = "link",
-        z_max: float = 4.0,
-        weak_learner: str = "stump",
-        score_kind: str = "logistic",
-        random_state: int | None = None,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.c_fp = c_fp
-        self.c_fn = c_fn
-        self.max_bins = max_bins
-        self.weights = weights
-        self.z_max = z_max
-        self.weak_learner = weak_learner
-        self.score_kind = score_kind
-        self.random_state = random_state
+    __init__ = declared_init(
+        n_estimators=100,
+        c_fp=1.0,
+        c_fn=1.0,
+        max_bins=256,
+        weights="link",
+        z_max=4.0,
+        weak_learner="stump",
+        score_kind="logistic",
+        random_state=None,
+    )
 
     def _check_params(self) -> None:
         super()._check_params()

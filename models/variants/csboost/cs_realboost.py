@@ -41,6 +41,7 @@ import numpy as np
 from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
 from models.specs.algorithm import ParamSpec
+from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, initial_weights, make_spec
 from models.variants.csboost._histogram import BinnedHistogram, first_minimum
 from models.variants.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump
@@ -102,27 +103,17 @@ class CostSensitiveRealBoost(RealValuedBoosting):
 
     _weak_learners: ClassVar[tuple[str, ...]] = ("stump", "histogram")
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        c_fp: float = 1.0,
-        c_fn: float = 1.0,
-        max_bins: int = 256,
-        smoothing: float = 0.5,
-        init_weights: str = "uniform",
-        weak_learner: str = "stump",
-        score_kind: str = "logistic",
-        random_state: int | None = None,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.c_fp = c_fp
-        self.c_fn = c_fn
-        self.max_bins = max_bins
-        self.smoothing = smoothing
-        self.init_weights = init_weights
-        self.weak_learner = weak_learner
-        self.score_kind = score_kind
-        self.random_state = random_state
+    __init__ = declared_init(
+        n_estimators=100,
+        c_fp=1.0,
+        c_fn=1.0,
+        max_bins=256,
+        smoothing=0.5,
+        init_weights="uniform",
+        weak_learner="stump",
+        score_kind="logistic",
+        random_state=None,
+    )
 
     def _check_params(self) -> None:
         super()._check_params()
