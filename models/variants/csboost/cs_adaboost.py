@@ -43,6 +43,7 @@ from models.boosting.loop import BaseBoosting
 from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
 from models.specs.estimator_params import declared_init
+from models.variants._common import table4
 from models.variants.csboost._alpha import alpha_eq41, alpha_loss_many, loss_eq40
 from models.variants.csboost._common import (
     CostSensitiveMixin,
@@ -360,19 +361,15 @@ class CostSensitiveAdaBoost(CostSensitiveMixin, BaseBoosting):
         return self
 
 
-def _build(common: dict[str, Any], params: dict[str, Any]) -> CostSensitiveAdaBoost:
-    return CostSensitiveAdaBoost(**common, **params)
-
-
 SPEC = make_spec(
+    CostSensitiveAdaBoost,
     name="csada",
     title="CSAda / cost-sensitive AdaBoost",
     equations="Masnadi-Shirazi & Vasconcelos 2007: loss Eq. 33, minimiser Eq. 36, joint "
     "learner/step Eqs. 38-45 (Algorithm 1, step = root of Eq. 41 by Brent's method), weight "
     "update Eq. 39; Nikolaou et al. 2016: Tables 1-4 (CSAda)",
-    build=_build,
     params=cost_params(),
-    properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": False},
+    properties=table4(True, True, False),
     notes="Exhaustive search: every stump (feature x threshold x NaN side x polarity) is "
     "scored at its own root of Eq. 41 each round, so a round costs several times an AdaBoost "
     "round. Costs are normalised to C1 + C2 = 2 (alphas and F on that scale). Equal costs "

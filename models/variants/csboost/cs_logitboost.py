@@ -74,7 +74,7 @@ from models.specs.algorithm import ParamSpec
 from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, make_spec
 from models.variants.csboost._histogram import BinnedHistogram
-from models.variants.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump
+from models.variants.csboost._real import RealValuedBoosting, catalog_build, cell_sums, pick_stump
 from models.weak.base import Stump
 
 __all__ = ["CostSensitiveLogitBoost", "HESSIAN_WEIGHTS"]
@@ -261,19 +261,15 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
         return stump, out
 
 
-def _build(common: dict[str, Any], params: dict[str, Any]) -> CostSensitiveLogitBoost:
-    wl = check_stumps("cs_logitboost", common, CostSensitiveLogitBoost._weak_learners)
-    return CostSensitiveLogitBoost(n_estimators=common["n_estimators"], weak_learner=wl, **params)
-
-
 SPEC = make_spec(
+    CostSensitiveLogitBoost,
     name="cs_logitboost",
     title="Cost-sensitive LogitBoost",
     equations="Masnadi-Shirazi & Vasconcelos 2007: loss Eq. 34 with link Eq. 35, minimiser "
     "Eq. 36, Newton step Eqs. 52-56 (Algorithm 3, Appendix D) with the paper's linear "
     "learner a*phi(x)+b (Eqs. 50-51, weak_learner 'linear') or regression stumps; weights "
     "p_c(1-p_c) from Appendix D (or Eq. 55 as printed); reduces to LogitBoost for equal costs",
-    build=_build,
+    build=catalog_build(CostSensitiveLogitBoost, "cs_logitboost"),
     params=cost_params(
         ParamSpec(
             "weights",

@@ -44,7 +44,7 @@ from models.specs.algorithm import ParamSpec
 from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, initial_weights, make_spec
 from models.variants.csboost._histogram import BinnedHistogram, first_minimum
-from models.variants.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump
+from models.variants.csboost._real import RealValuedBoosting, catalog_build, cell_sums, pick_stump
 from models.weak.base import Stump
 from models.weak.tree import TreeArrays, trees_ensemble
 
@@ -222,19 +222,15 @@ def histogram_tree(
     )
 
 
-def _build(common: dict[str, Any], params: dict[str, Any]) -> CostSensitiveRealBoost:
-    wl = check_stumps("cs_realboost", common, CostSensitiveRealBoost._weak_learners)
-    return CostSensitiveRealBoost(n_estimators=common["n_estimators"], weak_learner=wl, **params)
-
-
 SPEC = make_spec(
+    CostSensitiveRealBoost,
     name="cs_realboost",
     title="Cost-sensitive RealBoost",
     equations="Masnadi-Shirazi & Vasconcelos 2007: loss Eq. 33, minimiser Eq. 36, learner "
     "Eq. 49 (weighted histograms of the feature response, section 4.3: weak_learner "
     "'histogram'; or two-cell real stumps: 'stump'), selection Eq. 47, update Eq. 48, "
     "Algorithm 2; reduces to RealBoost (Eq. 27) for equal costs",
-    build=_build,
+    build=catalog_build(CostSensitiveRealBoost, "cs_realboost"),
     params=cost_params(
         ParamSpec(
             "max_bins",
