@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime
-from typing import Any, Literal, NotRequired, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from typing_extensions import TypedDict
@@ -17,6 +17,8 @@ Number = float | None  # None (JSON null) is a missing value
 MAX_INT = 2**31 - 1  # integers stored by the registry are 32-bit: larger ones are refused
 MAX_SEED = 2**32 - 1  # numpy's seeds are unsigned 32-bit integers
 NUL_MESSAGE = "text must not contain NUL characters (\\u0000)"
+#: The address of a dataset or of a batch's output: 1 to 4096 characters (docs/data.md).
+DataUri = Annotated[str, Field(min_length=1, max_length=4096)]
 
 
 def _nul_free(value: Any) -> Any:
@@ -147,9 +149,7 @@ class TrainingRequest(TrainingParams):
 class DatasetIn(_Strict):
     """A dataset the service reads itself (see docs/data.md)."""
 
-    uri: str = Field(
-        min_length=1,
-        max_length=4096,
+    uri: DataUri = Field(
         description="`file:///path` under COSTWISE_DATA_ROOTS (a file, or a directory of "
         "Parquet files), or, when an operator enables fetching in COSTWISE_DATA_PROTOCOLS "
         "(off by default: 403), an `http(s)://` URL to a public address or one allowed by "
@@ -604,9 +604,7 @@ class ColumnCost(_Strict):
 class BatchInput(_Strict):
     """The data set to decide: a reference (see docs/data.md)."""
 
-    uri: str = Field(
-        min_length=1,
-        max_length=4096,
+    uri: DataUri = Field(
         description="file:// under an allowed root (COSTWISE_DATA_ROOTS), or, when "
         "COSTWISE_DATA_PROTOCOLS enables them, http(s):// (fenced: COSTWISE_DATA_ALLOW_HOSTS) "
         "or another fsspec URL.",
@@ -623,9 +621,7 @@ class BatchInput(_Strict):
 
 
 class BatchOutput(_Strict):
-    uri: str = Field(
-        min_length=1,
-        max_length=4096,
+    uri: DataUri = Field(
         description="file:// directory under an allowed root that does not exist yet; the "
         "decisions are written there as Parquet files (one per input partition).",
     )

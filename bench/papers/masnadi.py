@@ -195,6 +195,23 @@ def boundary_and_excess(positive: np.ndarray, c1: float, c2: float = 1.0) -> tup
     return t, risk / bayes - 1.0
 
 
+def boundary_row(key: dict[str, Any], t: int, positive: np.ndarray, est: Any) -> dict[str, Any]:
+    """The row of ``key`` (method, C1, C1_hat, seed) after ``t`` rounds: the boundary of
+    the ``positive`` grid points and its excess cost."""
+    b, ex = boundary_and_excess(positive, key["C1"])
+    return {
+        "method": key["method"],
+        "C1": key["C1"],
+        "C1_hat": key["C1_hat"],
+        "rounds": t,
+        "seed": key["seed"],
+        "boundary": b,
+        "bayes": -0.5 * math.log(key["C1"]),
+        "excess_cost": ex,
+        "n_rounds_fitted": int(est.n_estimators_),
+    }
+
+
 def synthetic(
     repeats: int,
     n_per_class: int,
@@ -220,48 +237,16 @@ def synthetic(
                 else:
                     est = build_cs(name, c1_hat, last, seed + r).fit(X, y)
                     shift = 0.0
+                key = {"method": name, "C1": c1, "C1_hat": c1_hat, "seed": seed + r}
                 for t, dec in enumerate(est.staged_decision_function(GRID[:, None]), start=1):
                     if t in rounds:
-                        b, ex = boundary_and_excess(dec >= shift, c1)
-                        out.append(
-                            {
-                                "method": name,
-                                "C1": c1,
-                                "C1_hat": c1_hat,
-                                "rounds": t,
-                                "seed": seed + r,
-                                "boundary": b,
-                                "bayes": -0.5 * math.log(c1),
-                                "excess_cost": ex,
-                                "n_rounds_fitted": int(est.n_estimators_),
-                            }
-                        )
+                        out.append(boundary_row(key, t, dec >= shift, est))
                 # a model that stopped early keeps its last boundary for later round counts
-                got = {
-                    row["rounds"]
-                    for row in out
-                    if row["method"] == name
-                    and row["C1"] == c1
-                    and row["C1_hat"] == c1_hat
-                    and row["seed"] == seed + r
-                }
+                got = {row["rounds"] for row in out if all(row[k] == v for k, v in key.items())}
                 for t in rounds:
                     if t not in got:
                         dec = est.decision_function(GRID[:, None])
-                        b, ex = boundary_and_excess(dec >= shift, c1)
-                        out.append(
-                            {
-                                "method": name,
-                                "C1": c1,
-                                "C1_hat": c1_hat,
-                                "rounds": t,
-                                "seed": seed + r,
-                                "boundary": b,
-                                "bayes": -0.5 * math.log(c1),
-                                "excess_cost": ex,
-                                "n_rounds_fitted": int(est.n_estimators_),
-                            }
-                        )
+                        out.append(boundary_row(key, t, dec >= shift, est))
                 progress.update(1)
     return out
 

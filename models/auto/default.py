@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from models.auto.estimators import AutoCalibratedBoosting, AutoCalibratedMulticlass, Vocabulary
+from models.auto.estimators import (
+    SEARCH_PARAMS,
+    AutoCalibratedBoosting,
+    AutoCalibratedMulticlass,
+    Vocabulary,
+    vocabulary_init,
+)
 from models.auto.grid import default_grid
 from models.auto.params import MULTICLASS_CALIBRATIONS
 from models.decisions.rule import Decisions
@@ -49,35 +55,12 @@ class AutoCalibrated(Vocabulary, ClassifierMixin, BaseEstimator):
         Out-of-fold calibrated probabilities of the training rows (reported metrics).
     """
 
-    def __init__(
-        self,
-        grid: Any = None,
-        calibration: str = "platt",
-        n_folds: int = 5,
-        metric: str = "log_loss",
-        max_search_rows: int = 20000,
-        max_rounds: int | None = None,
-        time_budget: float | None = None,
-        score_kind: str = "vote",
-        random_state: int | None = None,
-        n_jobs: int | None = None,
-        multiclass_calibration: str = "multinomial",
-        serve: str = "folds",
-        **aliases: Any,
-    ) -> None:
-        self.grid = grid
-        self.calibration = calibration
-        self.n_folds = n_folds
-        self.metric = metric
-        self.max_search_rows = max_search_rows
-        self.max_rounds = max_rounds
-        self.time_budget = time_budget
-        self.score_kind = score_kind
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.multiclass_calibration = multiclass_calibration
-        self.serve = serve
-        self._take_aliases(aliases)
+    __init__ = vocabulary_init(
+        {"grid": None, "calibration": "platt"},
+        SEARCH_PARAMS,
+        multiclass_calibration="multinomial",
+        serve="folds",
+    )
 
     def _for(self, n_classes: int) -> AutoCalibratedBoosting | AutoCalibratedMulticlass:
         common: dict[str, Any] = {

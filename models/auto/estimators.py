@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,11 +44,54 @@ from models.inference.model import InferenceModel
 from models.inference.multiclass_scorers import normalise_rows
 from models.multiclass.calibrated import CalibratedMulticlass
 from models.multiclass.samme import SAMME
+from models.specs.estimator_params import declared_init
 
-__all__ = ["MULTINOMIAL_L2", "AutoCalibratedBoosting", "AutoCalibratedMulticlass", "AutoCapacity"]
+__all__ = [
+    "MULTINOMIAL_L2",
+    "SEARCH_PARAMS",
+    "AutoCalibratedBoosting",
+    "AutoCalibratedMulticlass",
+    "AutoCapacity",
+    "vocabulary_init",
+]
 
 MULTINOMIAL_L2 = 0.1
 """Ridge of the multinomial map's K x K weights (bench/quality/multiclass_calibration.py)."""
+
+
+#: The search settings every automatic estimator takes after ``grid`` and
+#: ``calibration``, with their defaults, in order (:func:`vocabulary_init`).
+SEARCH_PARAMS: dict[str, Any] = {
+    "n_folds": 5,
+    "metric": "log_loss",
+    "max_search_rows": 20000,
+    "max_rounds": None,
+    "time_budget": None,
+    "score_kind": "vote",
+    "random_state": None,
+    "n_jobs": None,
+}
+
+
+def vocabulary_init(*runs: dict[str, Any], **params: Any) -> Callable[..., None]:
+    """:func:`~models.specs.estimator_params.declared_init` that also takes ``**aliases``.
+
+    The declared parameters are stored as given; the other keywords are the former names
+    of :data:`~models.auto.params.ALIASES`, handed to :meth:`Vocabulary._take_aliases`.
+    """
+    init = declared_init(*runs, **params)
+    declared = inspect.signature(init)
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        aliases = {k: kwargs.pop(k) for k in list(kwargs) if k not in declared.parameters}
+        init(self, *args, **kwargs)
+        self._take_aliases(aliases)
+
+    catch_all = inspect.Parameter("aliases", inspect.Parameter.VAR_KEYWORD)
+    __init__.__signature__ = declared.replace(  # type: ignore[attr-defined]
+        parameters=[*declared.parameters.values(), catch_all]
+    )
+    return __init__
 
 
 class Vocabulary:
@@ -277,33 +321,9 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
 
     booster_class = AdaBoost
 
-    def __init__(
-        self,
-        grid: Any = DEFAULT_GRID,
-        calibration: str = "platt",
-        n_folds: int = 5,
-        metric: str = "log_loss",
-        max_search_rows: int = 20000,
-        max_rounds: int | None = None,
-        time_budget: float | None = None,
-        score_kind: str = "vote",
-        random_state: int | None = None,
-        n_jobs: int | None = None,
-        serve: str = "folds",
-        **aliases: Any,
-    ) -> None:
-        self.grid = grid
-        self.calibration = calibration
-        self.n_folds = n_folds
-        self.metric = metric
-        self.max_search_rows = max_search_rows
-        self.max_rounds = max_rounds
-        self.time_budget = time_budget
-        self.score_kind = score_kind
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.serve = serve
-        self._take_aliases(aliases)
+    __init__ = vocabulary_init(
+        {"grid": DEFAULT_GRID, "calibration": "platt"}, SEARCH_PARAMS, serve="folds"
+    )
 
     def _serves_folds(self) -> bool:
         return self.serve == "folds"
@@ -395,33 +415,9 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
     two_classes = False
     booster_class = SAMME
 
-    def __init__(
-        self,
-        grid: Any = MULTICLASS_GRID,
-        calibration: str = "multinomial",
-        n_folds: int = 5,
-        metric: str = "log_loss",
-        max_search_rows: int = 20000,
-        max_rounds: int | None = None,
-        time_budget: float | None = None,
-        score_kind: str = "vote",
-        random_state: int | None = None,
-        n_jobs: int | None = None,
-        serve: str = "folds",
-        **aliases: Any,
-    ) -> None:
-        self.grid = grid
-        self.calibration = calibration
-        self.n_folds = n_folds
-        self.metric = metric
-        self.max_search_rows = max_search_rows
-        self.max_rounds = max_rounds
-        self.time_budget = time_budget
-        self.score_kind = score_kind
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.serve = serve
-        self._take_aliases(aliases)
+    __init__ = vocabulary_init(
+        {"grid": MULTICLASS_GRID, "calibration": "multinomial"}, SEARCH_PARAMS, serve="folds"
+    )
 
     def _serves_folds(self) -> bool:
         # the mean of the folds' vote fractions is one merged vote ensemble; the softmax

@@ -39,6 +39,7 @@ from models.decisions.rule import Decisions, class_priors
 from models.exceptions import NotFitted
 from models.inference.model import InferenceModel
 from models.inference.scorers import BinaryScorer
+from models.specs.estimator_params import declared_init
 
 __all__ = [
     "RAW_SCORES",
@@ -164,23 +165,15 @@ class CalibratedBoosting(ClassifierMixin, BaseEstimator):
     0.1667
     """
 
-    def __init__(
-        self,
-        estimator: BaseBoosting | None = None,
-        method: str = "platt",
-        split: str = "holdout",
-        calibration_fraction: float = 1.0 / 3.0,
-        n_folds: int = 5,
-        random_state: int | None = None,
-        n_jobs: int | None = None,
-    ) -> None:
-        self.estimator = estimator
-        self.method = method
-        self.split = split
-        self.calibration_fraction = calibration_fraction
-        self.n_folds = n_folds
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+    __init__ = declared_init(
+        estimator=None,
+        method="platt",
+        split="holdout",
+        calibration_fraction=1.0 / 3.0,
+        n_folds=5,
+        random_state=None,
+        n_jobs=None,
+    )
 
     # ------------------------------------------------------------------ fitting
     def _make_booster(self) -> BaseBoosting:

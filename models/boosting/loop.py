@@ -39,10 +39,13 @@ from models.exceptions import InvalidInput, TrainingError
 from models.features.binning import is_codes
 from models.features.checks import binary_classes, check_fit_data, check_predict_X
 from models.inference.ensemble import Ensemble
+from models.specs.estimator_params import declared_init
 from models.weak import STUMP_CRITERIA
 from models.weak.registry import binary_names, binary_trainer
 
 __all__ = [
+    "BOOSTING_PARAMS",
+    "LEARNER_PARAMS",
     "BaseBoosting",
     "EPS_CLIP",
     "Rounds",
@@ -136,6 +139,24 @@ def run_rounds(
     return Rounds(learners, steps, errors, "max_rounds")
 
 
+#: The rounds and their weak learner: the run of parameters every booster starts with
+#: (binary, multiclass, JOUS), in order (:func:`models.specs.estimator_params.declared_init`).
+LEARNER_PARAMS: dict[str, Any] = {
+    "n_estimators": 100,
+    "weak_learner": "stump",
+    "max_depth": 3,
+    "max_bins": 256,
+}
+#: The parameters of :class:`BaseBoosting` and their defaults, in order: the run that
+#: the cost-sensitive variants, SAMME and one-vs-rest extend.
+BOOSTING_PARAMS: dict[str, Any] = {
+    **LEARNER_PARAMS,
+    "score_kind": "vote",
+    "random_state": None,
+    "stump_criterion": "error",
+}
+
+
 class BaseBoosting(ClassifierMixin, BaseEstimator):
     """Discrete boosting loop with overridable initial weights, alpha and weight update.
 
@@ -166,23 +187,15 @@ class BaseBoosting(ClassifierMixin, BaseEstimator):
     footnotes 1 and 9 (termination without a positive alpha).
     """
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "vote",
-        random_state: int | np.random.RandomState | None = None,
-        stump_criterion: str = "error",
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.weak_learner = weak_learner
-        self.max_depth = max_depth
-        self.max_bins = max_bins
-        self.score_kind = score_kind
-        self.random_state = random_state
-        self.stump_criterion = stump_criterion
+    n_estimators: int
+    weak_learner: str
+    max_depth: int
+    max_bins: int
+    score_kind: str
+    random_state: int | np.random.RandomState | None
+    stump_criterion: str
+
+    __init__ = declared_init(BOOSTING_PARAMS)
 
     # ----------------------------------------------------------------- hooks
     def _setup(self, y: np.ndarray, sample_weight: np.ndarray) -> None:

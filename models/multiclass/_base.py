@@ -25,11 +25,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 
-from models.boosting.loop import EPS_CLIP, run_rounds
+from models.boosting.loop import EPS_CLIP, LEARNER_PARAMS, run_rounds
 from models.decisions.rule import class_priors
 from models.exceptions import InvalidInput, TrainingError
 from models.features.checks import check_fit_data, check_predict_X
 from models.inference.vote_ensemble import VoteEnsemble
+from models.specs.estimator_params import declared_init
 from models.weak.multiclass import STUMP_CRITERIA
 from models.weak.registry import (
     WEAK_LEARNERS,
@@ -78,19 +79,13 @@ class MulticlassBoosting(ClassifierMixin, BaseEstimator):
 
     _stump_criterion = "error"
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        random_state: int | np.random.RandomState | None = None,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.weak_learner = weak_learner
-        self.max_depth = max_depth
-        self.max_bins = max_bins
-        self.random_state = random_state
+    n_estimators: int
+    weak_learner: str
+    max_depth: int
+    max_bins: int
+    random_state: int | np.random.RandomState | None
+
+    __init__ = declared_init(LEARNER_PARAMS, random_state=None)
 
     # ----------------------------------------------------------------- hooks
     def _setup(self, y: np.ndarray, sample_weight: np.ndarray) -> None:

@@ -42,6 +42,7 @@ from models.inference.model import InferenceModel
 from models.inference.multiclass_scorers import AngleScorer, theorem2_probabilities
 from models.inference.simplex import scores_from_votes, simplex_vertices
 from models.multiclass._base import EPS_CLIP, MulticlassBoosting, at_chance
+from models.specs.estimator_params import declared_init, declared_params
 
 __all__ = ["AngleAdaBoost", "AngleLogitBoost", "lemma1_beta"]
 
@@ -58,17 +59,7 @@ class _AngleBoosting(MulticlassBoosting):
 
     loss: ClassVar[str] = ""
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        random_state: int | np.random.RandomState | None = None,
-        cost_matrix: Any = None,
-    ) -> None:
-        super().__init__(n_estimators, weak_learner, max_depth, max_bins, random_state)
-        self.cost_matrix = cost_matrix
+    __init__ = declared_init(declared_params(MulticlassBoosting), cost_matrix=None)
 
     def _check_params(self) -> None:
         super()._check_params()

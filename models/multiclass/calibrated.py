@@ -44,8 +44,24 @@ from models.exceptions import NotFitted, TrainingError
 from models.inference.model import InferenceModel
 from models.inference.multiclass_scorers import CalibratedVoteScorer, normalise_rows
 from models.multiclass.samme import SAMME
+from models.specs.estimator_params import declared_init
 
-__all__ = ["CalibratedMulticlass", "ServedByThreshold", "check_calibration_params", "SPLITS"]
+__all__ = [
+    "CALIBRATION_PARAMS",
+    "CalibratedMulticlass",
+    "ServedByThreshold",
+    "check_calibration_params",
+    "SPLITS",
+]
+
+#: The calibration settings of the multiclass estimators and their defaults, in order
+#: (:class:`CalibratedMulticlass`, one-vs-rest AdaBoost).
+CALIBRATION_PARAMS: dict[str, Any] = {
+    "calibration": "platt",
+    "calibration_split": "holdout",
+    "calibration_fraction": 1.0 / 3.0,
+    "n_folds": 5,
+}
 
 
 def check_calibration_params(method: str, split: str, fraction: float, n_folds: int) -> None:
@@ -176,23 +192,9 @@ class CalibratedMulticlass(ServedByThreshold, ClassifierMixin, BaseEstimator):
     probability estimates from per-class calibration and normalisation).
     """
 
-    def __init__(
-        self,
-        estimator: Any = None,
-        calibration: str = "platt",
-        calibration_split: str = "holdout",
-        calibration_fraction: float = 1.0 / 3.0,
-        n_folds: int = 5,
-        random_state: int | None = None,
-        n_jobs: int | None = None,
-    ) -> None:
-        self.estimator = estimator
-        self.calibration = calibration
-        self.calibration_split = calibration_split
-        self.calibration_fraction = calibration_fraction
-        self.n_folds = n_folds
-        self.random_state = random_state
-        self.n_jobs = n_jobs
+    __init__ = declared_init(
+        {"estimator": None}, CALIBRATION_PARAMS, random_state=None, n_jobs=None
+    )
 
     def _make_booster(self) -> Any:
         booster = SAMME() if self.estimator is None else clone(self.estimator)

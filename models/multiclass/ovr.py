@@ -19,12 +19,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedBoosting
+from models.boosting.loop import BOOSTING_PARAMS
 from models.boosting.progress import fit_part
 from models.decisions.rule import class_priors
 from models.exceptions import InvalidInput, TrainingError
 from models.inference.multiclass_scorers import OneVsRestScorer, normalise_rows
 from models.inference.scorers import BinaryScorer
-from models.multiclass.calibrated import ServedByThreshold, check_calibration_params
+from models.multiclass.calibrated import (
+    CALIBRATION_PARAMS,
+    ServedByThreshold,
+    check_calibration_params,
+)
+from models.specs.estimator_params import declared_init
 
 __all__ = ["OneVsRestAdaBoost"]
 
@@ -70,31 +76,7 @@ class OneVsRestAdaBoost(ServedByThreshold, ClassifierMixin, BaseEstimator):
     B. Zadrozny, C. Elkan, KDD 2002 (normalising one-vs-rest calibrated estimates).
     """
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "vote",
-        random_state: int | None = None,
-        stump_criterion: str = "error",
-        calibration: str = "platt",
-        calibration_split: str = "holdout",
-        calibration_fraction: float = 1.0 / 3.0,
-        n_folds: int = 5,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.weak_learner = weak_learner
-        self.max_depth = max_depth
-        self.max_bins = max_bins
-        self.score_kind = score_kind
-        self.random_state = random_state
-        self.stump_criterion = stump_criterion
-        self.calibration = calibration
-        self.calibration_split = calibration_split
-        self.calibration_fraction = calibration_fraction
-        self.n_folds = n_folds
+    __init__ = declared_init(BOOSTING_PARAMS, CALIBRATION_PARAMS)
 
     def _booster(self) -> AdaBoost:
         return AdaBoost(

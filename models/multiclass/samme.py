@@ -31,10 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from models.boosting.loop import BOOSTING_PARAMS
 from models.exceptions import InvalidInput
 from models.inference.multiclass_scorers import VOTE_SCORES as SCORES
 from models.inference.multiclass_scorers import raw_vote_scores
 from models.multiclass._base import EPS_CLIP, MulticlassBoosting, at_chance
+from models.specs.estimator_params import declared_init
 
 __all__ = ["SAMME", "SCORES"]
 
@@ -96,19 +98,7 @@ class SAMME(MulticlassBoosting):
 
     _weighted_rounds = True  # step 2(a) is weighted classification: oblique learners fit
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "vote",
-        random_state: int | np.random.RandomState | None = None,
-        stump_criterion: str = "error",
-    ) -> None:
-        super().__init__(n_estimators, weak_learner, max_depth, max_bins, random_state)
-        self.score_kind = score_kind
-        self.stump_criterion = stump_criterion
+    __init__ = declared_init(BOOSTING_PARAMS)
 
     def _check_params(self) -> None:
         super()._check_params()

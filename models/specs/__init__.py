@@ -7,6 +7,8 @@ estimator module declares a module-level ``SPEC`` with them; :mod:`models.catalo
 the declarations. ``weak_learner``: :class:`~models.specs.weak_learner.WeakLearnerSpec`
 (a weak learner family, registered in :mod:`models.weak`); ``layout``:
 :class:`~models.specs.layout.EnsembleLayout` (how learners are stored and evaluated,
-registered in :mod:`models.inference.layouts`). Imports only exceptions, so that any room
+registered in :mod:`models.inference.layouts`); ``estimator_params``:
+:func:`~models.specs.estimator_params.declared_init` (an estimator's ``__init__`` built
+from declared runs of parameters and defaults). Imports only exceptions, so that any room
 can declare itself.
 """

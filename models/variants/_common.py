@@ -45,19 +45,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from models.boosting.loop import EPS_CLIP, BaseBoosting
+from models.boosting.loop import BOOSTING_PARAMS, EPS_CLIP, BaseBoosting
 from models.decisions.training_costs import check_cost
 from models.specs.algorithm import AlgorithmSpec, ParamSpec
+from models.specs.estimator_params import declared_init
 
 __all__ = [
     "CostSensitiveBoosting",
     "MarginLoss",
     "half_log_ratio",
     "cost_params",
+    "cost_param",
     "variant_spec",
     "SERVING_RULE",
 ]
@@ -169,22 +171,7 @@ class CostSensitiveBoosting(BaseBoosting):
 
     _cost_scale: ClassVar[str] = "max"
 
-    def __init__(
-        self,
-        c_fp: float = 1.0,
-        c_fn: float = 1.0,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "vote",
-        random_state: int | np.random.RandomState | None = None,
-        stump_criterion: str = "error",
-    ) -> None:
-        super().__init__(n_estimators, weak_learner, max_depth, max_bins, score_kind,
-                         random_state, stump_criterion)  # fmt: skip
-        self.c_fp = c_fp
-        self.c_fn = c_fn
+    __init__ = declared_init({"c_fp": 1.0, "c_fn": 1.0}, BOOSTING_PARAMS)
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -237,25 +224,16 @@ class CostSensitiveBoosting(BaseBoosting):
         )
 
 
+def cost_param(name: str, description: str) -> ParamSpec:
+    """A training cost as a catalog parameter: a float > 0, default 1."""
+    return ParamSpec(name, "float", 1.0, description, minimum=0.0, exclusive_minimum=True)
+
+
 def cost_params() -> tuple[ParamSpec, ...]:
     """The catalog parameters c_fp and c_fn (Eq. 1), floats > 0, default 1."""
     return (
-        ParamSpec(
-            "c_fp",
-            "float",
-            1.0,
-            "cost of a false positive c_FP (Eq. 1), used in training",
-            minimum=0.0,
-            exclusive_minimum=True,
-        ),
-        ParamSpec(
-            "c_fn",
-            "float",
-            1.0,
-            "cost of a false negative c_FN (Eq. 1), used in training",
-            minimum=0.0,
-            exclusive_minimum=True,
-        ),
+        cost_param("c_fp", "cost of a false positive c_FP (Eq. 1), used in training"),
+        cost_param("c_fn", "cost of a false negative c_FN (Eq. 1), used in training"),
     )
 
 
@@ -274,12 +252,18 @@ def variant_spec(
     source: str,
     equations: str,
     decision_rule: str,
-    properties: Mapping[str, bool],
+    properties: Mapping[str, bool] | None,
     notes: str = "",
     params: tuple[ParamSpec, ...] | None = None,
     build: Callable[[dict[str, Any], dict[str, Any]], Any] | None = None,
+    serving: str = SERVING_RULE,
+    weak_learners: tuple[str, ...] | Literal["binary", "multiclass"] = "binary",
 ) -> AlgorithmSpec:
-    """Catalog entry of a binary variant trained with costs (Table 4 ``properties``)."""
+    """Catalog entry of a binary variant trained with costs (Table 4 ``properties``).
+
+    ``build`` defaults to ``cls(**common, **params)``; ``serving`` (how the uncalibrated
+    and the calibrated model meet the request's costs) is appended to ``decision_rule``.
+    """
     return AlgorithmSpec(
         name=name,
         title=title,
@@ -287,11 +271,12 @@ def variant_spec(
         source=source,
         equations=equations,
         trains_with_costs=True,
-        decision_rule=decision_rule + SERVING_RULE,
+        decision_rule=decision_rule + serving,
         build=_builder(cls) if build is None else build,
         params=cost_params() if params is None else params,
-        properties=dict(properties),
+        properties=None if properties is None else dict(properties),
         notes=notes,
+        weak_learners=weak_learners,
     )
 
 

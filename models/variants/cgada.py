@@ -38,9 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from models.boosting.loop import BaseBoosting
+from models.boosting.loop import BOOSTING_PARAMS, BaseBoosting
 from models.exceptions import InvalidInput, TrainingError
 from models.specs.algorithm import ParamSpec
+from models.specs.estimator_params import declared_init
 from models.variants._common import CostSensitiveBoosting, MarginLoss, table4, variant_spec
 
 __all__ = ["CGAda", "AsymmetricAdaBoost"]
@@ -114,20 +115,7 @@ class AsymmetricAdaBoost(BaseBoosting):
     Eqs. 12-16 and 38. Nikolaou et al. (2016): Eqs. 5-7; Tables 1-4, row CGAda.
     """
 
-    def __init__(
-        self,
-        gamma: float = 0.5,
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "vote",
-        random_state: int | np.random.RandomState | None = None,
-        stump_criterion: str = "error",
-    ) -> None:
-        super().__init__(n_estimators, weak_learner, max_depth, max_bins, score_kind,
-                         random_state, stump_criterion)  # fmt: skip
-        self.gamma = gamma
+    __init__ = declared_init({"gamma": 0.5}, BOOSTING_PARAMS)
 
     def _check_params(self) -> None:
         super()._check_params()

@@ -42,6 +42,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
 from models.boosting.adaboost import AdaBoost
+from models.boosting.loop import LEARNER_PARAMS
 from models.boosting.progress import fit_part
 from models.exceptions import InvalidInput, NotFitted, TrainingError
 from models.features.checks import binary_classes, check_fit_data, validate_predict_X
@@ -53,6 +54,7 @@ from models.inference.jous_scorer import (
     monotone_decisions,
 )
 from models.inference.model import InferenceModel
+from models.specs.estimator_params import declared_init
 
 __all__ = [
     "JOUSBoost",
@@ -277,25 +279,9 @@ class JOUSBoost(ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(
-        self,
-        delta: int = 10,
-        nu: float = 1.0,
-        sampling: str = "over",
-        n_estimators: int = 100,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        random_state: int | np.random.RandomState | None = None,
-    ) -> None:
-        self.delta = delta
-        self.nu = nu
-        self.sampling = sampling
-        self.n_estimators = n_estimators
-        self.weak_learner = weak_learner
-        self.max_depth = max_depth
-        self.max_bins = max_bins
-        self.random_state = random_state
+    __init__ = declared_init(
+        {"delta": 10, "nu": 1.0, "sampling": "over"}, LEARNER_PARAMS, random_state=None
+    )
 
     # ---------------------------------------------------------------- checks
     def _check_params(self) -> None:

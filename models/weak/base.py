@@ -6,9 +6,21 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
 
-__all__ = ["RoundTrainer", "Stump", "stumps_ensemble"]
+__all__ = ["CRITERIA", "RoundTrainer", "Stump", "checked_criterion", "stumps_ensemble"]
+
+#: Split criteria of the binned stumps and trees (two-class and multiclass): weighted
+#: error, or weighted Gini (scikit-learn's ``DecisionTreeClassifier``).
+CRITERIA = ("error", "gini")
+
+
+def checked_criterion(criterion: str, name: str) -> str:
+    """``criterion`` if it is one of :data:`CRITERIA`, else InvalidInput naming ``name``."""
+    if criterion not in CRITERIA:
+        raise InvalidInput(f"{name} must be one of {CRITERIA}, got {criterion!r}")
+    return criterion
 
 
 class Stump(NamedTuple):

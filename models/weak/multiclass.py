@@ -36,7 +36,7 @@ from models.exceptions import InvalidInput
 from models.features.binning import bin_features
 from models.inference.ensemble import Ensemble
 from models.inference.vote_ensemble import VoteEnsemble
-from models.weak.base import Stump, stumps_ensemble
+from models.weak.base import CRITERIA, Stump, checked_criterion, stumps_ensemble
 from models.weak.oblique import (
     N_NEWTON,
     ObliqueLearner,
@@ -62,7 +62,7 @@ __all__ = [
     "MulticlassTreeTrainer",
 ]
 
-STUMP_CRITERIA = ("error", "gini")
+STUMP_CRITERIA = CRITERIA
 
 
 class MulticlassTrainer(Protocol):
@@ -120,11 +120,7 @@ class MulticlassStumpTrainer:
         criterion: str = "error",
         sample_weight: np.ndarray | None = None,
     ) -> None:
-        if criterion not in STUMP_CRITERIA:
-            raise InvalidInput(
-                f"stump_criterion must be one of {STUMP_CRITERIA}, got {criterion!r}"
-            )
-        self.criterion = criterion
+        self.criterion = checked_criterion(criterion, "stump_criterion")
         self.n_classes = int(n_classes)
         self.binned = bin_features(X, max_bins, sample_weight)
         n_features, n = self.binned.codes.shape
@@ -245,11 +241,7 @@ class MulticlassTreeTrainer:
         sample_weight: np.ndarray | None = None,
     ) -> None:
         self.max_depth = check_depth(max_depth)
-        if criterion not in STUMP_CRITERIA:
-            raise InvalidInput(
-                f"stump_criterion must be one of {STUMP_CRITERIA}, got {criterion!r}"
-            )
-        self.criterion = criterion
+        self.criterion = checked_criterion(criterion, "stump_criterion")
         self.n_classes = int(n_classes)
         self.n_features = X.shape[1]
         self._X = X

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.exceptions import InvalidInput
 from models.features.binning import BinnedFeatures, bin_features
 from models.inference.ensemble import Ensemble
-from models.weak.base import Stump, stumps_ensemble
+from models.weak.base import CRITERIA, Stump, checked_criterion, stumps_ensemble
 
 __all__ = ["StumpTrainer", "STUMP_CRITERIA"]
 
-STUMP_CRITERIA = ("error", "gini")
+STUMP_CRITERIA = CRITERIA
 
 
 class StumpTrainer:
@@ -61,11 +60,7 @@ class StumpTrainer:
         criterion: str = "error",
         sample_weight: np.ndarray | None = None,
     ) -> None:
-        if criterion not in STUMP_CRITERIA:
-            raise InvalidInput(
-                f"stump criterion must be one of {STUMP_CRITERIA}, got {criterion!r}"
-            )
-        self.criterion = criterion
+        self.criterion = checked_criterion(criterion, "stump criterion")
         self.binned: BinnedFeatures = bin_features(X, max_bins, sample_weight)
         n_features, n = self.binned.codes.shape
         self.n_features = n_features

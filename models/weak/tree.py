@@ -14,6 +14,7 @@ import numpy as np
 from models.exceptions import InvalidInput
 from models.features.binning import BinnedFeatures, bin_features
 from models.inference.ensemble import Ensemble
+from models.weak.base import CRITERIA, checked_criterion
 
 __all__ = [
     "TREE_CRITERIA",
@@ -24,7 +25,7 @@ __all__ = [
     "trees_ensemble",
 ]
 
-TREE_CRITERIA = ("error", "gini")
+TREE_CRITERIA = CRITERIA
 MODE_COST, MODE_GINI = 0, 1  # as in models.kernels.histogram (imported lazily: numba)
 
 
@@ -132,9 +133,7 @@ class TreeTrainer:
         sample_weight: np.ndarray | None = None,
     ) -> None:
         self.max_depth = check_depth(max_depth)
-        if criterion not in TREE_CRITERIA:
-            raise InvalidInput(f"tree criterion must be one of {TREE_CRITERIA}, got {criterion!r}")
-        self.criterion = criterion
+        self.criterion = checked_criterion(criterion, "tree criterion")
         self._mode = MODE_COST if criterion == "error" else MODE_GINI
         self.binned: BinnedFeatures = bin_features(X, max_bins, sample_weight)
         self.n_features = int(np.asarray(X).shape[1])

@@ -11,27 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.registry.repository import writing
-from app.services.model_registry.service import VersionView, version_view
+from app.services.model_registry.service import VersionRecords, VersionView, version_view
 from app.services.plots.precompute import PlotRow
 
 __all__ = ["NewVersion", "register_version"]
 
 
-@dataclass(frozen=True)
-class NewVersion:
+@dataclass(frozen=True, kw_only=True)
+class NewVersion(VersionRecords):
     """Everything a version is registered with (its records, artifact and plots)."""
 
-    algorithm: str
-    params: dict[str, Any]
-    calibration: dict[str, Any]
-    data: dict[str, Any]
-    metrics: dict[str, Any]
-    training_seconds: float
     artifact: bytes
     artifact_sha256: str
     plots: Sequence[PlotRow] = field(default_factory=tuple)

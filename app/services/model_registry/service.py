@@ -14,17 +14,24 @@ from app.registry.repository import Registry, reading, writing
 from app.services.model_registry.stored_models import read_stored
 
 
-@dataclass(frozen=True)
-class VersionView:
-    model: str
-    version: int
-    status: str
+@dataclass(frozen=True, kw_only=True)
+class VersionRecords:
+    """What a version was trained with and measured at: the records a new version is
+    registered with (``registration.NewVersion``) and its view reads back."""
+
     algorithm: str
     params: dict[str, Any]
     calibration: dict[str, Any]
     data: dict[str, Any]
     metrics: dict[str, Any]
     training_seconds: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionView(VersionRecords):
+    model: str
+    version: int
+    status: str
     artifact_sha256: str
     artifact_size: int
     aliases: list[str]

@@ -55,15 +55,18 @@ them?", Machine Learning 104: Eq. 3 (c(y)), section 5.1 (change of skew), Tables
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from models.boosting.loop import BaseBoosting
 from models.decisions.training_costs import check_cost
 from models.exceptions import InvalidInput
 from models.specs.algorithm import AlgorithmSpec, ParamSpec
+from models.variants._common import cost_param, variant_spec
 
 __all__ = [
+    "DECISION_RULE",
     "INIT_WEIGHTS",
     "CostSensitiveMixin",
     "cost_params",
@@ -76,6 +79,10 @@ INIT_WEIGHTS = ("uniform", "class_balanced")
 SOURCE = (
     "Masnadi-Shirazi & Vasconcelos (2007), 'Cost-Sensitive Boosting', SVCL-TR 2007/06 "
     "(later IEEE TPAMI 2011)"
+)
+DECISION_RULE = (
+    "sign[F(x)] (sgn(0) = +1), i.e. sign[p(y=1|x) - c_fp/(c_fp+c_fn)] with p from Eq. 36/61 "
+    "(Table 3 of Nikolaou et al.)."
 )
 SERVING = (
     " Served uncalibrated (calibration 'none'): the raw score s'(x) = 1/(1+exp(-2F)) is the "
@@ -153,22 +160,8 @@ class CostSensitiveMixin:
 def cost_params(*extra: ParamSpec, init: bool = True) -> tuple[ParamSpec, ...]:
     """c_fp (C2), c_fn (C1), optionally init_weights, then ``extra``."""
     base = [
-        ParamSpec(
-            "c_fp",
-            "float",
-            1.0,
-            "cost of a false positive: C2 of the paper's loss (2)",
-            minimum=0.0,
-            exclusive_minimum=True,
-        ),
-        ParamSpec(
-            "c_fn",
-            "float",
-            1.0,
-            "cost of a false negative (miss): C1 of the paper's loss (2)",
-            minimum=0.0,
-            exclusive_minimum=True,
-        ),
+        cost_param("c_fp", "cost of a false positive: C2 of the paper's loss (2)"),
+        cost_param("c_fn", "cost of a false negative (miss): C1 of the paper's loss (2)"),
     ]
     if init:
         base.append(
@@ -184,31 +177,10 @@ def cost_params(*extra: ParamSpec, init: bool = True) -> tuple[ParamSpec, ...]:
     return (*base, *extra)
 
 
-def make_spec(
-    *,
-    name: str,
-    title: str,
-    equations: str,
-    build: Callable[..., Any],
-    params: tuple[ParamSpec, ...],
-    properties: dict[str, bool] | None,
-    notes: str,
-    source: str = SOURCE,
-    weak_learners: tuple[str, ...] | Literal["binary", "multiclass"] = "binary",
-) -> AlgorithmSpec:
-    """Catalog entry of a cost-sensitive algorithm of this package."""
-    return AlgorithmSpec(
-        name=name,
-        title=title,
-        family="binary",
-        source=source,
-        equations=equations,
-        trains_with_costs=True,
-        decision_rule="sign[F(x)] (sgn(0) = +1), i.e. sign[p(y=1|x) - c_fp/(c_fp+c_fn)] with "
-        "p from Eq. 36/61 (Table 3 of Nikolaou et al.)." + SERVING,
-        build=build,
-        params=params,
-        properties=properties,
-        notes=notes,
-        weak_learners=weak_learners,
+def make_spec(cls: type[BaseBoosting], **entry: Any) -> AlgorithmSpec:
+    """Catalog entry of a cost-sensitive algorithm of this package: a
+    :func:`~models.variants._common.variant_spec` with the paper as ``source``, its
+    decision rule and how it is served."""
+    return variant_spec(
+        cls, **{"source": SOURCE, "decision_rule": DECISION_RULE, "serving": SERVING, **entry}
     )

@@ -17,6 +17,7 @@ feature had NaN in training; output 0 otherwise, i.e. an unseen NaN does not mov
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,15 +30,26 @@ from models.variants.csboost._common import CostSensitiveMixin
 from models.variants.csboost._histogram import BinnedHistogram, SplitSums, first_minimum
 from models.weak.base import Stump, stumps_ensemble
 
-__all__ = ["RealValuedBoosting", "cell_sums", "check_stumps", "pick_stump"]
+__all__ = ["RealValuedBoosting", "catalog_build", "cell_sums", "pick_stump"]
 
 
-def check_stumps(name: str, common: dict[str, Any], allowed: tuple[str, ...] = ("stump",)) -> str:
-    """Catalog builds: the real-valued learners ``name`` fits (``allowed``); returns it."""
-    wl = common.get("weak_learner", "stump")
-    if wl not in allowed:
-        raise InvalidInput(f"weak_learner: {name} fits {' or '.join(allowed)} learners, got {wl!r}")
-    return str(wl)
+def catalog_build(
+    cls: type[RealValuedBoosting], name: str
+) -> Callable[[dict[str, Any], dict[str, Any]], RealValuedBoosting]:
+    """The catalog's build of ``cls`` (entry ``name``): the rounds and one of the
+    real-valued learners it fits (``cls._weak_learners``; another is InvalidInput); the
+    other common settings (depth, score, seed) do not apply to it."""
+
+    def build(common: dict[str, Any], params: dict[str, Any]) -> RealValuedBoosting:
+        wl = common.get("weak_learner", "stump")
+        allowed = cls._weak_learners
+        if wl not in allowed:
+            raise InvalidInput(
+                f"weak_learner: {name} fits {' or '.join(allowed)} learners, got {wl!r}"
+            )
+        return cls(n_estimators=common["n_estimators"], weak_learner=str(wl), **params)
+
+    return build
 
 
 def cell_sums(s: SplitSums, has_nan: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

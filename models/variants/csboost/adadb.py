@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from models.inference.ensemble import Ensemble
+from models.variants._common import table4
 from models.variants.csboost._alpha import alpha_polynomial, alpha_polynomial_many, loss_eq40
 from models.variants.csboost._common import cost_params, make_spec
 from models.variants.csboost.cs_adaboost import (
@@ -160,11 +161,8 @@ class AdaDB(CostSensitiveAdaBoost):
         return alpha_polynomial(b, d, tp, tn, self.c1_, self.c2_, tol=NEWTON_TOL)
 
 
-def _build(common: dict[str, Any], params: dict[str, Any]) -> AdaDB:
-    return AdaDB(**common, **params)
-
-
 SPEC = make_spec(
+    AdaDB,
     name="adadb",
     title="AdaDB (double-base asymmetric AdaBoost)",
     source="Landesa-Vazquez & Alba-Castro (2013), 'Double-base asymmetric AdaBoost', "
@@ -172,9 +170,8 @@ SPEC = make_spec(
     equations="Loss exp(-c(y) y F) (Table 3 of Nikolaou et al.; Eq. 33 of Masnadi-Shirazi & "
     "Vasconcelos), update Eq. 39, step = positive root of the polynomial form of Eq. 41 by "
     "Newton steps (tolerance 1e-6, footnote 5), learner by a conditional search on Eq. 40",
-    build=_build,
     params=cost_params(),
-    properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": False},
+    properties=table4(True, True, False),
     notes="Same loss and (within numerical precision) the same models as 'csada', with the "
     "step solved only for the stumps on the lower-left hull of the class-wise errors. Costs "
     "are normalised to C1 + C2 = 2. Equal costs give AdaBoost.",

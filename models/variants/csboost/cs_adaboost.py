@@ -42,6 +42,8 @@ import numpy as np
 from models.boosting.loop import BaseBoosting
 from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
+from models.specs.estimator_params import declared_init
+from models.variants._common import table4
 from models.variants.csboost._alpha import alpha_eq41, alpha_loss_many, loss_eq40
 from models.variants.csboost._common import (
     CostSensitiveMixin,
@@ -286,27 +288,17 @@ class CostSensitiveAdaBoost(CostSensitiveMixin, BaseBoosting):
     them?", Machine Learning 104: Tables 1-4 (CSAda), Eq. 11, footnotes 5 and 9.
     """
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        c_fp: float = 1.0,
-        c_fn: float = 1.0,
-        weak_learner: str = "stump",
-        max_depth: int = 3,
-        max_bins: int = 256,
-        score_kind: str = "logistic",
-        init_weights: str = "uniform",
-        random_state: int | np.random.RandomState | None = None,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.c_fp = c_fp
-        self.c_fn = c_fn
-        self.weak_learner = weak_learner
-        self.max_depth = max_depth
-        self.max_bins = max_bins
-        self.score_kind = score_kind
-        self.init_weights = init_weights
-        self.random_state = random_state
+    __init__ = declared_init(
+        n_estimators=100,
+        c_fp=1.0,
+        c_fn=1.0,
+        weak_learner="stump",
+        max_depth=3,
+        max_bins=256,
+        score_kind="logistic",
+        init_weights="uniform",
+        random_state=None,
+    )
 
     def _check_params(self) -> None:
         n = self.n_estimators
@@ -369,19 +361,15 @@ class CostSensitiveAdaBoost(CostSensitiveMixin, BaseBoosting):
         return self
 
 
-def _build(common: dict[str, Any], params: dict[str, Any]) -> CostSensitiveAdaBoost:
-    return CostSensitiveAdaBoost(**common, **params)
-
-
 SPEC = make_spec(
+    CostSensitiveAdaBoost,
     name="csada",
     title="CSAda / cost-sensitive AdaBoost",
     equations="Masnadi-Shirazi & Vasconcelos 2007: loss Eq. 33, minimiser Eq. 36, joint "
     "learner/step Eqs. 38-45 (Algorithm 1, step = root of Eq. 41 by Brent's method), weight "
     "update Eq. 39; Nikolaou et al. 2016: Tables 1-4 (CSAda)",
-    build=_build,
     params=cost_params(),
-    properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": False},
+    properties=table4(True, True, False),
     notes="Exhaustive search: every stump (feature x threshold x NaN side x polarity) is "
     "scored at its own root of Eq. 41 each round, so a round costs several times an AdaBoost "
     "round. Costs are normalised to C1 + C2 = 2 (alphas and F on that scale). Equal costs "

@@ -71,9 +71,10 @@ from scipy.special import expit
 from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
 from models.specs.algorithm import ParamSpec
+from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, make_spec
 from models.variants.csboost._histogram import BinnedHistogram
-from models.variants.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump
+from models.variants.csboost._real import RealValuedBoosting, catalog_build, cell_sums, pick_stump
 from models.weak.base import Stump
 
 __all__ = ["CostSensitiveLogitBoost", "HESSIAN_WEIGHTS"]
@@ -135,27 +136,17 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
     _require_decrease = False
     _weak_learners: ClassVar[tuple[str, ...]] = ("stump", "linear")
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        c_fp: float = 1.0,
-        c_fn: float = 1.0,
-        max_bins: int = 256,
-        weights: str = "link",
-        z_max: float = 4.0,
-        weak_learner: str = "stump",
-        score_kind: str = "logistic",
-        random_state: int | None = None,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.c_fp = c_fp
-        self.c_fn = c_fn
-        self.max_bins = max_bins
-        self.weights = weights
-        self.z_max = z_max
-        self.weak_learner = weak_learner
-        self.score_kind = score_kind
-        self.random_state = random_state
+    __init__ = declared_init(
+        n_estimators=100,
+        c_fp=1.0,
+        c_fn=1.0,
+        max_bins=256,
+        weights="link",
+        z_max=4.0,
+        weak_learner="stump",
+        score_kind="logistic",
+        random_state=None,
+    )
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -270,19 +261,15 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
         return stump, out
 
 
-def _build(common: dict[str, Any], params: dict[str, Any]) -> CostSensitiveLogitBoost:
-    wl = check_stumps("cs_logitboost", common, CostSensitiveLogitBoost._weak_learners)
-    return CostSensitiveLogitBoost(n_estimators=common["n_estimators"], weak_learner=wl, **params)
-
-
 SPEC = make_spec(
+    CostSensitiveLogitBoost,
     name="cs_logitboost",
     title="Cost-sensitive LogitBoost",
     equations="Masnadi-Shirazi & Vasconcelos 2007: loss Eq. 34 with link Eq. 35, minimiser "
     "Eq. 36, Newton step Eqs. 52-56 (Algorithm 3, Appendix D) with the paper's linear "
     "learner a*phi(x)+b (Eqs. 50-51, weak_learner 'linear') or regression stumps; weights "
     "p_c(1-p_c) from Appendix D (or Eq. 55 as printed); reduces to LogitBoost for equal costs",
-    build=_build,
+    build=catalog_build(CostSensitiveLogitBoost, "cs_logitboost"),
     params=cost_params(
         ParamSpec(
             "weights",

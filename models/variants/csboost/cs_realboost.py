@@ -41,9 +41,10 @@ import numpy as np
 from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
 from models.specs.algorithm import ParamSpec
+from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, initial_weights, make_spec
 from models.variants.csboost._histogram import BinnedHistogram, first_minimum
-from models.variants.csboost._real import RealValuedBoosting, cell_sums, check_stumps, pick_stump
+from models.variants.csboost._real import RealValuedBoosting, catalog_build, cell_sums, pick_stump
 from models.weak.base import Stump
 from models.weak.tree import TreeArrays, trees_ensemble
 
@@ -102,27 +103,17 @@ class CostSensitiveRealBoost(RealValuedBoosting):
 
     _weak_learners: ClassVar[tuple[str, ...]] = ("stump", "histogram")
 
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        c_fp: float = 1.0,
-        c_fn: float = 1.0,
-        max_bins: int = 256,
-        smoothing: float = 0.5,
-        init_weights: str = "uniform",
-        weak_learner: str = "stump",
-        score_kind: str = "logistic",
-        random_state: int | None = None,
-    ) -> None:
-        self.n_estimators = n_estimators
-        self.c_fp = c_fp
-        self.c_fn = c_fn
-        self.max_bins = max_bins
-        self.smoothing = smoothing
-        self.init_weights = init_weights
-        self.weak_learner = weak_learner
-        self.score_kind = score_kind
-        self.random_state = random_state
+    __init__ = declared_init(
+        n_estimators=100,
+        c_fp=1.0,
+        c_fn=1.0,
+        max_bins=256,
+        smoothing=0.5,
+        init_weights="uniform",
+        weak_learner="stump",
+        score_kind="logistic",
+        random_state=None,
+    )
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -231,19 +222,15 @@ def histogram_tree(
     )
 
 
-def _build(common: dict[str, Any], params: dict[str, Any]) -> CostSensitiveRealBoost:
-    wl = check_stumps("cs_realboost", common, CostSensitiveRealBoost._weak_learners)
-    return CostSensitiveRealBoost(n_estimators=common["n_estimators"], weak_learner=wl, **params)
-
-
 SPEC = make_spec(
+    CostSensitiveRealBoost,
     name="cs_realboost",
     title="Cost-sensitive RealBoost",
     equations="Masnadi-Shirazi & Vasconcelos 2007: loss Eq. 33, minimiser Eq. 36, learner "
     "Eq. 49 (weighted histograms of the feature response, section 4.3: weak_learner "
     "'histogram'; or two-cell real stumps: 'stump'), selection Eq. 47, update Eq. 48, "
     "Algorithm 2; reduces to RealBoost (Eq. 27) for equal costs",
-    build=_build,
+    build=catalog_build(CostSensitiveRealBoost, "cs_realboost"),
     params=cost_params(
         ParamSpec(
             "max_bins",
