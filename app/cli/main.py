@@ -299,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command != "serve":  # the schema check of a command is not news
         logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
-        return int(args.func(args, settings))
+        code = int(args.func(args, settings))
+        sys.stdout.flush()  # a reader gone is seen here, not by the flush at exit
+        return code
     except BrokenPipeError:
         return _stdout_closed()
     except CostwiseError as exc:
