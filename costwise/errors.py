@@ -132,7 +132,7 @@ class ErrorCode:
 # one line per code, as the table it is: code, status on /v1, client exception, then flags
 ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("INVALID_ARGUMENT", 422, InvalidArgument, v2_status=400, bare=True, meaning="a field, row or cost is wrong (the detail names it and what was expected); on /v2 a 400, as the Open Inference Protocol expects"),
-    ErrorCode("MALFORMED_REQUEST", 400, InvalidArgument, bare=True, meaning="the body is not valid JSON"),
+    ErrorCode("MALFORMED_REQUEST", 400, InvalidArgument, bare=True, meaning="the body, or a form field that holds JSON (`params`), is not valid JSON"),
     ErrorCode("NOT_FOUND", 404, NotFound, bare=True, meaning="unknown model, version, alias, job or plot"),
     ErrorCode("METHOD_NOT_ALLOWED", 405, CostwiseError, bare=True, meaning="the path does not take this method (header `Allow`)"),
     ErrorCode("ALREADY_EXISTS", 409, Conflict, meaning="the name exists already"),

@@ -73,9 +73,14 @@ def describe_validation(errors: list[Any]) -> tuple[str, str, str, list[dict[str
         }
         for e in errors
     ]
-    if any(e["type"] == "json_invalid" for e in cleaned):
-        detail = "request body is not valid JSON: " + cleaned[0]["message"]
-        return "MALFORMED_REQUEST", detail, "body", cleaned
+    bad_json = next((e for e in cleaned if e["type"] == "json_invalid"), None)
+    if bad_json is not None:
+        where = bad_json["field"]  # "body", or a field holding JSON (a form's `params`)
+        if where == "body":
+            detail = "request body is not valid JSON: " + bad_json["message"]
+        else:
+            detail = f"{where}: not valid JSON: {bad_json['message']}"
+        return "MALFORMED_REQUEST", detail, where, cleaned
     first = cleaned[0] if cleaned else {"field": "body", "message": "invalid request"}
     detail = f"{first['field']}: {first['message']}"
     if len(cleaned) > 1:

@@ -8,8 +8,10 @@ server with ``--url`` (see :mod:`app.cli.remote`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,8 @@ from app.errors import ServiceError
 from app.settings import Settings, get_settings
 from costwise.errors import CostwiseError
 from models.weak import WEAK_LEARNERS
+
+BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader left
 
 
 def _sqlite_path(url: str) -> Path | None:
@@ -278,14 +282,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``costwise ... | head``): stop quietly, as other
+    commands in a pipe do, with the exit status of a process ended by SIGPIPE."""
+    with contextlib.suppress(OSError):  # nothing more reaches the pipe, nor the flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return BROKEN_PIPE
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = get_settings()
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.command != "serve":  # the schema check of a command is not news
+        logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
-        return int(args.func(args, settings))
+        code = int(args.func(args, settings))
+        sys.stdout.flush()  # a reader gone is seen here, not by the flush at exit
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except CostwiseError as exc:
         return remote.report_error(exc)
     except KeyboardInterrupt:

@@ -1,7 +1,8 @@
 """``costwise outcomes send FILE.csv`` and ``costwise monitor MODEL`` (against a server).
 
 ``outcomes send`` reads a CSV with a header row and the columns ``id``, ``label`` and
-optionally ``cost`` (empty: not reported), and sends it in batches of 10,000. A label
+optionally ``cost`` (empty: not reported; other names with ``--id-column``,
+``--label-column``, ``--cost-column``): the ids are those ``costwise predict`` wrote, and sends it in batches of 10,000. A label
 that reads as an integer is sent as one (``1``), ``true``/``false`` as booleans,
 anything else as text: the classes of a model trained from a CSV are of these types.
 It prints the counts per status and every item that was not recorded, unchanged or
@@ -36,17 +37,24 @@ def _label(text: str) -> Any:
         return t
 
 
-def read_outcomes(path: Path) -> list[dict[str, Any]]:
-    """The outcomes of a CSV file (header ``id,label[,cost]``); ValueError names the line."""
-    with path.open(newline="", encoding="utf-8") as f:
+def read_outcomes(
+    path: Path, id_column: str = "id", label_column: str = "label", cost_column: str = "cost"
+) -> list[dict[str, Any]]:
+    """The outcomes of a CSV file (header ``id,label[,cost]``, or the columns named);
+    ValueError names the line. Other columns are not read."""
+    with path.open(newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
-        missing = {"id", "label"} - set(reader.fieldnames or [])
+        missing = [c for c in (id_column, label_column) if c not in (reader.fieldnames or [])]
         if missing:
-            raise ValueError(f"{path}: missing column(s) {sorted(missing)} (need id,label[,cost])")
+            raise ValueError(
+                f"{path}: missing column(s) {missing} (need {id_column},{label_column}"
+                f"[,{cost_column}]; see --id-column, --label-column)"
+            )
         out = []
         for line, row in enumerate(reader, start=2):
-            item: dict[str, Any] = {"id": row["id"], "label": _label(row["label"] or "")}
-            cost = (row.get("cost") or "").strip()
+            label = _label(row[label_column] or "")
+            item: dict[str, Any] = {"id": row[id_column], "label": label}
+            cost = (row.get(cost_column) or "").strip()
             if cost:
                 try:
                     item["cost"] = float(cost)
@@ -57,7 +65,7 @@ def read_outcomes(path: Path) -> list[dict[str, Any]]:
 
 
 def cmd_outcomes(args: argparse.Namespace, settings: Settings) -> int:
-    items = read_outcomes(Path(args.csv))
+    items = read_outcomes(Path(args.csv), args.id_column, args.label_column, args.cost_column)
     counts: Counter[str] = Counter()
     problems = 0
     with connect(args) as client:
@@ -119,18 +127,37 @@ def cmd_monitor(args: argparse.Namespace, settings: Settings) -> int:
 def add_monitoring_parsers(sub: Any) -> None:
     o = sub.add_parser("outcomes", help="report outcomes of logged predictions to a server")
     osub = o.add_subparsers(dest="action", required=True)
-    send = osub.add_parser("send", help="send a CSV of id,label[,cost]")
-    send.add_argument("csv", help="CSV with a header row: id,label[,cost]")
+    send = osub.add_parser(
+        "send",
+        help="send a CSV of id,label[,cost]: the ids are those `costwise predict` wrote "
+        "(its id column)",
+    )
+    send.add_argument("csv", help="CSV with a header row: id,label[,cost] (other columns unread)")
     send.add_argument("--model", required=True, help="registered model name")
-    add_remote_options(send, progress=False)
+    send.add_argument(
+        "--id-column", default="id", help="the column of the prediction ids (default: id)"
+    )
+    send.add_argument(
+        "--label-column", default="label", help="the column of the outcomes (default: label)"
+    )
+    send.add_argument(
+        "--cost-column",
+        default="cost",
+        help="the column of realised costs, if any (default: cost; empty: not reported)",
+    )
+    add_remote_options(send, progress=False, server_only=True)
     send.set_defaults(func=cmd_outcomes)
 
-    m = sub.add_parser("monitor", help="realised cost and calibration per version, from a server")
+    m = sub.add_parser(
+        "monitor",
+        help="realised cost and calibration per version and day, read from a server "
+        "(the prediction log and the outcomes it received)",
+    )
     m.add_argument("model", help="registered model name")
     m.add_argument("--version", type=int)
     m.add_argument("--since", help="ISO 8601 time (UTC without a zone)")
     m.add_argument("--until", help="ISO 8601 time (UTC without a zone)")
     m.add_argument("--bucket", choices=["hour", "day"], default="day")
     m.add_argument("--json", action="store_true", help="print the server's JSON document")
-    add_remote_options(m, progress=False)
+    add_remote_options(m, progress=False, server_only=True)
     m.set_defaults(func=cmd_monitor)

@@ -28,13 +28,20 @@ Command = Callable[[argparse.Namespace, Settings], int]
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
 
-def add_remote_options(parser: argparse.ArgumentParser, progress: bool = True) -> None:
-    """``--url``, ``--api-key`` (and ``--progress``) on a command that can go remote."""
+def add_remote_options(
+    parser: argparse.ArgumentParser, progress: bool = True, server_only: bool = False
+) -> None:
+    """``--url``, ``--api-key`` (and ``--progress``) on a command that can go remote;
+    ``server_only``: a command that always talks to a server (its help says so)."""
     parser.add_argument(
         "--url",
         default=os.environ.get("COSTWISE_URL") or None,
-        help="call the costwise server at this URL instead of the local registry "
-        "(default: $COSTWISE_URL)",
+        help=(
+            "the costwise server to talk to (required: give it or set $COSTWISE_URL)"
+            if server_only
+            else "call the costwise server at this URL instead of the local registry "
+            "(default: $COSTWISE_URL)"
+        ),
     )
     parser.add_argument("--api-key", help="API key for --url (default: $COSTWISE_API_KEY)")
     if progress:
@@ -189,7 +196,7 @@ def add_jobs_parser(sub: Any) -> None:
     j.add_argument("--status", choices=["queued", "running", "succeeded", "failed", "cancelled"])
     j.add_argument("--limit", type=int, default=100)
     j.add_argument("--poll-interval", type=float, default=0.5, help="seconds between polls")
-    add_remote_options(j)
+    add_remote_options(j, server_only=True)
     j.set_defaults(func=jobs)
 
 

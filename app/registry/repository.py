@@ -23,7 +23,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
 from app.errors import AlreadyExists, Conflict, NotFound
-from app.registry.orm import Alias, Artifact, ModelVersion, RegisteredModel, VersionPlot, utcnow
+from app.registry.orm import (
+    Alias,
+    Artifact,
+    ModelVersion,
+    RegisteredModel,
+    TrainingJob,
+    VersionPlot,
+    utcnow,
+)
 from app.registry.validation import check_name, check_page, check_tags, check_version_metadata
 
 __all__ = ["DEFAULT_ALIAS", "Registry", "find_ref", "lookup_ref", "reading", "writing"]
@@ -150,8 +158,30 @@ class Registry:
         """The model called ``name``; raises NotFound."""
         model = self.find_model(name)
         if model is None:
-            raise NotFound(f"model {name!r} not found", field="name")
+            raise NotFound(f"model {name!r} not found{self._in_training(name)}", field="name")
         return model
+
+    @_translated
+    def _in_training(self, name: str) -> str:
+        """``": its first version is being trained (job ID is queued; ...)"`` when a
+        training job for ``name`` is queued or running, else ``""``."""
+        query = (
+            select(TrainingJob.id, TrainingJob.status)
+            .where(
+                TrainingJob.model_name == name,
+                TrainingJob.kind == "training",
+                TrainingJob.status.in_(("queued", "running")),
+            )
+            .order_by(TrainingJob.created_at.desc())
+            .limit(1)
+        )
+        job = self.session.execute(query).first()
+        if job is None:
+            return ""
+        return (
+            f": its first version is being trained (job {job.id} is {job.status}; "
+            f"GET /v1/jobs/{job.id})"
+        )
 
     @_translated
     def create_model(
@@ -327,7 +357,9 @@ class Registry:
         found = self.session.scalars(query).first()
         if found is None:
             self.get_model(name)
-            raise NotFound(f"model {name!r} has no versions yet", field="name")
+            raise NotFound(
+                f"model {name!r} has no versions yet{self._in_training(name)}", field="name"
+            )
         return found
 
     def _latest_number(self, model: RegisteredModel) -> int:

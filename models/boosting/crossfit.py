@@ -169,7 +169,7 @@ def fold_indices(
     counts = np.bincount(y_index, minlength=len(classes))
     if counts.min() < n_folds:
         raise TrainingError(
-            f"class {classes[counts.argmin()]!r} has {counts.min()} rows; "
+            f"class {classes.tolist()[counts.argmin()]!r} has {counts.min()} rows; "
             f"{n_folds}-fold cross-fitting needs at least {n_folds} rows of each class"
         )
     kf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)

@@ -21,6 +21,7 @@ References
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -100,10 +101,28 @@ def _check_stack(c: np.ndarray, style: str) -> None:
             )
 
 
-def _as_float_array(a: ArrayLike, name: str) -> np.ndarray:
+def _ragged_row(a: Any, width: int | None = None, at: str = "") -> str | None:
+    """Where nested lists ``a`` are ragged: ``"row 1 has 1 entries, expected 2"`` (the
+    first row whose length differs from ``width``, or else from the first row's), or None."""
+    if not isinstance(a, list | tuple) or not all(isinstance(r, list | tuple) for r in a):
+        return None
+    want = width if width is not None else (len(a[0]) if a else 0)
+    for i, row in enumerate(a):
+        if len(row) != want:
+            return f"row {at}{i} has {len(row)} entries, expected {want}"
+        inner = _ragged_row(row, None, f"{at}{i}, ")
+        if inner is not None:
+            return inner
+    return None
+
+
+def _as_float_array(a: ArrayLike, name: str, width: int | None = None) -> np.ndarray:
     try:
         return np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError):
+        ragged = _ragged_row(a, width)
+        if ragged is not None:
+            raise InvalidCostMatrix(f"{name}: {ragged}") from None
         raise InvalidCostMatrix(f"{name}: expected numbers, got {a!r:.80}") from None
 
 
@@ -133,8 +152,8 @@ def validate_cost_matrix(a: ArrayLike, n_classes: int) -> np.ndarray:
     ----------
     .. [1] Nikolaou et al. (2016), Eq. 1 (binary cost matrix) and Eqs. 2-4.
     """
-    c = _as_float_array(a, "cost matrix")
     k = int(n_classes)
+    c = _as_float_array(a, "cost matrix", width=k)  # a ragged row: its length and K
     if c.shape != (k, k):
         raise InvalidCostMatrix(
             f"cost matrix: expected shape ({k}, {k}) (rows = truth, columns = prediction), "

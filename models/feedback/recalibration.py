@@ -276,7 +276,7 @@ def recalibrate_scores(
     n = s.shape[0]
     y = _check_labels(y_index, n, k)
     counts = np.bincount(y, minlength=k)
-    classes = model.classes
+    classes = [c.item() if isinstance(c, np.generic) else c for c in model.classes]  # messages
     if n < min_rows:
         raise TrainingError(
             f"labels: too few labelled rows: got {n}, recalibration needs at least "

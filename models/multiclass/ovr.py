@@ -125,7 +125,7 @@ class OneVsRestAdaBoost(ServedByThreshold, ClassifierMixin, BaseEstimator):
         self.classes_ = classes
         self.class_priors_ = class_priors(y_idx, len(classes), sample_weight)
         members = []
-        for k, label in enumerate(classes):
+        for k, label in enumerate(classes.tolist()):  # 1, not np.int64(1), in messages
             try:
                 with fit_part(k, len(classes)):  # one steady count over all members
                     member = self._member().fit(X, (y_idx == k).astype(np.int64), sample_weight)

@@ -87,10 +87,12 @@ def test_predict_with_url_in_chunks_writes_what_local_predict_writes(
     bar = ["--chunk-size", "13", "--progress", "-o", str(local_csv)]
     out = costwise(*common, *costs, *bar, env=local)
     assert "predicting" in out.stderr and "rows 13/50" in out.stderr  # local: chunks + bar
-    remote_rows = remote_csv.read_text().splitlines()
-    assert len(remote_rows) == 51 and remote_rows[0].startswith("row,decision,p_0,p_1,threshold")
-    assert remote_rows == local_csv.read_text().splitlines()
-    assert {r.split(",")[4] for r in remote_rows[1:]} == {"0.125"}  # 1 / (1 + 7)
+    remote_rows = [r.split(",") for r in remote_csv.read_text().splitlines()]
+    local_rows = [r.split(",") for r in local_csv.read_text().splitlines()]
+    assert len(remote_rows) == 51 and remote_rows[0][:5] == ["row", "id", "decision", "p_0", "p_1"]
+    assert all(r[1] for r in remote_rows[1:] + local_rows[1:])  # each logged row's id
+    assert [r[:1] + r[2:] for r in remote_rows] == [r[:1] + r[2:] for r in local_rows]
+    assert {r[5] for r in remote_rows[1:]} == {"0.125"}  # 1 / (1 + 7)
 
 
 def test_train_as_a_job_shows_phase_and_rounds(remote: list[str]) -> None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -63,11 +63,14 @@ class TrainingSpec:
     n_folds: int = 5
     evaluation_fraction: float | None = None
     random_state: int | None = 0
+    #: the parameters that chose ``adaboost`` when no algorithm was named (for messages)
+    implied_by: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         given = [name for name in _CAPACITY_FIELDS if getattr(self, name) is not None]
         if self.algorithm is None:
             object.__setattr__(self, "algorithm", "adaboost" if given else AUTO)
+            object.__setattr__(self, "implied_by", tuple(given))
         if self.algorithm != AUTO:
             for name in _CAPACITY_FIELDS:
                 if getattr(self, name) is None:
@@ -138,15 +141,25 @@ def _check_auto(spec: TrainingSpec) -> None:
         )
 
 
-def _check_classes(y: np.ndarray, family: str, *, show: bool = True) -> None:
+def _check_classes(y: np.ndarray, spec: TrainingSpec, family: str, *, show: bool = True) -> None:
     """Two classes (``family`` binary) or at least two (any); the labels are shown in
     the error unless they were fetched from a remote reference (``show`` False: an error
-    never echoes a fetched file's content)."""
+    never echoes a fetched file's content). An algorithm chosen by a capacity parameter
+    (no algorithm named) is said to be so, with the algorithms that take more classes."""
     classes = np.unique(y)
     if family == "binary" and len(classes) != 2:
         shown = f" ({classes.tolist()[:10]})" if show else ""
+        why = ""
+        if spec.implied_by:
+            named = ", ".join(spec.implied_by)
+            why = (
+                f"; it was chosen because {named} was given without an algorithm: name "
+                "algorithm 'samme' for more classes, or leave out n_estimators, "
+                "weak_learner and max_depth (the default 'auto' takes any number of classes)"
+            )
         raise InvalidArgument(
-            f"labels: this algorithm needs exactly two classes, got {len(classes)}{shown}",
+            f"labels: algorithm {spec.algorithm_name!r} needs exactly two classes, got "
+            f"{len(classes)}{shown}{why}",
             field="labels",
         )
     if len(classes) < 2:
@@ -218,7 +231,7 @@ def checked_algorithm(
         params = validate_params(algorithm, spec.params)
     _check_auto(spec)
     remote = data.source is not None and urlsplit(data.source.uri).scheme not in ("", "file")
-    _check_classes(data.y, algorithm.family, show=not remote)
+    _check_classes(data.y, spec, algorithm.family, show=not remote)
     return algorithm, params
 
 

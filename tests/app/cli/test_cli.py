@@ -43,7 +43,8 @@ def test_train_list_predict(
     cheap = list(csv.DictReader(out_cheap.read_text().splitlines()))
     dear = list(csv.DictReader(out_dear.read_text().splitlines()))
     assert len(cheap) == len(dear) == 50
-    assert set(cheap[0]) == {"row", "decision", "p_0", "p_1", "threshold", "expected_cost"}
+    assert list(cheap[0]) == ["row", "id", "decision", "p_0", "p_1", "threshold", "expected_cost"]
+    assert len({r["id"] for r in cheap}) == 50 and all(r["id"] for r in cheap)  # logged
     assert float(dear[0]["threshold"]) == pytest.approx(1 / 101, rel=1e-4)
     assert sum(r["decision"] == "1" for r in dear) >= sum(r["decision"] == "1" for r in cheap)
 
