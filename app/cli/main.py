@@ -31,6 +31,7 @@ from app.cli.worker import add_worker_parser
 from app.errors import ServiceError
 from app.settings import Settings, get_settings
 from costwise.errors import CostwiseError
+from models.calibration.calibrators import TRAINING_CALIBRATIONS
 from models.weak import WEAK_LEARNERS
 
 
@@ -249,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--weak-learner", choices=list(WEAK_LEARNERS))
     t.add_argument("--max-depth", type=int)
     t.add_argument("--score", choices=["vote", "logistic"])
-    t.add_argument("--calibration", choices=["platt", "isotonic", "none"])
+    t.add_argument("--calibration", choices=list(TRAINING_CALIBRATIONS))
     t.add_argument("--calibration-split", choices=["holdout", "kfold"])
     t.add_argument("--evaluation-fraction", type=float)
     t.add_argument("--random-state", type=int)
