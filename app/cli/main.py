@@ -33,6 +33,7 @@ from app.cli.worker import add_worker_parser
 from app.errors import ServiceError
 from app.settings import Settings, get_settings
 from costwise.errors import CostwiseError
+from models.calibration.calibrators import TRAINING_CALIBRATIONS
 from models.weak import WEAK_LEARNERS
 
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader left
@@ -253,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--weak-learner", choices=list(WEAK_LEARNERS))
     t.add_argument("--max-depth", type=int)
     t.add_argument("--score", choices=["vote", "logistic"])
-    t.add_argument("--calibration", choices=["platt", "isotonic", "none"])
+    t.add_argument("--calibration", choices=list(TRAINING_CALIBRATIONS))
     t.add_argument("--calibration-split", choices=["holdout", "kfold"])
     t.add_argument("--evaluation-fraction", type=float)
     t.add_argument("--random-state", type=int)

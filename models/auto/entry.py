@@ -70,6 +70,7 @@ def _spec() -> AlgorithmSpec:
         "costs, so one version serves every cost setting. n_estimators, weak_learner and "
         "max_depth are chosen, not given. Serves the cross-fitting boosters together "
         "(5, or 3 above 20,000 rows; fold ensemble: the map on the mean of their scores, "
+        "with two classes spread for the noise the mean removes; "
         "for more than two classes the mean of their vote fractions), no refit.",
     )
 

@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from models.auto.curve import loss
 from models.auto.final import final_fit
 from models.auto.grid import DEFAULT_GRID, MULTICLASS_GRID, checked_grid, progress_units
 from models.auto.params import (
     ALIASES,
+    CALIBRATION_CHOICES,
     SEARCH_METHODS,
     canonical_params,
     check_aliases,
@@ -35,6 +37,7 @@ from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedBoosting
 from models.boosting.crossfit import OutOfFold, cross_calibrated, labelled_rows
 from models.boosting.progress import time_left
+from models.calibration import spread
 from models.calibration.calibrators import make_calibrator
 from models.calibration.multinomial import MultinomialCalibrator
 from models.decisions.rule import class_priors
@@ -49,12 +52,15 @@ from models.specs.estimator_params import declared_init
 __all__ = [
     "MULTINOMIAL_L2",
     "SEARCH_PARAMS",
+    "SPREAD_ROWS",
     "AutoCalibratedBoosting",
     "AutoCalibratedMulticlass",
     "AutoCapacity",
     "vocabulary_init",
 ]
 
+SPREAD_ROWS = 20000
+"""Training rows the spread of a fold ensemble's mean score is measured on (at most)."""
 MULTINOMIAL_L2 = 0.1
 """Ridge of the multinomial map's K x K weights (bench/quality/multiclass_calibration.py)."""
 
@@ -144,6 +150,9 @@ class AutoCapacity(Vocabulary):
     serve: str
     classes_: np.ndarray
     oof_: OutOfFold | None
+    _chosen_method: str | None = None  # calibration="auto": the map chosen, once chosen
+    calibration_choice_: dict[str, Any] | None = None  # and the losses that chose it
+    score_spread_: dict[str, float] | None = None  # a fold ensemble's (models.calibration.spread)
     search_methods: tuple[str, ...] = SEARCH_METHODS
     two_classes: bool = True
     booster_class: type  # the family's booster, AdaBoost or SAMME
@@ -192,7 +201,52 @@ class AutoCapacity(Vocabulary):
     def _fold_booster(self, models: list[Any], rounds: int) -> Any:
         raise NotImplementedError
 
+    def _spread(self, calibrated: Any, booster: Any, X: Any, scores: np.ndarray, folds: Any) -> Any:
+        """The map served with fold ``booster`` (None: one refitted booster)."""
+        return calibrated
+
     # ---- shared
+    @property
+    def _map_method(self) -> str:
+        """The map fitted: ``calibration``, or while ``"auto"`` has not chosen, Platt's."""
+        chosen = getattr(self, "_chosen_method", None)
+        if self.calibration != "auto":
+            return str(self.calibration)
+        return "platt" if chosen is None else str(chosen)
+
+    def _final_map(
+        self,
+        scores: np.ndarray,
+        y_index: np.ndarray,
+        sw: np.ndarray | None,
+        folds: Any,
+        booster: Any,
+        X: Any,
+    ) -> Any:
+        """The served map: ``calibration="auto"`` first chooses the map of least
+        out-of-fold log loss (each fold's probabilities from a map fitted without it,
+        :func:`~models.boosting.crossfit.cross_calibrated`); a fold ensemble's map is then
+        spread for the mean of the fold scores (:meth:`_spread`)."""
+        self.calibration_choice_ = None
+        if self.calibration == "auto":
+            losses = {}
+            for method in CALIBRATION_CHOICES:
+                self._chosen_method = method
+                p = cross_calibrated(
+                    self._calibrate, self._probabilities, scores, y_index, sw, folds
+                )
+                losses[method] = round(loss("log_loss", p, y_index, sw), 6)
+            self._chosen_method = min(CALIBRATION_CHOICES, key=lambda m: losses[m])
+            self.calibration_choice_ = {
+                "chosen": self._chosen_method,
+                "by": "out-of-fold log loss",
+                "oof_log_loss": losses,
+            }
+        calibrated = self._calibrate(scores, y_index, sw)
+        if booster is None:
+            return calibrated
+        return self._spread(calibrated, booster, X, scores, folds)
+
     def provides_out_of_fold(self) -> bool:
         """Always: the search cross-fits (``oof_``, :class:`models.boosting.crossfit.OutOfFold`)."""
         return True
@@ -250,6 +304,7 @@ class AutoCapacity(Vocabulary):
             rows than folds.
         """
         self._check_auto_params()
+        self._chosen_method = None  # the search fits Platt's under "auto"
         X, y, classes, y_index, counts = labelled_rows(X, y, two_classes=self.two_classes)
         self.classes_ = classes
         self.class_priors_ = class_priors(y_index, len(classes), sample_weight)
@@ -257,10 +312,18 @@ class AutoCapacity(Vocabulary):
         started = time.monotonic()
         grid = self._grid()
         result = search(self, grid, X, y, y_index, sw, started, self._budget())
+        self.score_spread_ = None
         final = final_fit(self, X, y, y_index, sw, result)
         self.oof_ = self._out_of_fold(final.oof_scores, y_index, sw, final.oof_folds)
         self.capacity_ = capacity_record(self, result, started)
-        self._install(final.booster, final.calibrated, {**final.info, "capacity": "auto"})
+        info = {**final.info, "capacity": "auto"}
+        if self.calibration_choice_ is not None:
+            info["choice"] = self.calibration_choice_
+            self.capacity_["calibration"] = self.calibration_choice_
+        if self.score_spread_ is not None:
+            info["score_spread"] = self.score_spread_
+            self.capacity_["score_spread"] = self.score_spread_
+        self._install(final.booster, final.calibrated, info)
         return self
 
 
@@ -274,9 +337,11 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
     ----------
     grid : sequence of (weak_learner, max_depth, max_rounds)
         Candidates by increasing capacity; default :data:`~models.auto.DEFAULT_GRID`.
-    calibration : {"platt", "isotonic"}, default="platt"
-        Calibration map (also the one the search's losses are computed with). Its former
-        name ``method`` is accepted too.
+    calibration : {"platt", "isotonic", "beta", "auto"}, default="platt"
+        Calibration map (also the one the search's losses are computed with). ``"auto"``:
+        the search runs with Platt's, the final map is the one of least out-of-fold log
+        loss among :data:`~models.auto.params.CALIBRATION_CHOICES` (recorded in
+        ``capacity_["calibration"]``). Its former name ``method`` is accepted too.
     n_folds : int, default=5
         Cross-fitting folds of the search (and of the calibration for small data).
     metric : {"log_loss", "brier"}, default="log_loss"
@@ -368,7 +433,23 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
         return np.ascontiguousarray(s.T)
 
     def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
-        return make_calibrator(self.calibration).fit(scores, y_index, sample_weight=w)
+        return make_calibrator(self._map_method).fit(scores, y_index, sample_weight=w)
+
+    def _spread(self, calibrated: Any, booster: Any, X: Any, scores: np.ndarray, folds: Any) -> Any:
+        """The map composed with the spread of the mean fold score
+        (:mod:`models.calibration.spread`), measured on at most
+        :data:`SPREAD_ROWS` training rows."""
+        fold_of_row = np.asarray(folds.fold_of_row)
+        n = len(fold_of_row)
+        rows = np.arange(n)
+        if n > SPREAD_ROWS:
+            rows = np.sort(np.random.default_rng(self.random_state).choice(n, SPREAD_ROWS, False))
+        Xr = X[rows]
+        kind = booster.score_kind
+        fold_scores = np.column_stack([e.score(Xr, kind) for e in booster.ensembles])
+        fitted = spread.fit(scores[rows], fold_scores, fold_of_row[rows])
+        self.score_spread_ = fitted.to_state()
+        return spread.spread_map(calibrated, fitted)
 
     def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
         p1 = calibrated.predict(scores)
@@ -391,7 +472,7 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
     def _install(self, booster: Any, calibrated: Any, info: dict[str, Any]) -> None:
         self.estimator_ = booster
         self.calibrator_ = calibrated
-        self.calibration_info_ = {"method": self.calibration, **info}
+        self.calibration_info_ = {"method": self._map_method, **info}
 
     def progress_total(self, n_classes: int = 2) -> int:
         return AutoCapacity.progress_total(self, n_classes)
@@ -444,8 +525,9 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
     def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
         if self.calibration == "multinomial":
             return MultinomialCalibrator("full", MULTINOMIAL_L2).fit(scores, y_index, w)
+        method = self._map_method
         return [
-            make_calibrator(self.calibration).fit(scores[:, j], (y_index == j).astype(np.int8), w)
+            make_calibrator(method).fit(scores[:, j], (y_index == j).astype(np.int8), w)
             for j in range(scores.shape[1])
         ]
 
@@ -464,7 +546,7 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
         self.calibrators_ = [] if joint else list(calibrated)
         self.joint_calibrator_ = calibrated if joint else None
         self.calibration_info_ = {
-            "method": self.calibration,
+            "method": self._map_method,
             **info,
             "scheme": "multinomial (softmax) calibration of the K scores"
             if joint

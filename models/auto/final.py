@@ -4,8 +4,8 @@ Three cases (:func:`final_fit`):
 
 * small data, ``serve="folds"`` -- the search's k fold boosters of the winning entry,
   truncated to the chosen rounds, are the model (a fold ensemble,
-  :mod:`models.inference.fold_ensemble`), under the map fitted on their out-of-fold scores: no
-  further fit;
+  :mod:`models.inference.fold_ensemble`), under the map fitted on their out-of-fold scores
+  and spread for their mean (:mod:`models.calibration.spread`): no further fit;
 * small data, ``serve="refit"`` (and SAMME's ``"logistic"`` score, which has no merged
   form) -- one booster fitted on all rows, under that same map;
 * large data (the search ran on a subsample) -- the winner is cross-fitted on all rows
@@ -84,7 +84,7 @@ def final_fit(
             booster = est._fold_booster(chosen.models, rounds)
             report(total, total)  # nothing left to fit
             report(0, 0, "calibrating")
-            calibrated = est._calibrate(chosen.scores, y_index, sw)
+            calibrated = est._final_map(chosen.scores, y_index, sw, result.rows.folds, booster, X)
             info = {"split": "kfold", "n_folds": k, "n_boost": n, "n_calibration": n,
                     "served": "fold_ensemble"}  # fmt: skip
             return FinalFit(booster, calibrated, info, chosen.scores, result.rows.folds)
@@ -94,7 +94,7 @@ def final_fit(
                 1,
             )[0]
             report(0, 0, "calibrating")
-            calibrated = est._calibrate(chosen.scores, y_index, sw)
+            calibrated = est._final_map(chosen.scores, y_index, sw, result.rows.folds, None, X)
             info = {"split": "kfold", "n_folds": k, "n_boost": n, "n_calibration": n}
             return FinalFit(booster, calibrated, info, chosen.scores, result.rows.folds)
         k_final = min(k, 3)
@@ -116,7 +116,9 @@ def final_fit(
         else:
             booster = cf.estimator
         report(0, 0, "calibrating")
-        calibrated = est._calibrate(cf.scores, y_index, sw)
+        calibrated = est._final_map(
+            cf.scores, y_index, sw, cf.folds, booster if folds_served else None, X
+        )
         info = dict(cf.info)
         if folds_served:
             info["served"] = "fold_ensemble"

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from models.calibration.calibrators import CALIBRATION_METHODS
 from models.exceptions import InvalidInput
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "MULTICLASS_CALIBRATIONS",
     "PARAMS",
     "SCORE_KINDS",
+    "CALIBRATION_CHOICES",
     "SEARCH_METHODS",
     "SERVE",
     "canonical_params",
@@ -55,8 +57,12 @@ ALIASES: dict[str, str] = {"method": "calibration"}
 
 METRICS = ("log_loss", "brier")
 """Out-of-fold losses of the calibrated probabilities that can choose the capacity."""
-SEARCH_METHODS = ("platt", "isotonic")
-"""Calibration maps of two-class scores (the multiclass estimator adds ``multinomial``)."""
+CALIBRATION_CHOICES = tuple(m for m in CALIBRATION_METHODS if m != "none")
+"""The maps ``calibration="auto"`` chooses among, by out-of-fold log loss."""
+SEARCH_METHODS = (*CALIBRATION_CHOICES, "auto")
+"""Calibration maps of two-class scores, or ``auto``: the map of least out-of-fold log
+loss among :data:`CALIBRATION_CHOICES` (the search itself runs with Platt's); the
+multiclass estimator adds ``multinomial``."""
 SCORE_KINDS = ("vote", "logistic")
 """Raw scores that are calibrated: vote fractions (Eq. 24) or the logistic score."""
 SERVE = ("folds", "refit")

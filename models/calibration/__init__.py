@@ -1,7 +1,8 @@
 """Calibration maps: turning boosting scores into probabilities.
 
-``calibrators`` (Platt, isotonic and the identity map behind one protocol, and their saved
-state), ``multinomial`` (the multiclass map over vote fractions). The maps are part of
+``calibrators`` (Platt, isotonic, beta and the identity map behind one protocol, and their
+saved state), ``multinomial`` (the multiclass map over vote fractions), ``spread`` (a
+fold ensemble's map, fitted on single boosters' scores, made the map of their mean). The maps are part of
 every served model and import only exceptions. Cross-fitting the scores they are fitted
 on is training (:mod:`models.boosting.crossfit`); fitting a new map to a served model's
 labelled traffic is the feedback loop (:mod:`models.feedback.recalibration`).

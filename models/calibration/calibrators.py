@@ -1,11 +1,13 @@
 """Calibration of raw boosting scores into probability estimates.
 
-Three calibrators share one small protocol (:class:`Calibrator`):
+Four calibrators share one small protocol (:class:`Calibrator`):
 
 * :class:`PlattCalibrator` -- Platt scaling, ``p = 1 / (1 + exp(A s + B))``, with
   Platt's corrected targets, fitted by the robust Newton method of Lin, Lin & Weng.
 * :class:`IsotonicCalibrator` -- isotonic regression, fitted with scikit-learn and kept
   as two threshold arrays so that prediction is ``np.interp`` (numpy only).
+* :class:`BetaCalibrator` -- beta calibration of Kull, Silva Filho & Flach,
+  ``p = 1 / (1 + exp(-(a ln s - b ln(1 - s) + c)))`` with ``a, b >= 0``.
 * :class:`IdentityCalibrator` -- method ``"none"``: the raw score clipped to ``[0, 1]``.
 
 Every calibrator serialises to a JSON-able dict (:meth:`to_state`) and is rebuilt,
@@ -22,6 +24,9 @@ References
    outputs for support vector machines. Machine Learning 68, 267-276.
 .. [4] Zadrozny, B., Elkan, C. (2002). Transforming classifier scores into accurate
    multiclass probability estimates. KDD.
+.. [5] Kull, M., Silva Filho, T., Flach, P. (2017). Beta calibration: a well-founded and
+   easily implemented improvement on logistic calibration for binary classifiers.
+   AISTATS, PMLR 54, 623-631.
 """
 
 from __future__ import annotations
@@ -35,17 +40,24 @@ from numpy.typing import ArrayLike
 from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
 
 __all__ = [
+    "BETA_EPS",
     "CALIBRATION_METHODS",
+    "BetaCalibrator",
     "Calibrator",
     "IdentityCalibrator",
     "IsotonicCalibrator",
     "PlattCalibrator",
+    "TRAINING_CALIBRATIONS",
     "calibrator_from_state",
     "make_calibrator",
 ]
 
 #: Names accepted by :func:`make_calibrator` and in a calibrator state's ``"method"``.
-CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "none")
+CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "beta", "none")
+#: What a training may name as its ``calibration``: a method above, or ``"auto"`` (the
+#: default algorithm's choice among the fitted maps by out-of-fold log loss,
+#: :mod:`models.auto`). The API's and the command line's choices are these.
+TRAINING_CALIBRATIONS: tuple[str, ...] = (*CALIBRATION_METHODS[:-1], "auto", "none")
 
 
 @runtime_checkable
@@ -363,6 +375,110 @@ class IsotonicCalibrator(_FittedMap):
         return "IsotonicCalibrator()" if n is None else f"IsotonicCalibrator(n_thresholds={n})"
 
 
+# --------------------------------------------------------------------------- beta
+
+
+BETA_EPS = 1e-6
+"""Scores are clipped to ``[BETA_EPS, 1 - BETA_EPS]`` before the logarithms of beta
+calibration (a vote fraction of exactly 0 or 1 is then a finite, bounded feature)."""
+
+
+def _beta_features(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    c = np.clip(s, BETA_EPS, 1.0 - BETA_EPS)
+    return np.log(c), -np.log1p(-c)
+
+
+class BetaCalibrator(_FittedMap):
+    """Beta calibration: ``P(y = 1) = 1 / (1 + exp(-(a ln s - b ln(1 - s) + c)))``.
+
+    The map of Kull, Silva Filho & Flach [1]_: a logistic regression of the labels on the
+    two features ``ln s`` and ``-ln(1 - s)`` of a score ``s`` in ``[0, 1]`` (scores are
+    clipped to ``[BETA_EPS, 1 - BETA_EPS]``), with ``a, b >= 0`` so that the map is
+    non-decreasing. It contains Platt scaling of ``logit(s)`` (``a = b``) and the
+    identity (``a = b = 1, c = 0``), and also fits the sigmoid-shaped and inverse-sigmoid
+    maps that one sigmoid of ``s`` cannot. As in :class:`PlattCalibrator` the targets
+    are Platt's ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)`` (a finite optimum on
+    separable data); the three parameters minimise the weighted cross-entropy by
+    L-BFGS-B with the bounds ``a, b >= 0`` (the paper refits without a feature whose
+    coefficient comes out negative; the bound reaches the same optimum of a convex loss).
+
+    Attributes
+    ----------
+    a_, b_, c_ : float
+        The fitted parameters.
+    center_, factor_ : float
+        The score is first spread to ``center_ + factor_ (s - center_)`` (0 and 1 after
+        :meth:`fit`; a fold ensemble's map sets them, :func:`models.calibration.spread.spread_map`).
+
+    References
+    ----------
+    .. [1] Kull, M., Silva Filho, T., Flach, P. (2017). Beta calibration: a
+       well-founded and easily implemented improvement on logistic calibration for
+       binary classifiers. AISTATS, PMLR 54, 623-631.
+    """
+
+    method = "beta"
+    _fitted_attr = "a_"
+
+    def fit(
+        self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> BetaCalibrator:
+        """Fit ``a_``, ``b_``, ``c_`` (parameters and errors: :meth:`Calibrator.fit`)."""
+        from scipy.optimize import minimize  # fit-time only
+
+        s, y, w = _check_fit_data(scores, y01, sample_weight)
+        keep = w > 0
+        s, y, w = s[keep], y[keep], w[keep]
+        n_pos = float(np.count_nonzero(y == 1))
+        n_neg = float(y.size - n_pos)
+        t = np.where(y == 1, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+        u, v = _beta_features(s)
+        total = float(w.sum())
+
+        def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+            z = theta[0] * u + theta[1] * v + theta[2]
+            # cross-entropy of sigmoid(z) against t: log(1 + e^z) - t z, without overflow
+            f = float(np.dot(w, np.logaddexp(0.0, z) - t * z)) / total
+            r = w * (np.exp(-np.logaddexp(0.0, -z)) - t) / total
+            return f, np.array([np.dot(r, u), np.dot(r, v), r.sum()])
+
+        start = np.array([1.0, 1.0, math.log((n_pos + 1.0) / (n_neg + 1.0))])
+        res = minimize(
+            loss, start, jac=True, method="L-BFGS-B",
+            bounds=[(0.0, None), (0.0, None), (None, None)],
+            options={"maxiter": 200, "gtol": 1e-10, "ftol": 1e-14},
+        )  # fmt: skip
+        a, b, c = (float(x) for x in res.x)
+        if not all(math.isfinite(x) for x in (a, b, c)):  # pragma: no cover - defensive
+            raise TrainingError(f"beta calibration diverged (a={a}, b={b}, c={c})")
+        self.a_, self.b_, self.c_ = a, b, c
+        self.center_, self.factor_ = 0.0, 1.0
+        return self
+
+    def predict(self, scores: ArrayLike) -> np.ndarray:
+        """Calibrated ``P(y = 1)`` (see :meth:`Calibrator.predict`)."""
+        self._check_fitted()
+        s = _check_scores(scores)
+        if self.factor_ != 1.0:
+            s = self.center_ + self.factor_ * (s - self.center_)
+        u, v = _beta_features(s)
+        return _sigmoid_neg(-(self.a_ * u + self.b_ * v + self.c_))
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-able state ``{"method": "beta", "a": float, "b": float, "c": float}``, with
+        ``"center"`` and ``"factor"`` when the score is spread."""
+        self._check_fitted()
+        state: dict[str, Any] = {"method": "beta", "a": self.a_, "b": self.b_, "c": self.c_}
+        if self.factor_ != 1.0:
+            state.update(center=self.center_, factor=self.factor_)
+        return state
+
+    def __repr__(self) -> str:
+        if not hasattr(self, "a_"):
+            return "BetaCalibrator()"
+        return f"BetaCalibrator(a_={self.a_:.6g}, b_={self.b_:.6g}, c_={self.c_:.6g})"
+
+
 # --------------------------------------------------------------------------- identity
 
 
@@ -401,13 +517,13 @@ class IdentityCalibrator:
 
 
 def make_calibrator(method: str) -> Calibrator:
-    """Return an unfitted calibrator for ``method`` in ``("platt", "isotonic", "none")``.
+    """Return an unfitted calibrator for ``method`` in :data:`CALIBRATION_METHODS`.
 
     Parameters
     ----------
     method : str
         ``"platt"`` (section 4 of the paper, the default of calibrated AdaMEC),
-        ``"isotonic"`` or ``"none"``.
+        ``"isotonic"``, ``"beta"`` or ``"none"``.
 
     Returns
     -------
@@ -422,6 +538,8 @@ def make_calibrator(method: str) -> Calibrator:
         return PlattCalibrator()
     if method == "isotonic":
         return IsotonicCalibrator()
+    if method == "beta":
+        return BetaCalibrator()
     if method == "none":
         return IdentityCalibrator()
     raise InvalidInput(
@@ -459,6 +577,7 @@ def _state_array(state: dict[str, Any], key: str) -> np.ndarray:
 _STATE_KEYS = {
     "platt": {"method", "A", "B"},
     "isotonic": {"method", "x_thresholds", "y_thresholds"},
+    "beta": {"method", "a", "b", "c", "center", "factor"},
 }
 
 
@@ -504,6 +623,25 @@ def calibrator_from_state(state: dict[str, Any]) -> Calibrator:
         platt.A_, platt.B_ = _state_float(state, "A"), _state_float(state, "B")
         platt.n_iter_ = 0
         return platt
+    if method == "beta":
+        beta = BetaCalibrator()
+        beta.a_, beta.b_, beta.c_ = (_state_float(state, k) for k in ("a", "b", "c"))
+        if beta.a_ < 0 or beta.b_ < 0:
+            raise ArtifactError("calibrator state for 'beta': 'a' and 'b' must be >= 0")
+        spread = [k for k in ("center", "factor") if k in state]
+        beta.center_, beta.factor_ = 0.0, 1.0
+        if spread:
+            if len(spread) != 2:
+                raise ArtifactError(
+                    "calibrator state for 'beta': 'center' and 'factor' go together"
+                )
+            beta.center_, beta.factor_ = (
+                _state_float(state, "center"),
+                _state_float(state, "factor"),
+            )
+            if beta.factor_ <= 0:
+                raise ArtifactError("calibrator state for 'beta': 'factor' must be > 0")
+        return beta
     x = _state_array(state, "x_thresholds")
     y = _state_array(state, "y_thresholds")
     if x.shape != y.shape:

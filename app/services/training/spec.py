@@ -114,8 +114,16 @@ class TrainingData:
 
 
 def _check_auto(spec: TrainingSpec) -> None:
-    """``auto`` chooses the capacity and needs cross-fitted calibrated probabilities."""
+    """``auto`` chooses the capacity and needs cross-fitted calibrated probabilities;
+    ``calibration: auto`` (the map chosen by out-of-fold log loss) is ``auto``'s."""
     if spec.algorithm != AUTO:
+        if spec.calibration == "auto":
+            raise InvalidArgument(
+                "calibration: 'auto' (the map of least out-of-fold log loss) is chosen by "
+                "algorithm 'auto'; with another algorithm name the map: 'platt', "
+                "'isotonic', 'beta' or 'none'",
+                field="calibration",
+            )
         return
     for name in _CAPACITY_FIELDS:
         if getattr(spec, name) is not None:
@@ -128,7 +136,7 @@ def _check_auto(spec: TrainingSpec) -> None:
     if spec.calibration == "none":
         raise InvalidArgument(
             "calibration: algorithm 'auto' chooses its capacity on calibrated probabilities; "
-            "expected 'platt' or 'isotonic' (or name an algorithm such as 'adaboost' for "
+            "expected 'platt', 'isotonic', 'beta' or 'auto' (or name an algorithm such as 'adaboost' for "
             "uncalibrated scores)",
             field="calibration",
         )

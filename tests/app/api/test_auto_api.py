@@ -54,6 +54,33 @@ def test_default_training_chooses_and_records_its_capacity(client: TestClient) -
     assert pred.status_code == 200, pred.text
 
 
+def test_auto_calibration_records_its_choice_and_the_losses_on_the_version(
+    client: TestClient,
+) -> None:
+    r = client.post("/v1/models/auto/versions", json=_default_body(calibration="auto"))
+    assert r.status_code == 201, r.text
+    v = r.json()
+    choice = v["params"]["fitted"]["capacity"]["calibration"]
+    losses = choice["oof_log_loss"]
+    assert set(losses) == {"platt", "isotonic", "beta"}
+    assert choice["chosen"] == min(losses, key=losses.__getitem__)
+    assert v["calibration"]["method"] == choice["chosen"]
+    assert v["params"]["fitted"]["capacity"]["score_spread"]["factor"] >= 1.0
+    # another algorithm names its map: "auto" is refused before training, naming the field
+    other = client.post("/v1/models/x/versions", json=train_body(calibration="auto"))
+    assert other.status_code == 422 and other.json()["field"] == "calibration"
+
+
+def test_the_api_offers_the_calibrations_the_core_declares() -> None:
+    from typing import get_args
+
+    from app.api.schemas import TrainingParams
+    from models.calibration.calibrators import TRAINING_CALIBRATIONS
+
+    annotation = TrainingParams.model_fields["calibration"].annotation
+    assert get_args(annotation) == TRAINING_CALIBRATIONS
+
+
 def test_explicit_capacity_means_what_it_meant(client: TestClient) -> None:
     r = client.post("/v1/models/fixed/versions", json=train_body(weak_learner="stump"))
     assert r.status_code == 201, r.text

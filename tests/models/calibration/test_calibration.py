@@ -13,6 +13,7 @@ from sklearn.isotonic import IsotonicRegression
 
 from models.calibration.calibrators import (
     CALIBRATION_METHODS,
+    BetaCalibrator,
     Calibrator,
     IdentityCalibrator,
     IsotonicCalibrator,
@@ -193,7 +194,7 @@ def test_make_calibrator_and_round_trip(method: str) -> None:
 
 
 def test_make_calibrator_unknown_lists_valid_names() -> None:
-    with pytest.raises(InvalidInput, match="'platt', 'isotonic', 'none'.*'sigmoid'"):
+    with pytest.raises(InvalidInput, match="'platt', 'isotonic', 'beta', 'none'.*'sigmoid'"):
         make_calibrator("sigmoid")
 
 
@@ -285,3 +286,66 @@ def test_platt_in_place_work_arrays_give_the_expressions_bits() -> None:
         assert _affine(a, s, b, f).tobytes() == (a * s + b).tobytes()
         assert _platt_objective(f, t, w, work) == _platt_objective(a * s + b, t, w)
         assert _sigmoid_neg(f, out=work[0]).tobytes() == _sigmoid_neg(a * s + b).tobytes()
+
+
+# ------------------------------------------------------------------------------ beta
+
+
+def _beta_scores(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores of positives ~ Beta(4, 2), of negatives ~ Beta(2, 4), equal priors: the
+    posterior is exactly a beta map, ``a = 4 - 2 = 2``, ``b = 4 - 2 = 2``,
+    ``c = ln B(2, 4) / B(4, 2) = 0`` (Kull et al. 2017, section 3)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    s = np.where(y == 1, rng.beta(4.0, 2.0, n), rng.beta(2.0, 4.0, n))
+    return s, y.astype(float)
+
+
+def test_beta_recovers_the_parameters_of_beta_distributed_scores() -> None:
+    s, y = _beta_scores(40000, seed=0)
+    cal = BetaCalibrator().fit(s, y)
+    assert cal.a_ == pytest.approx(2.0, abs=0.12) and cal.b_ == pytest.approx(2.0, abs=0.12)
+    assert cal.c_ == pytest.approx(0.0, abs=0.1)
+    grid = np.linspace(0.02, 0.98, 49)
+    truth = 1.0 / (1.0 + (grid / (1 - grid)) ** -2.0)  # s^2 / (s^2 + (1 - s)^2)
+    assert np.max(np.abs(cal.predict(grid) - truth)) < 0.02
+
+
+def test_beta_fits_what_platt_cannot_on_held_out_rows() -> None:
+    # the posterior s^2 / (s^2 + (1 - s)^2) is not a sigmoid of s: on new rows beta
+    # calibration's log loss is lower than Platt scaling's, fitted on the same rows
+    s, y = _beta_scores(5000, seed=1)
+    s_new, y_new = _beta_scores(20000, seed=2)
+
+    def log_loss(p: np.ndarray) -> float:
+        return float(-np.mean(y_new * np.log(p) + (1 - y_new) * np.log1p(-p)))
+
+    beta = log_loss(BetaCalibrator().fit(s, y).predict(s_new))
+    platt = log_loss(PlattCalibrator().fit(s, y).predict(s_new))
+    assert beta < platt
+
+
+def test_beta_is_non_decreasing_and_finite_at_0_and_1() -> None:
+    rng = np.random.default_rng(3)
+    s = rng.random(500)
+    y = (rng.random(500) < 1 - s).astype(float)  # scores ordered the wrong way round
+    cal = BetaCalibrator().fit(s, y)
+    assert cal.a_ >= 0 and cal.b_ >= 0  # bounded: the map cannot decrease
+    p = cal.predict(np.array([0.0, 0.3, 0.7, 1.0]))
+    assert np.all(np.isfinite(p)) and np.all(np.diff(p) >= 0)
+
+
+def test_beta_state_round_trips_and_refuses_bad_fields() -> None:
+    s, y = _beta_scores(500, seed=4)
+    cal = BetaCalibrator().fit(s, y)
+    assert set(cal.to_state()) == {"method", "a", "b", "c"}
+    again = calibrator_from_state(json.loads(json.dumps(cal.to_state())))
+    assert np.array_equal(again.predict(s), cal.predict(s))
+    for bad, match in [
+        ({**cal.to_state(), "a": -1.0}, ">= 0"),
+        ({**cal.to_state(), "center": 0.5}, "go together"),
+        ({**cal.to_state(), "center": 0.5, "factor": 0.0}, "> 0"),
+        ({**cal.to_state(), "d": 1.0}, "unexpected"),
+    ]:
+        with pytest.raises(ArtifactError, match=match):
+            calibrator_from_state(bad)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from models.auto import AutoCalibrated, AutoCalibratedBoosting
+from models.auto.params import CALIBRATION_CHOICES
 from models.boosting.adaboost import AdaBoost
 from models.boosting.crossfit import fold_indices
 from models.calibration.calibrators import make_calibrator
@@ -71,6 +72,71 @@ def test_the_default_serves_the_mean_fold_score_through_the_out_of_fold_map() ->
     proba, raw = inf.scored_proba(Xt)
     assert raw is not None and raw.shape == (200,)
     np.testing.assert_array_equal(proba, inf.predict_proba(Xt))
+
+
+def _noisy(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels drawn from a logistic model with an interaction: depth-3 trees fitted on a
+    few hundred rows disagree from fold to fold, so their mean is much less noisy."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    f = X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * X[:, 3]
+    return X, (rng.random(n) < 1.0 / (1.0 + np.exp(-1.5 * f))).astype(int)
+
+
+def _slope(p: np.ndarray, y: np.ndarray) -> float:
+    """The calibration slope: ``b`` of the logistic regression ``y ~ a + b logit(p)``."""
+    from sklearn.linear_model import LogisticRegression
+
+    q = np.clip(p, 1e-6, 1 - 1e-6)
+    z = np.log(q) - np.log1p(-q)
+    return float(LogisticRegression(C=np.inf).fit(z[:, None], y).coef_[0, 0])
+
+
+def test_the_served_map_is_spread_for_the_mean_and_better_calibrated_than_without() -> None:
+    # the map fitted on single boosters' out-of-fold scores, applied to the mean of the k
+    # scores, is under-confident on new rows (slope > 1); the served map, spread for the
+    # mean, is nearer slope 1, on each of two training samples
+    Xt, yt = _noisy(20000, seed=99)
+    for seed in (0, 1):
+        X, y = _noisy(800, seed)
+        model = AutoCalibratedBoosting([("tree", 3, 40)], random_state=seed, n_jobs=1).fit(X, y)
+        raw = model.to_inference().scorer.raw_score(Xt)
+        unspread = make_calibrator("platt").fit(model.oof_.raw_positive, y).predict(raw)
+        served = model.predict_proba(Xt)[:, 1]
+        assert model.capacity_["score_spread"]["factor"] > 1.0
+        assert model.calibration_info_["score_spread"] == model.capacity_["score_spread"]
+        before, after = _slope(unspread, yt), _slope(served, yt)
+        assert before > 1.0 and abs(after - 1.0) < abs(before - 1.0), (before, after)
+
+
+def test_auto_calibration_chooses_by_out_of_fold_log_loss_and_records_it() -> None:
+    X, y = _data()
+    model = AutoCalibratedBoosting(GRID, calibration="auto", random_state=0).fit(X, y)
+    choice = model.capacity_["calibration"]
+    losses = choice["oof_log_loss"]
+    assert set(losses) == set(CALIBRATION_CHOICES) and choice["by"] == "out-of-fold log loss"
+    assert choice["chosen"] == min(losses, key=losses.__getitem__)
+    assert model.calibrator_.method == choice["chosen"] == model.calibration_info_["method"]
+    assert model.calibration_info_["choice"] == choice
+    # the reported out-of-fold probabilities are the chosen map's, whose loss chose it
+    p = np.clip(model.oof_.positive, 1e-15, 1.0)
+    loss = -np.mean(np.where(y == 1, np.log(p), np.log1p(-np.minimum(p, 1 - 1e-15))))
+    assert loss == pytest.approx(losses[choice["chosen"]], abs=1e-5)
+    fixed = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y)
+    assert "calibration" not in fixed.capacity_ and fixed.calibration_info_["method"] == "platt"
+
+
+def test_a_beta_fold_ensemble_round_trips_with_its_spread() -> None:
+    X, y = _data()
+    model = AutoCalibratedBoosting(GRID, calibration="beta", random_state=0).fit(X, y)
+    inf = model.to_inference()
+    state = inf.scorer.calibrator.to_state()
+    assert state["method"] == "beta"
+    assert state.get("factor", 1.0) == model.capacity_["score_spread"]["factor"]
+    blob, sha = dump_model(inf)
+    loaded = load_model(blob, expected_sha256=sha)
+    assert loaded.predict_proba(X).tobytes() == inf.predict_proba(X).tobytes()
+    assert dump_model(loaded)[0] == blob
 
 
 def test_fold_ensemble_predictions_are_batch_invariant_to_the_last_bit() -> None:

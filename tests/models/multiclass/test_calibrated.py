@@ -134,7 +134,7 @@ def test_errors(data: tuple, kind: str) -> None:
     with pytest.raises(InvalidInput, match="n_folds"):
         _model(kind, n_folds=1).fit(X, y)
     with pytest.raises(InvalidInput):
-        _model(kind, calibration="beta").fit(X, y)
+        _model(kind, calibration="sigmoid").fit(X, y)
     small = np.concatenate([y[:100], [9, 9]])
     Xs = np.vstack([X[:100], X[:2]])
     with pytest.raises(TrainingError, match="9"):

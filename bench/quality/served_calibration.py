@@ -1,0 +1,297 @@
+"""Are the default model's probabilities calibrated as served? Measured on held-out rows.
+
+The default (``auto``) cross-fits k fold boosters, fits its calibration map on the
+out-of-fold scores of single fold boosters and serves the map applied to the MEAN of
+the k fold boosters' scores. The mean is less noisy than one booster's score, so the
+map fitted on single scores is too flat for it. This script trains the default in
+process (``AutoCalibrated(random_state=0)``, the parameters the service's ``auto``
+passes) on stratified 70/30 splits of every two-class set and one-vs-rest task of the
+shared data sets (the tasks of ``bench/quality/baselines.py``), and measures on the
+held-out 30 %, for what is served and for each candidate way of serving, in one run:
+
+* calibration slope and intercept: the logistic regression ``y ~ a + b logit(p)`` of
+  the held-out labels on the logit of the probability (``p`` clipped to
+  ``[1e-6, 1 - 1e-6]``); calibrated probabilities have ``b = 1, a = 0``, ``b > 1``
+  means under-confident (too close to the base rate);
+* ECE with 10 equal-mass bins, log loss (``p`` clipped as above) and the Brier score.
+
+Per task, the held-out rows of all seeds are pooled (each row scored by the model of
+its seed's split) before the slope is fitted; tasks whose pooled held-out rows are
+separated by the probabilities (no finite slope: mushroom, some one-vs-rest tasks) are
+reported as ``n/a`` and left out of the slope summary.
+
+Candidates (each fitted on the same out-of-fold scores the default's map is fitted on):
+
+``<map>_mean``       the map on the mean of the k fold scores (what was served, ``platt_mean``)
+``<map>_meanproba``  the map applied to each fold booster's score, probabilities averaged
+``<map>_spread``     the map on the mean score spread about the out-of-fold mean score by
+                     the noise the mean removes (:func:`models.calibration.spread`)
+
+for the maps ``platt``, ``isotonic`` and ``beta``, and ``choice_spread``: the map of
+least out-of-fold log loss among the three (what ``calibration="auto"`` chooses),
+spread. ``served`` is ``model.predict_proba`` of the code as it is.
+
+    python -m bench quality.served_calibration --seeds 3 [--datasets pima german] [--summary-only]
+
+Each unit's held-out labels and probabilities go to ``--cache`` (default
+``/tmp/costwise-served-calibration``, not committed: one ``.npz`` a unit); the summary is
+computed from every cached unit of the tasks and seeds asked for, so the heavy work can
+run in chunks (one data set per run, under the lock) and ``--summary-only`` then
+writes the result of them all: ``bench/results/quality/served_calibration.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.papers.common import stratified_split
+from bench.quality.baselines import TEST_SIZE, plan_units, unit_data
+from bench.record import run_header, write_result
+from models.auto.default import AutoCalibrated
+from models.boosting.crossfit import cross_calibrated, fold_indices
+from models.calibration import spread
+from models.calibration.calibrators import make_calibrator
+from models.inference.fold_ensemble import FoldEnsembleScorer
+
+ROOT = Path(__file__).resolve().parents[2]
+MAPS = ("platt", "isotonic", "beta")
+EPS = 1e-6
+BINS = 10
+WITHIN = 0.02
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    q = np.clip(p, EPS, 1.0 - EPS)
+    return np.log(q) - np.log1p(-q)
+
+
+def slope_intercept(p: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    """``(b, a)`` of ``y ~ a + b logit(p)``; None when ``logit(p)`` separates ``y``."""
+    from sklearn.metrics import roc_auc_score
+
+    if roc_auc_score(y, p) >= 1.0:
+        return None
+    from sklearn.linear_model import LogisticRegression
+
+    lr = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000)
+    lr.fit(logit(p)[:, None], y)
+    return float(lr.coef_[0, 0]), float(lr.intercept_[0])
+
+
+def ece(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
+    """Expected calibration error over ``bins`` equal-mass bins (sorted by ``p``)."""
+    order = np.argsort(p, kind="stable")
+    total = 0.0
+    for part in np.array_split(order, bins):
+        if len(part):
+            total += len(part) * abs(float(p[part].mean()) - float(y[part].mean()))
+    return total / len(p)
+
+
+def log_loss(p: np.ndarray, y: np.ndarray) -> float:
+    q = np.clip(p, EPS, 1.0 - EPS)
+    return float(-np.mean(y * np.log(q) + (1 - y) * np.log1p(-q)))
+
+
+def candidates(model: Any, Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray) -> dict[str, Any]:
+    """P(y = 1) of the test rows for each way of serving, and the out-of-fold losses."""
+    inner = model.model_
+    out: dict[str, Any] = {"served": model.predict_proba(Xte)[:, 1]}
+    scorer = inner.to_inference().scorer
+    if not isinstance(scorer, FoldEnsembleScorer):
+        return {"p": out, "oof_log_loss": {}, "spread": None}
+    kind = scorer.score_kind
+    te = np.column_stack([e.score(Xte, kind) for e in scorer.ensembles])
+    tr = np.column_stack([e.score(Xtr, kind) for e in scorer.ensembles])
+    k = te.shape[1]
+    folds = fold_indices(ytr, k, inner.random_state, np.array([0, 1]))
+    oof = np.asarray(inner.oof_.raw_positive)
+    fold_of_row = folds.fold_of_row
+    assert np.allclose(tr[np.arange(len(ytr)), fold_of_row], oof), "folds differ from the fit's"
+    sp = spread.fit(oof, tr, fold_of_row)
+    mean_te = te.mean(axis=1)
+    losses = {}
+    for name in MAPS:
+        cal = make_calibrator(name).fit(oof, ytr)
+        out[f"{name}_mean"] = cal.predict(mean_te)
+        out[f"{name}_meanproba"] = np.mean([cal.predict(te[:, i]) for i in range(k)], axis=0)
+        out[f"{name}_spread"] = cal.predict(sp.apply(mean_te))
+        p_oof = cross_calibrated(
+            lambda s, y, w, n=name: make_calibrator(n).fit(s, y, w),
+            lambda c, s: c.predict(s), oof, ytr, None, folds,
+        )  # fmt: skip
+        losses[name] = log_loss(p_oof, ytr)
+    best = min(MAPS, key=lambda n: losses[n])
+    out["choice_spread"] = out[f"{best}_spread"]
+    return {"p": out, "oof_log_loss": losses, "spread": sp.to_state(), "choice": best}
+
+
+def task_metrics(p: np.ndarray, y: np.ndarray) -> dict[str, Any]:
+    si = slope_intercept(p, y)
+    return {
+        "slope": None if si is None else round(si[0], 4),
+        "intercept": None if si is None else round(si[1], 4),
+        "ece": round(ece(p, y), 5),
+        "log_loss": round(log_loss(p, y), 5),
+        "brier": round(float(np.mean((p - y) ** 2)), 5),
+    }
+
+
+def summarise(
+    units: list[dict[str, Any]],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, int]]:
+    tasks = list(dict.fromkeys(u["task"] for u in units))
+    names = list(dict.fromkeys(n for u in units for n in u["p"]))
+    per_task: dict[str, dict[str, Any]] = {}
+    seeds: dict[str, int] = {}
+    for t in tasks:
+        us = [u for u in units if u["task"] == t]
+        y = np.concatenate([np.asarray(u["y"]) for u in us])
+        per_task[t] = {
+            n: task_metrics(np.concatenate([np.asarray(u["p"][n]) for u in us]), y)
+            for n in names
+            if all(n in u["p"] for u in us)
+        }
+        seeds[t] = len(us)
+    summary = {}
+    for n in names:
+        rows = [per_task[t][n] for t in tasks if n in per_task[t]]
+        slopes = [r["slope"] for r in rows if r["slope"] is not None]
+        summary[n] = {
+            "tasks": len(rows),
+            "tasks_with_slope": len(slopes),
+            "median_slope": round(float(np.median(slopes)), 4) if slopes else None,
+            "tasks_within_2pct": sum(abs(s - 1.0) <= WITHIN for s in slopes),
+            "tasks_within_10pct": sum(abs(s - 1.0) <= 0.10 for s in slopes),
+            "median_intercept": round(
+                float(np.median([r["intercept"] for r in rows if r["slope"] is not None])), 4
+            )
+            if slopes
+            else None,
+            "mean_ece": round(float(np.mean([r["ece"] for r in rows])), 5),
+            "mean_log_loss": round(float(np.mean([r["log_loss"] for r in rows])), 5),
+            "mean_brier": round(float(np.mean([r["brier"] for r in rows])), 5),
+        }
+    return summary, per_task, seeds
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "datasets")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--datasets", nargs="*", default=None)
+    ap.add_argument("--params", default="{}", help="JSON: AutoCalibrated parameters")
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/costwise-served-calibration"))
+    ap.add_argument("--summary-only", action="store_true", help="fit nothing: cached units")
+    ap.add_argument("--skip-cached", action="store_true", help="fit only units not cached")
+    ap.add_argument("--label", default="")
+    args = ap.parse_args(argv)
+    params = json.loads(args.params)
+    units = [
+        u
+        for u in plan_units(args.data_dir, args.datasets, list(range(args.seeds)), False)
+        if u.kind == "binary"
+    ]
+    args.cache.mkdir(parents=True, exist_ok=True)
+    # the cached units of these parameters (the default's: no prefix)
+    tag = (
+        ""
+        if not params
+        else hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:8] + "-"
+    )
+    started = time.perf_counter()
+    for u in [] if args.summary_only else units:
+        if args.skip_cached and (args.cache / f"{tag}{u.key}.npz").exists():
+            continue
+        X, y, _ = unit_data(u, args.data_dir)
+        itr, ite, ytr, yte = stratified_split(np.arange(len(y)), y, TEST_SIZE, u.seed)
+        t0 = time.perf_counter()
+        model = AutoCalibrated(**{"random_state": 0, **params}).fit(X[itr], ytr)
+        fit_s = time.perf_counter() - t0
+        c = candidates(model, X[itr], ytr, X[ite])
+        info = {
+            "task": u.task, "dataset": u.dataset, "seed": u.seed, "fit_s": round(fit_s, 2),
+            "capacity": {k: model.capacity_[k] for k in ("weak_learner", "max_depth",
+                                                        "n_estimators")},
+            "oof_log_loss": c["oof_log_loss"], "choice": c.get("choice"), "spread": c["spread"],
+        }  # fmt: skip
+        np.savez(args.cache / f"{tag}{u.key}.npz", info=json.dumps(info), y=yte,
+                 **{f"p_{n}": p for n, p in c["p"].items()})  # fmt: skip
+        m = {n: task_metrics(np.asarray(p), yte)["slope"] for n, p in c["p"].items()}
+        print(u.key, f"{fit_s:.1f}s", c.get("choice"), c["spread"],
+              " ".join(f"{n}={v}" for n, v in m.items() if n in
+                       ("served", "platt_mean", "platt_spread", "choice_spread",
+                        "platt_meanproba")), flush=True)  # fmt: skip
+    allu = []
+    for u in units:
+        f = args.cache / f"{tag}{u.key}.npz"
+        if not f.exists():
+            continue
+        with np.load(f) as z:
+            allu.append({**json.loads(str(z["info"])), "y": z["y"],
+                         "p": {k[2:]: z[k] for k in z.files if k.startswith("p_")}})  # fmt: skip
+    summary, per_task, seeds = summarise(allu)
+    res = {
+        **run_header(__file__, argv),
+        "params": {"random_state": 0, **params},
+        "seeds": args.seeds,
+        "bins": BINS,
+        "seconds_this_run": round(time.perf_counter() - started, 1),
+        "summary": summary,
+        "per_task": per_task,
+        "seeds_per_task": seeds,
+        "units": [{k: v for k, v in u.items() if k not in ("y", "p")} for u in allu],
+    }
+    names = list(summary)
+    n_tasks = len(per_task)
+    lines = [
+        f"# Served calibration of the default ({res['date']})",
+        "",
+        f"Machine: {res['machine']}.",
+        f"Command: `{res['command']}` (after the data sets were run in chunks).",
+        "",
+        f"`AutoCalibrated({json.dumps(res['params'])})`, {n_tasks} two-class tasks (positive "
+        f"class: the README's `1`, or the class of a one-vs-rest task), up to {args.seeds} seeds "
+        "(seeds 0..; the column `seeds` says how many were run), "
+        "stratified 70/30; metrics on the held-out rows of the seeds pooled per task. "
+        f"Slope and intercept of `y ~ a + b logit(p)`; ECE over {BINS} equal-mass bins. "
+        "Tasks separated by the probabilities have no slope (left out of the slope columns).",
+        "",
+        "| candidate | median slope | within 2 % | within 10 % | median intercept | "
+        "mean ECE | mean log loss | mean Brier |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for n, s in summary.items():
+        lines.append(
+            f"| {n} | {s['median_slope']} | {s['tasks_within_2pct']} of "
+            f"{s['tasks_with_slope']} | {s['tasks_within_10pct']} | {s['median_intercept']} | "
+            f"{s['mean_ece']:.4f} | {s['mean_log_loss']:.4f} | {s['mean_brier']:.4f} |"
+        )
+    show = [n for n in ("served", "platt_mean", "platt_meanproba", "platt_spread",
+                        "beta_spread", "choice_spread") if n in names]  # fmt: skip
+    lines += ["", "Calibration slope per task:", "",
+              "| task | seeds | " + " | ".join(show) + " |",
+              "| --- | ---: |" + " ---: |" * len(show)]  # fmt: skip
+    for t, m in per_task.items():
+        lines.append(
+            f"| {t} | {seeds[t]} | "
+            + " | ".join(str(m[n]["slope"]) if n in m else "-" for n in show)
+            + " |"
+        )
+    choices = [u["choice"] for u in allu if u.get("choice")]
+    lines += ["", "Map chosen by out-of-fold log loss (units): " + ", ".join(
+        f"{n} {choices.count(n)}" for n in MAPS) + "."]  # fmt: skip
+    write_result(__file__, res, "\n".join(lines), label=args.label, argv=argv, indent=1)
+    print("\n".join(lines[: 12 + len(names)]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
