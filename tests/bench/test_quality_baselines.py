@@ -117,15 +117,101 @@ def test_summary_arithmetic() -> None:
     assert s["geomean"] == pytest.approx((2.0 * 0.5 * 1.6 * 4.0) ** 0.25)
     assert s["per_task"]["a"] == pytest.approx(1.0)
     assert s["per_task"]["b"] == pytest.approx(math.sqrt(6.4))
-    assert s["within_5pct"] == 1 and s["above_1_3"] == ["b"]
+    assert s["within_5pct"] == 1 and s["above_1_3"] == ["b"] and s["above_goal"] == ["b"]
     assert s["worst_task"][0] == "b" and s["worst_setting"][0] == "1:1"
     assert s["per_setting"]["3:1"] == pytest.approx(math.sqrt(0.5 * 4.0))
-    assert s["zero_best"] == 1
+    assert s["zero_best"] == 1 and s["zero"] == 1
+    # without the zero-cost triple (b, 3:1): ratios 2.0, 0.5, 1.6
+    assert s["n_nonzero"] == 3
+    assert s["geomean_nonzero"] == pytest.approx((2.0 * 0.5 * 1.6) ** (1 / 3))
+    assert s["median"] == pytest.approx((1.6 + 2.0) / 2)  # of 0.5, 1.6, 2.0, 4.0
     assert s["worst_single"]["ratio"] == pytest.approx(4.0)
     assert s["best_baseline_counts"] == {"logreg": 3, "ada+cal": 1}
     # against logreg alone: 2.0, 0.5, 16/12, 4.0
     assert s["vs_each_baseline"]["logreg"] == pytest.approx((2.0 * 0.5 * 16 / 12 * 4.0) ** 0.25)
     assert not s["goal_geomean_met"] and not s["goal_worst_met"]
+
+
+def test_summary_zero_costs_excluded_and_goals() -> None:
+    """A set costwise decides perfectly lifts the plain geometric mean; the figure
+    without zero-cost triples (costwise's or the best's) and the median do not move."""
+    rows = []
+    # task p: costwise perfect (0) where the best baseline makes 3 mistakes: (0+1)/(3+1)
+    rows += [_row("p", "1:1", 0, "costwise", 0), _row("p", "1:1", 0, "logreg", 3)]
+    # task q: ratios 1.2 and 0.9; r: 1.0 exactly; s: both perfect -> 1.0, excluded too
+    rows += [_row("q", "1:1", 0, "costwise", 12), _row("q", "1:1", 0, "logreg", 10)]
+    rows += [_row("q", "3:1", 0, "costwise", 9), _row("q", "3:1", 0, "logreg", 10)]
+    rows += [_row("r", "1:1", 0, "costwise", 5), _row("r", "1:1", 0, "logreg", 5)]
+    rows += [_row("s", "1:1", 0, "costwise", 0), _row("s", "1:1", 0, "logreg", 0)]
+    s = Q.summarise(rows, "binary")
+    assert s["n"] == 5 and s["zero"] == 2 and s["zero_best"] == 1 and s["n_nonzero"] == 3
+    assert s["geomean"] == pytest.approx((0.25 * 1.2 * 0.9 * 1.0 * 1.0) ** 0.2)
+    assert s["geomean"] < 0.8  # the perfect set carries the plain figure ...
+    assert s["geomean_nonzero"] == pytest.approx((1.2 * 0.9 * 1.0) ** (1 / 3))  # ... not these
+    assert s["median"] == 1.0  # of 0.25, 0.9, 1.0, 1.0, 1.2
+    # the goal is judged on the figure without zero-cost triples: 1.026 > 1.00
+    assert s["geomean_nonzero"] > Q.GOAL_GEOMEAN and not s["goal_geomean_met"]
+    # task q at sqrt(1.08) = 1.039: above none of 1.05 / 1.25
+    assert s["above_1_05"] == [] and s["goal_worst_met"]
+    rows += [_row("t", "1:1", 0, "costwise", 13), _row("t", "1:1", 0, "logreg", 10)]
+    s = Q.summarise(rows, "binary")
+    assert s["above_1_05"] == ["t"] and s["above_goal"] == ["t"] and not s["goal_worst_met"]
+    assert s["per_task_best"]["t"] == "logreg"
+
+
+def test_summary_ties_count_for_every_tied_baseline() -> None:
+    rows = [
+        _row("a", "1:1", 0, "costwise", 4),
+        _row("a", "1:1", 0, "catboost", 2),
+        _row("a", "1:1", 0, "logreg", 2),
+        _row("a", "1:1", 0, "ada+cal", 3),
+        _row("a", "3:1", 0, "costwise", 4),
+        _row("a", "3:1", 0, "catboost", 1),
+        _row("a", "3:1", 0, "logreg", 2),
+        _row("a", "3:1", 0, "ada+cal", 3),
+    ]
+    s = Q.summarise(rows, "binary")
+    assert s["best_baseline_counts"] == {"catboost": 2, "logreg": 1}
+    assert s["per_task_best"] == {"a": "catboost"}
+    assert s["geomean"] == pytest.approx(math.sqrt(2.0 * 4.0))
+    # logistic regression's rank among the baselines: second (catboost cheaper overall)
+    assert Q._logreg_rank(Q.ratio_rows(rows, "binary")) == "2 of 3"
+
+
+def test_rowcost_savings_gap_to_the_best_baseline() -> None:
+    def r(method: str, seed: int, sv: float) -> dict[str, Any]:
+        return {"kind": "rowcost", "method": method, "seed": seed, "savings": sv}
+
+    rows = [r("costwise", 0, 0.60), r("costwise", 1, 0.62), r("lgbm+cal", 0, 0.63)]
+    rows += [r("lgbm+cal", 1, 0.63), r("catboost", 0, 0.64), r("catboost", 1, 0.622)]
+    s = Q.summarise_rowcost(rows)
+    assert s["n"] == 2 and s["best"] == "catboost"
+    assert s["savings"]["costwise"] == pytest.approx(0.61)
+    assert s["gap"] == pytest.approx(0.631 - 0.61) and not s["goal_gap_met"]
+    rows = [x for x in rows if x["method"] != "catboost"] + [r("costwise", 2, 0.66)]
+    s = Q.summarise_rowcost(rows)  # costwise 0.6267 vs 0.63: within 0.005
+    assert s["gap"] == pytest.approx(0.63 - (0.60 + 0.62 + 0.66) / 3)
+    assert s["goal_gap_met"]
+    assert Q.summarise_rowcost([r("logreg", 0, 0.5)]) == {"n": 0}
+
+
+@pytest.mark.parametrize("name", ["catboost", "xgb+cal"])
+def test_catboost_and_xgboost_baselines_on_labels_not_0_to_k(name: str) -> None:
+    """Labels 1 and 3 of 0..3 (XGBoost refuses them as they are): the probabilities come
+    back under the original codes, the absent classes 0 and 2 at 0; three classes use
+    the multiclass objective (rows sum to 1 over three columns)."""
+    X, y = make_classification(n_samples=150, n_features=4, random_state=0)
+    P, fit_s = Q.fit_baseline(name, 0, X[:100], np.where(y[:100] == 1, 3, 1), X[100:])
+    assert P.shape == (50, 4) and fit_s > 0
+    assert np.all(P[:, [0, 2]] == 0) and np.allclose(P.sum(axis=1), 1.0)
+    # better than chance on held-out rows: class 3 is y == 1
+    assert np.mean((P[:, 3] >= 0.5) == (y[100:] == 1)) > 0.7
+    X3, y3 = make_classification(
+        n_samples=180, n_features=6, n_informative=4, n_classes=3, random_state=1
+    )
+    P3, _ = Q.fit_baseline(name, 1, X3[:120], y3[:120] + 2, X3[120:])
+    assert P3.shape == (60, 5) and np.allclose(P3[:, 2:].sum(axis=1), 1.0)
+    assert np.mean(np.argmax(P3, axis=1) == y3[120:] + 2) > 0.5
 
 
 @pytest.fixture
