@@ -112,6 +112,7 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
             "reader",
             _READ_STORED,
         ),
+        Permission("POST", "/v1/models/{name}/versions/{version}/whatif", "reader", _READ_STORED),
         Permission("GET", "/v1/models/{name}/monitoring", "reader", _READ_LOG),
         Permission("GET", "/v1/models/{name}/priors", "reader", _READ_PRIORS),
         *_rows(("GET",), ("/v1/jobs", "/v1/jobs/{job_id}"), "reader", _READ_JOBS),

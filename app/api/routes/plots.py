@@ -15,6 +15,8 @@ from app.api.schemas import (
     PlotInfoOut,
     PlotListResponse,
     WhatIfCosts,
+    WhatIfMatrixRequest,
+    WhatIfMatrixResponse,
     WhatIfResponse,
 )
 
@@ -124,3 +126,20 @@ def whatif(
     out = services.plots.whatif(name, version, c_fp, c_fn, c_tp, c_tn)
     costs = WhatIfCosts(**out.pop("costs"))
     return WhatIfResponse(model=name, version=version, costs=costs, **out)
+
+
+@router.post(
+    "/models/{name}/versions/{version}/whatif",
+    response_model=WhatIfMatrixResponse,
+    summary="What a K x K cost matrix would decide and cost on the evaluation rows",
+    description="Decides the version's stored evaluation rows (at most 10,000, stratified) "
+    "by least expected cost under `cost_matrix`, as predict would, and reports the K x K "
+    "confusion matrix and the cost. Any number of classes; writes nothing (the body only "
+    "carries the matrix). Versions registered before multiclass what-ifs existed have no "
+    "stored probabilities of every class: 404 saying so.",
+)
+def whatif_matrix(
+    name: ModelName, version: Version, body: WhatIfMatrixRequest, services: ServicesDep
+) -> WhatIfMatrixResponse:
+    out = services.plots.whatif_matrix(name, version, body.cost_matrix)
+    return WhatIfMatrixResponse(model=name, version=version, **out)

@@ -262,6 +262,58 @@ def test_multiclass_gets_top_label_reliability_and_one_vs_rest_roc(client: TestC
     assert w.json()["code"] == "INVALID_ARGUMENT" and "two-class" in w.json()["detail"]
 
 
+def test_multiclass_whatif_of_a_cost_matrix_equals_evaluate(client: TestClient) -> None:
+    body = _multiclass_body("samme")
+    r = client.post("/v1/models/tri/versions", json=body)
+    assert r.status_code == 201, r.text
+    X, labels = np.asarray(body["features"]), np.asarray(body["labels"])
+    _, eval_idx = evaluation_split(labels, 0.25, 0)
+    matrix = [[0.0, 1.0, 4.0], [2.0, 0.0, 1.0], [9.0, 1.0, 0.0]]
+    r = client.post("/v1/models/tri/versions/1/whatif", json={"cost_matrix": matrix})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    ev = client.post(
+        "/v1/models/tri/evaluate",
+        json={
+            "instances": X[eval_idx].tolist(),
+            "labels": labels[eval_idx].tolist(),
+            "cost_matrix": matrix,
+        },
+    ).json()
+    assert out["confusion_matrix"] == ev["confusion_matrix"] and out["n"] == len(eval_idx) == 75
+    assert out["total_cost"] == pytest.approx(ev["total_cost"], abs=1e-9)
+    assert out["accuracy"] == pytest.approx(ev["accuracy"])
+    assert out["labels"] == ["a", "b", "c"] and out["cost_matrix"] == matrix
+    # the binary GET says where to go instead
+    w = client.get("/v1/models/tri/versions/1/whatif?c_fp=1&c_fn=5").json()
+    assert "POST /v1/models/tri/versions/1/whatif" in w["detail"]
+    # a matrix that does not fit: 422 naming cost_matrix and the shape expected
+    for bad in (
+        [[0, 1], [1, 0]],
+        [[0, 1, 1], [1, 0], [1, 1, 0]],
+        [[0, 1, 1], [1, 0, 1], [-1, 1, 0]],
+    ):
+        r = client.post("/v1/models/tri/versions/1/whatif", json={"cost_matrix": bad})
+        assert r.status_code == 422 and r.json()["field"] == "cost_matrix", r.text
+    assert (
+        "3 x 3"
+        in client.post(
+            "/v1/models/tri/versions/1/whatif", json={"cost_matrix": [[0, 1], [1, 0]]}
+        ).json()["detail"]
+    )
+
+
+def test_binary_whatif_of_a_cost_matrix_equals_the_named_costs(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    named = _ok(client, f"{BASE}/whatif", params={"c_fp": 1, "c_fn": 7}).json()
+    r = client.post(f"{BASE}/whatif", json={"cost_matrix": [[0, 1], [7, 0]]})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    for key in ("confusion_matrix", "total_cost", "mean_cost", "accuracy", "n", "labels"):
+        assert out[key] == named[key], key
+
+
 def test_fixed_rule_models_have_no_probability_plots(client: TestClient) -> None:
     body = _multiclass_body("angle_adaboost")
     r = client.post("/v1/models/angle/versions", json=body)
