@@ -161,7 +161,6 @@ def matches(expected: str, actual: str) -> bool:
     """``actual`` (the whole output) fits the pattern ``expected`` (see the module doc)."""
     tokens = _tokens(expected)
     text = normalise(actual)
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(tokens) + 1000))
 
     @cache
     def fit(t: int, pos: int) -> bool:
