@@ -488,14 +488,6 @@ class WhatIfResponse(BaseModel):
     costs: WhatIfCosts
 
 
-class WhatIfMatrixRequest(_Strict):
-    cost_matrix: list[list[float]] = Field(
-        max_length=64,
-        description="K x K matrix for the version's K classes (in `data.classes` order), "
-        "C[i][j] = cost of deciding class j when the truth is class i.",
-    )
-
-
 class WhatIfMatrixResponse(BaseModel):
     model: str
     version: int

@@ -1,6 +1,6 @@
 // The "what if" panel. Two classes: two log-scale cost sliders -> GET .../whatif ->
 // threshold, confusion matrix and expected cost. K classes: a K x K cost-matrix editor ->
-// POST .../whatif -> the K x K confusion matrix and cost. Both on the version's evaluation
+// GET .../whatif/matrix -> the K x K confusion matrix and cost. Both on the version's evaluation
 // rows (out of fold or held out).
 
 import { api, modelPath } from "./api.js";
@@ -145,11 +145,10 @@ export class WhatIf {
     const path = `${modelPath(target.name, target.version)}/whatif`;
     const matrix = this.multiclass ? this.matrix.map((row) => [...row]) : null;
     try {
-      const answer = matrix
-        ? await api(path, { method: "POST", body: { cost_matrix: matrix }, signal: this.controller.signal })
-        : await api(`${path}?${new URLSearchParams({ c_fp: costs.c_fp, c_fn: costs.c_fn })}`, {
-          signal: this.controller.signal,
-        });
+      const query = matrix
+        ? `/matrix?${new URLSearchParams({ cost_matrix: JSON.stringify(matrix) })}`
+        : `?${new URLSearchParams({ c_fp: costs.c_fp, c_fn: costs.c_fn })}`;
+      const answer = await api(`${path}${query}`, { signal: this.controller.signal });
       if (sequence !== this.sequence) return; // a newer request was sent meanwhile
       if (matrix) this.renderMatrix(answer, matrix);
       else this.render(answer, costs);

@@ -79,8 +79,8 @@ def _two_classes(name: str, v: ModelVersion, what: str) -> None:
     if len(classes) != 2:
         raise InvalidArgument(
             f"{what} is for two-class models; {_label(name, v)} has {len(classes)} classes "
-            f"{classes[:10]}: POST /v1/models/{name}/versions/{v.version}/whatif with "
-            f'{{"cost_matrix": [[...], ...]}} ({len(classes)} x {len(classes)}) instead',
+            f"{classes[:10]}: use GET /v1/models/{name}/versions/{v.version}/whatif/matrix"
+            f"?cost_matrix=[[...], ...] ({len(classes)} x {len(classes)}, JSON) instead",
             field="version",
         )
 

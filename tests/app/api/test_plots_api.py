@@ -3,6 +3,7 @@ against predict/evaluate on the same held-out rows."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -269,7 +270,7 @@ def test_multiclass_whatif_of_a_cost_matrix_equals_evaluate(client: TestClient) 
     X, labels = np.asarray(body["features"]), np.asarray(body["labels"])
     _, eval_idx = evaluation_split(labels, 0.25, 0)
     matrix = [[0.0, 1.0, 4.0], [2.0, 0.0, 1.0], [9.0, 1.0, 0.0]]
-    r = client.post("/v1/models/tri/versions/1/whatif", json={"cost_matrix": matrix})
+    r = client.get("/v1/models/tri/versions/1/whatif/matrix", params=_matrix(matrix))
     assert r.status_code == 200, r.text
     out = r.json()
     ev = client.post(
@@ -286,28 +287,25 @@ def test_multiclass_whatif_of_a_cost_matrix_equals_evaluate(client: TestClient) 
     assert out["labels"] == ["a", "b", "c"] and out["cost_matrix"] == matrix
     # the binary GET says where to go instead
     w = client.get("/v1/models/tri/versions/1/whatif?c_fp=1&c_fn=5").json()
-    assert "POST /v1/models/tri/versions/1/whatif" in w["detail"]
-    # a matrix that does not fit: 422 naming cost_matrix and the shape expected
-    for bad in (
-        [[0, 1], [1, 0]],
-        [[0, 1, 1], [1, 0], [1, 1, 0]],
-        [[0, 1, 1], [1, 0, 1], [-1, 1, 0]],
-    ):
-        r = client.post("/v1/models/tri/versions/1/whatif", json={"cost_matrix": bad})
+    assert "GET /v1/models/tri/versions/1/whatif/matrix?cost_matrix=" in w["detail"]
+    # a matrix that does not fit, or is no matrix: 422 naming cost_matrix
+    bad = [[[0, 1], [1, 0]], [[0, 1, 1], [1, 0], [1, 1, 0]], [[0, 1, 1], [1, 0, 1], [-1, 1, 0]]]
+    for params in [_matrix(b) for b in bad] + [{"cost_matrix": "[[0,1"}, {"cost_matrix": '"x"'}]:
+        r = client.get("/v1/models/tri/versions/1/whatif/matrix", params=params)
         assert r.status_code == 422 and r.json()["field"] == "cost_matrix", r.text
-    assert (
-        "3 x 3"
-        in client.post(
-            "/v1/models/tri/versions/1/whatif", json={"cost_matrix": [[0, 1], [1, 0]]}
-        ).json()["detail"]
-    )
+    r = client.get("/v1/models/tri/versions/1/whatif/matrix", params=_matrix(bad[0]))
+    assert "3 x 3" in r.json()["detail"]
+
+
+def _matrix(matrix: list[list[float]]) -> dict[str, str]:
+    return {"cost_matrix": json.dumps(matrix)}
 
 
 def test_binary_whatif_of_a_cost_matrix_equals_the_named_costs(
     client: TestClient, trained: dict[str, Any]
 ) -> None:
     named = _ok(client, f"{BASE}/whatif", params={"c_fp": 1, "c_fn": 7}).json()
-    r = client.post(f"{BASE}/whatif", json={"cost_matrix": [[0, 1], [7, 0]]})
+    r = client.get(f"{BASE}/whatif/matrix", params=_matrix([[0, 1], [7, 0]]))
     assert r.status_code == 200, r.text
     out = r.json()
     for key in ("confusion_matrix", "total_cost", "mean_cost", "accuracy", "n", "labels"):
