@@ -202,10 +202,16 @@ def shoot(names: list[str], X: np.ndarray, y: np.ndarray, url_db: str) -> None:
             driver.find_element(By.ID, "refresh-models").click()
             wait(driver, "return document.querySelector('#models button[data-model=\"wine\"]')",
                  "the wine model")  # fmt: skip
-            driver.find_element(By.CSS_SELECTOR, '#models button[data-model="wine"]').click()
-            wait(driver, "return document.querySelector('#versions button[data-version=\"1\"]')",
-                 "its version")  # fmt: skip
-            driver.find_element(By.CSS_SELECTOR, '#versions button[data-version="1"]').click()
+            # clicked in the page: the tables are re-rendered as answers arrive
+            driver.execute_script(
+                "document.querySelector('#models button[data-model=\"wine\"]').click()"
+            )
+            wait(driver, "return document.querySelector('#selected-model').textContent"
+                 " === 'of wine' && document.querySelector('#versions-panel').dataset.state"
+                 " === 'ready'", "its versions")  # fmt: skip
+            driver.execute_script(
+                "document.querySelector('#versions button[data-version=\"1\"]').click()"
+            )
             wait(driver, "return document.querySelector('#whatif-result').dataset.state === 'ready'"
                  " && document.querySelector('#plots-panel').dataset.state === 'ready'",
                  "the three-class what-if")  # fmt: skip
