@@ -1,4 +1,7 @@
-"""Regenerate docs/images/console.png and docs/images/monitoring.png in headless Chromium.
+"""Regenerate the console's screenshots in docs/images/ in headless Chromium: console.png
+(a two-class version), monitoring.png, console-recalibrated.png (version 3, recalibrated
+from outcomes in the monitoring panel) and console-multiclass.png (three classes: the
+cost-matrix what-if).
 
     .venv/bin/python scripts/console_screenshots.py
 
@@ -28,6 +31,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+from sklearn.datasets import load_wine
 from sqlalchemy import create_engine, update
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +71,20 @@ def rows(X: np.ndarray) -> list[list[float | None]]:
 
 def wait(driver: webdriver.Chrome, script: str, what: str) -> None:
     WebDriverWait(driver, 30, 0.05).until(lambda d: d.execute_script(script), what)
+
+
+def content(driver: webdriver.Chrome, name: str) -> None:
+    """Screenshot the versions, plots and what-if panels (docs/images/``name``)."""
+    box = driver.execute_script(
+        "const a = document.querySelector('#versions-panel').getBoundingClientRect();"
+        "const b = document.querySelector('.detail').getBoundingClientRect();"
+        "return [a.top, b.bottom];"
+    )
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 1280, "height": int(box[1]) + 12, "deviceScaleFactor": 1, "mobile": False},
+    )
+    driver.save_screenshot(str(ROOT / "docs" / "images" / name))
 
 
 def main() -> None:
@@ -163,6 +181,49 @@ def shoot(names: list[str], X: np.ndarray, y: np.ndarray, url_db: str) -> None:
             height = driver.execute_script("return document.documentElement.scrollHeight")
             window(height)
             panel.screenshot(str(ROOT / "docs" / "images" / "monitoring.png"))
+
+            # the recalibrated version 3: its plots, derived from the held-out outcomes
+            window(800)
+            wait(driver, "return document.querySelector('#versions button[data-version=\"3\"]')",
+                 "version 3 in the versions table")  # fmt: skip
+            driver.find_element(By.CSS_SELECTOR, '#versions button[data-version="3"]').click()
+            wait(driver, "return document.querySelector('#whatif-result').dataset.state === 'ready'"
+                 " && document.querySelector('#plots-panel').dataset.state === 'ready'"
+                 " && [...document.querySelectorAll('#plots img')].every((i) => i.complete)",
+                 "the recalibrated version's plots")  # fmt: skip
+            content(driver, "console-recalibrated.png")
+
+            # a three-class model (scikit-learn's bundled wine data): the cost-matrix editor
+            wine = load_wine()
+            body = {"features": wine.data.tolist(), "labels": wine.target.tolist(),
+                    "feature_names": [n.replace("/", "_") for n in wine.feature_names], "algorithm": "samme",
+                    "n_estimators": 60}  # fmt: skip
+            api.post("/v1/models/wine/versions", json=body).raise_for_status()
+            driver.find_element(By.ID, "refresh-models").click()
+            wait(driver, "return document.querySelector('#models button[data-model=\"wine\"]')",
+                 "the wine model")  # fmt: skip
+            # clicked in the page: the tables are re-rendered as answers arrive
+            driver.execute_script(
+                "document.querySelector('#models button[data-model=\"wine\"]').click()"
+            )
+            wait(driver, "return document.querySelector('#selected-model').textContent"
+                 " === 'of wine' && document.querySelector('#versions-panel').dataset.state"
+                 " === 'ready'", "its versions")  # fmt: skip
+            driver.execute_script(
+                "document.querySelector('#versions button[data-version=\"1\"]').click()"
+            )
+            wait(driver, "return document.querySelector('#whatif-result').dataset.state === 'ready'"
+                 " && document.querySelector('#plots-panel').dataset.state === 'ready'",
+                 "the three-class what-if")  # fmt: skip
+            cell = driver.find_element(
+                By.CSS_SELECTOR, '#cost-matrix input[data-row="2"][data-col="0"]'
+            )
+            cell.clear()
+            cell.send_keys("10")
+            wait(driver, "return document.querySelector('#whatif-result').dataset.state === 'ready'"
+                 " && document.querySelector('#whatif-result').dataset.costs.includes('10')",
+                 "the what-if of the edited matrix")  # fmt: skip
+            content(driver, "console-multiclass.png")
         finally:
             driver.quit()
         report = api.get("/v1/models/fraud/monitoring").json()["versions"][0]

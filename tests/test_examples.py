@@ -42,6 +42,10 @@ def test_per_row_costs_beat_one_fixed_threshold_in_money(tmp_path: Path) -> None
     settings = Settings(database_url=url, auto_migrate=True)
     with TestClient(create_app(settings)) as http:
         figures = fraud_costs.measure(http)
+        # a second run reuses the version (found by its data alias): nothing registered
+        again = fraud_costs.measure(http)
+        assert http.get("/v1/models/fraud-example").json()["latest_version"] == 1
+    assert again == figures
     results = figures["results"]
     assert figures["held_out_rows"] == 1200 and figures["held_out_frauds"] > 0
     assert figures["evaluation_metrics"]["auc"] > 0.75  # real signal (the old file: ~0.58)

@@ -493,6 +493,24 @@ class WhatIfResponse(BaseModel):
     costs: WhatIfCosts
 
 
+class WhatIfMatrixResponse(BaseModel):
+    model: str
+    version: int
+    labels: list[Label] = Field(description="The version's classes: the matrices' order.")
+    cost_matrix: list[list[float]]
+    confusion_matrix: list[list[int]] = Field(
+        description="K x K counts: rows = truth, columns = decision (least expected cost)."
+    )
+    total_cost: float | None = Field(
+        description="Sum of the evaluation rows' costs; null past the largest float64."
+    )
+    mean_cost: float
+    accuracy: float
+    n: int = Field(
+        description="Evaluation rows the numbers are computed on (out of fold or held out)."
+    )
+
+
 class ParamOut(BaseModel):
     name: str
     type: str

@@ -52,7 +52,7 @@ from models.evaluation.metrics import (
     roc_auc,
     total_cost,
 )
-from models.exceptions import InvalidInput
+from models.exceptions import InvalidCostMatrix, InvalidInput
 from models.inference.fold_ensemble import FoldEnsembleScorer
 from models.inference.model import InferenceModel, check_features
 from models.inference.multiclass_scorers import (
@@ -76,6 +76,7 @@ __all__ = [
     "top_label",
     "uncalibrated_proba",
     "whatif",
+    "whatif_matrix",
 ]
 
 #: Default cost-curve range of ``c_fn / c_fp``: that of the paper's 21 cost ratios.
@@ -401,6 +402,67 @@ def whatif(
         mean = min(float(np.sum(shares * costs.matrix)), float(np.max(costs.matrix)))
     return {
         "threshold": costs.threshold,
+        "confusion_matrix": confusion.tolist(),
+        "total_cost": total,
+        "mean_cost": mean,
+        "accuracy": float(np.trace(confusion) / y.size),
+        "n": int(y.size),
+    }
+
+
+def whatif_matrix(y_index: ArrayLike, proba: ArrayLike, cost_matrix: ArrayLike) -> dict[str, Any]:
+    """Decide held-out rows of K classes under one ``(K, K)`` cost matrix and count the cost.
+
+    Each row is decided by least expected cost, ``argmin_j sum_i p_i C[i][j]``
+    (:func:`models.decisions.rule.decide`, as predict does with ``cost_matrix``).
+
+    Returns
+    -------
+    dict
+        ``confusion_matrix`` (K x K, rows = truth, columns = decision), ``total_cost``
+        (None past the largest float64), ``mean_cost``, ``accuracy`` and ``n``.
+
+    Raises
+    ------
+    InvalidCostMatrix
+        Not a valid ``(K, K)`` matrix for these probabilities' K classes.
+    InvalidInput
+        Labels and probabilities that do not fit together.
+
+    Examples
+    --------
+    >>> out = whatif_matrix([0, 1, 2], [[0.8, 0.1, 0.1], [0.2, 0.7, 0.1], [0.3, 0.3, 0.4]],
+    ...                     [[0, 1, 1], [1, 0, 1], [5, 5, 0]])
+    >>> out["confusion_matrix"], out["total_cost"]
+    ([[1, 0, 0], [0, 1, 0], [0, 0, 1]], 0.0)
+    """
+    p = np.asarray(proba, dtype=np.float64)
+    y = np.asarray(y_index)
+    if p.ndim != 2 or y.ndim != 1 or p.shape[0] != y.shape[0] or not y.size:
+        raise InvalidInput(
+            f"expected n labels and (n, K) probabilities, got {y.shape} and {p.shape}"
+        )
+    k = p.shape[1]
+    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0 or y.max() >= k:
+        raise InvalidInput(f"labels must be class indices 0..{k - 1}")
+    costs = CostMatrix(np.asarray(cost_matrix, dtype=np.float64))
+    if costs.matrix.shape[0] != k:
+        raise InvalidCostMatrix(
+            f"cost matrix: the version has {k} classes, so the matrix must be {k} x {k}; "
+            f"got {costs.matrix.shape[0]} x {costs.matrix.shape[1]}"
+        )
+    y = y.astype(np.int64)
+    decided = decide(p, costs).labels_index
+    confusion = cost_confusion_matrix(y, decided, k)
+    with np.errstate(over="ignore"):
+        total: float | None = total_cost(y, decided, costs)
+    if total is not None and math.isfinite(total):
+        mean = total / y.size
+    else:
+        total = None
+        shares = confusion.astype(np.float64) / y.size
+        mean = min(float(np.sum(shares * costs.matrix)), float(np.max(costs.matrix)))
+    return {
         "confusion_matrix": confusion.tolist(),
         "total_cost": total,
         "mean_cost": mean,

@@ -227,6 +227,9 @@ def _reader_requests(seeded: dict[str, Any], kinds: list[str]) -> list[tuple[str
         "/v1/models/{name}/versions/{version}/whatif": [
             "?c_fp=1&c_fn=5", "?c_fp=1e308&c_fn=1e308", "?c_fp=5&c_fn=1&c_tn=0.5",
         ],
+        "/v1/models/{name}/versions/{version}/whatif/matrix": [
+            "?cost_matrix=[[0,1],[5,0]]", "?cost_matrix=[[0,1],[1e308,0]]",
+        ],
         "/v1/models/{name}/versions/{version}/plots/{kind}": [
             "?format=svg", "?format=json", "?ratio_min=0.5&ratio_max=8",
         ],

@@ -108,6 +108,7 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
                 "/v1/models/{name}/versions/{version}/plots",
                 "/v1/models/{name}/versions/{version}/plots/{kind}",
                 "/v1/models/{name}/versions/{version}/whatif",
+                "/v1/models/{name}/versions/{version}/whatif/matrix",
             ),
             "reader",
             _READ_STORED,

@@ -15,8 +15,10 @@ from app.api.schemas import (
     PlotInfoOut,
     PlotListResponse,
     WhatIfCosts,
+    WhatIfMatrixResponse,
     WhatIfResponse,
 )
+from app.errors import InvalidArgument
 
 router = APIRouter(prefix="/v1", tags=["plots"], responses=error_responses(404, 422, 503))
 
@@ -124,3 +126,47 @@ def whatif(
     out = services.plots.whatif(name, version, c_fp, c_fn, c_tp, c_tn)
     costs = WhatIfCosts(**out.pop("costs"))
     return WhatIfResponse(model=name, version=version, costs=costs, **out)
+
+
+@router.get(
+    "/models/{name}/versions/{version}/whatif/matrix",
+    response_model=WhatIfMatrixResponse,
+    summary="What a K x K cost matrix would decide and cost on the evaluation rows",
+    description="Decides the version's stored evaluation rows (at most 10,000, stratified) "
+    "by least expected cost under `cost_matrix` (JSON, e.g. `[[0,1,1],[1,0,1],[5,5,0]]`; "
+    "rows = truth, columns = decision, in the order of the version's classes), as "
+    "predict would, and reports the K x K confusion matrix and the cost. Any number of "
+    "classes. Versions registered before multiclass what-ifs existed have no stored "
+    "probabilities of every class: 404 saying so.",
+)
+def whatif_matrix(
+    name: ModelName,
+    version: Version,
+    services: ServicesDep,
+    cost_matrix: Annotated[
+        str,
+        Query(
+            max_length=20_000,
+            description="K x K cost matrix as JSON: C[i][j] = cost of deciding class j "
+            "when the truth is class i.",
+        ),
+    ],
+) -> WhatIfMatrixResponse:
+    try:
+        matrix = orjson.loads(cost_matrix)
+    except orjson.JSONDecodeError:
+        raise InvalidArgument(
+            "cost_matrix: not valid JSON; expected a K x K array of numbers such as [[0,1],[5,0]]",
+            field="cost_matrix",
+        ) from None
+    if not isinstance(matrix, list) or not all(
+        isinstance(row, list)
+        and all(isinstance(c, int | float) and not isinstance(c, bool) for c in row)
+        for row in matrix
+    ):
+        raise InvalidArgument(
+            "cost_matrix: expected a K x K array of numbers such as [[0,1],[5,0]]",
+            field="cost_matrix",
+        )
+    out = services.plots.whatif_matrix(name, version, matrix)
+    return WhatIfMatrixResponse(model=name, version=version, **out)

@@ -3,7 +3,7 @@
 // Every plotted point carries its exact value (data-value) and the chart its scale
 // (data-y-min, data-y-max, data-top, data-bottom), so a test can check where it is drawn.
 
-import { el, formatNumber } from "./dom.js";
+import { el, formatNumber, tickDecimals } from "./dom.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const WIDTH = 460;
@@ -105,11 +105,13 @@ export function timeChart(id, title, series, options) {
     "data-t-min": t0, "data-t-max": t1, "data-left": left, "data-right": right,
   });
   // axes and grid
-  for (const v of ticks(y0, y1)) {
+  const yTicks = ticks(y0, y1);
+  const decimals = tickDecimals(yTicks); // as many as the step needs: no label repeats
+  for (const v of yTicks) {
     chart.append(
       svg("line", { x1: left, x2: right, y1: y(v), y2: y(v), class: "grid-line" }),
       svg("text", { x: left - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" },
-        formatNumber(v, options.digits ?? 2)),
+        formatNumber(v, decimals)),
     );
   }
   const starts = [...new Set(times)].sort((a, b) => a - b);
@@ -181,8 +183,8 @@ export function reliabilityChart(id, title, series, emptyText) {
   for (const v of [0, 0.25, 0.5, 0.75, 1]) {
     chart.append(
       svg("line", { x1: x(0), x2: x(1), y1: y(v), y2: y(v), class: "grid-line" }),
-      svg("text", { x: x(0) - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" }, String(v)),
-      svg("text", { x: x(v), y: size - m.bottom + 14, "text-anchor": "middle", class: "tick" }, String(v)),
+      svg("text", { x: x(0) - 4, y: y(v) + 4, "text-anchor": "end", class: "tick" }, v.toFixed(2)),
+      svg("text", { x: x(v), y: size - m.bottom + 14, "text-anchor": "middle", class: "tick" }, v.toFixed(2)),
     );
   }
   chart.append(

@@ -138,6 +138,32 @@ function calibrationText(calibration) {
   return calibration.split ? `${calibration.method} (${calibration.split})` : calibration.method;
 }
 
+/** Which rows the version's metrics were measured on: out of fold (every training row,
+ * scored by models that never saw it) or held out (rows kept out of training, or out of
+ * the recalibration's fit). */
+export function evaluationOf(version) {
+  const m = version.metrics || {};
+  const n = m.n_evaluation;
+  const rows = typeof n === "number" ? ` (${n.toLocaleString("en-US")} rows)` : "";
+  if (m.evaluation === "out_of_fold") return `out of fold${rows}`;
+  if (version.calibration?.split === "recalibration") return `held out of recalibration${rows}`;
+  return `held out${rows}`;
+}
+
+function evaluationCell(version) {
+  const text = evaluationOf(version);
+  return el("td", { "data-field": "evaluation",
+    "data-evaluation": text.startsWith("out of fold") ? "out_of_fold" : "holdout" }, text);
+}
+
+/** "2026-11-27 14:03" in the browser's time zone (the full time in the cell's title). */
+function shortTime(iso) {
+  const t = new Date(iso);
+  const two = (n) => String(n).padStart(2, "0");
+  return `${t.getFullYear()}-${two(t.getMonth() + 1)}-${two(t.getDate())} `
+    + `${two(t.getHours())}:${two(t.getMinutes())}`;
+}
+
 function versionRow(version) {
   const button = el("button", { type: "button", class: "link", "data-version": version.version,
     "aria-label": `Version ${version.version}` }, `v${version.version}`);
@@ -152,8 +178,10 @@ function versionRow(version) {
     el("td", { "data-field": "algorithm" }, version.algorithm),
     el("td", { "data-field": "calibration" }, calibrationText(version.calibration)),
     ...METRICS.map(([name, digits]) => metricCell(version, name, digits)),
+    evaluationCell(version),
     seconds,
-    el("td", { "data-field": "created_at" }, new Date(version.created_at).toLocaleString()),
+    el("td", { "data-field": "created_at", title: version.created_at },
+      shortTime(version.created_at)),
     el("td", { "data-field": "aliases" }, version.aliases.join(", ") || "–"),
   );
 }
@@ -164,7 +192,8 @@ function selectVersion(version) {
   $("#selected-version").textContent = version === null ? "" : `of ${state.model} v${version}`;
   $("#plots-hint").hidden = version !== null;
   if (version !== null) $("#alias-version").value = String(version);
-  whatIf.select(state.model, version);
+  const chosen = state.versions.find((v) => v.version === version);
+  whatIf.select(state.model, version, chosen?.data?.classes ?? []);
   loadPlots(state.model, version);
 }
 
@@ -181,6 +210,9 @@ async function loadPlots(name, version) {
   revokePlots();
   container.replaceChildren();
   showError($("#plots-error"), null);
+  const note = $("#plots-note");
+  note.hidden = true;
+  note.replaceChildren();
   if (version === null) {
     panel.dataset.state = "idle";
     return;
@@ -200,9 +232,31 @@ async function loadPlots(name, version) {
     panel.dataset.state = "ready";
   } catch (error) {
     if (request !== state.plotsRequest) return;
+    if (error.status === 404) {
+      // the version has no plots (no evaluation rows): say why, neutrally
+      showNoPlots(note, name, version, error);
+      panel.dataset.state = "empty";
+      return;
+    }
     showError($("#plots-error"), error);
     panel.dataset.state = "error";
   }
+}
+
+/** Why a version has no plots (the API's reason), and for a recalibrated version a link to
+ * its parent's: they share the booster, only the calibration map differs. */
+function showNoPlots(note, name, version, error) {
+  const v = state.versions.find((x) => x.version === version);
+  const children = [el("p", {}, `No plots for v${version}: ${error.detail || error.message}`)];
+  if (v && v.parent_version) {
+    const link = el("button", { type: "button", class: "link", "data-parent": v.parent_version },
+      `the plots of v${v.parent_version}`);
+    link.addEventListener("click", () => selectVersion(v.parent_version));
+    children.push(el("p", {}, `v${version} recalibrates v${v.parent_version} (same booster, `
+      + "a new calibration map): see ", link, "."));
+  }
+  note.replaceChildren(...children);
+  note.hidden = false;
 }
 
 async function plotFigure(plot) {

@@ -23,12 +23,27 @@ function toCamel(name) {
   return name.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
 }
 
-/** A number for people: `digits` decimals (or significant digits for tiny/huge values). */
+/** A number for people: always `digits` decimals, so that a column or a row of figures
+ * reads in one format (1 is "1.0000" next to "0.9512"); `digits` 0: a count, "1,234". */
 export function formatNumber(value, digits = 4) {
   if (value === null || value === undefined || Number.isNaN(value)) return "–";
   if (!Number.isFinite(value)) return value > 0 ? "∞" : "−∞";
-  if (Number.isInteger(value) && Math.abs(value) < 1e15) return value.toLocaleString("en-US");
+  if (digits === 0 && Math.abs(value) < 1e15) {
+    return Math.round(value).toLocaleString("en-US");
+  }
   return value.toFixed(digits);
+}
+
+/** Decimals that tell every value of `values` apart and show each exactly (at most 10):
+ * axis ticks 0.0025, 0.005, 0.0075 need 4, so none repeats after rounding. */
+export function tickDecimals(values) {
+  let decimals = 0;
+  for (const v of values) {
+    const text = Number(v.toPrecision(12)).toFixed(10).replace(/0+$/, "");
+    const dot = text.indexOf(".");
+    if (dot >= 0) decimals = Math.max(decimals, text.length - dot - 1);
+  }
+  return Math.min(decimals, 10);
 }
 
 /** Show a number in `element`: formatted text, exact value in data-value (for tests/tools). */

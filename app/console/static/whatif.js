@@ -1,8 +1,10 @@
-// The "what if" panel: two log-scale cost sliders -> GET .../whatif -> threshold,
-// confusion matrix and expected cost on the version's evaluation rows (out of fold or held out).
+// The "what if" panel. Two classes: two log-scale cost sliders -> GET .../whatif ->
+// threshold, confusion matrix and expected cost. K classes: a K x K cost-matrix editor ->
+// GET .../whatif/matrix -> the K x K confusion matrix and cost. Both on the version's evaluation
+// rows (out of fold or held out).
 
 import { api, modelPath } from "./api.js";
-import { $, showError, setFigure } from "./dom.js";
+import { $, el, showError, setFigure } from "./dom.js";
 
 const DEBOUNCE_MS = 100;
 
@@ -11,9 +13,14 @@ export function costAt(position) {
   return Number((10 ** Number(position)).toPrecision(2));
 }
 
+/** The 0-1 cost matrix of K classes: every mistake costs 1, a correct decision 0. */
+export function zeroOne(k) {
+  return Array.from({ length: k }, (_, i) => Array.from({ length: k }, (_, j) => (i === j ? 0 : 1)));
+}
+
 export class WhatIf {
   constructor() {
-    this.target = null; // {name, version}
+    this.target = null; // {name, version, classes}
     this.sequence = 0; // number of the latest request; older answers are ignored
     this.controller = null;
     this.timer = null;
@@ -21,11 +28,19 @@ export class WhatIf {
     this.outputs = { c_fp: $("#c-fp-value"), c_fn: $("#c-fn-value") };
     this.result = $("#whatif-result");
     this.error = $("#whatif-error");
+    this.note = $("#whatif-note");
+    this.matrixForm = $("#whatif-matrix");
+    this.matrix = null; // the K x K costs being edited (K > 2)
     for (const slider of Object.values(this.sliders)) {
       slider.addEventListener("input", () => this.changed());
       slider.addEventListener("change", () => this.changed());
     }
+    this.matrixForm.addEventListener("submit", (event) => event.preventDefault());
     this.showCosts();
+  }
+
+  get multiclass() {
+    return Boolean(this.target && this.target.classes.length !== 2);
   }
 
   costs() {
@@ -42,11 +57,57 @@ export class WhatIf {
     return costs;
   }
 
-  /** Show what-if numbers for another version (or none). */
-  select(name, version) {
-    this.target = version === null ? null : { name, version };
+  /** Show what-if numbers for another version (or none); `classes`: the version's. */
+  select(name, version, classes = []) {
+    this.target = version === null ? null : { name, version, classes };
+    const multiclass = this.multiclass;
+    $("#whatif-binary").hidden = multiclass;
+    $("#confusion-matrix").hidden = multiclass;
+    for (const e of document.querySelectorAll("#whatif-result .binary-only")) e.hidden = multiclass;
+    this.matrixForm.hidden = !multiclass;
+    $("#confusion-matrix-k").hidden = !multiclass;
+    if (multiclass) this.buildMatrix(classes);
     this.clear();
     if (this.target) this.request();
+  }
+
+  /** The K x K editor: one number input per cell, 0 on the diagonal, 1 elsewhere. */
+  buildMatrix(classes) {
+    const k = classes.length;
+    this.matrix = zeroOne(k);
+    const table = $("#cost-matrix");
+    table.querySelector("thead").replaceChildren(el("tr", {},
+      el("th", { scope: "col" }, "truth ↓ decision →"),
+      ...classes.map((c) => el("th", { scope: "col" }, String(c)))));
+    table.querySelector("tbody").replaceChildren(...classes.map((truth, i) => el("tr", {},
+      el("th", { scope: "row" }, String(truth)),
+      ...classes.map((decided, j) => {
+        const input = el("input", {
+          type: "number", min: "0", step: "any", value: String(this.matrix[i][j]),
+          "data-row": i, "data-col": j, required: true,
+          "aria-label": `Cost of deciding ${decided} when the truth is ${truth}`,
+        });
+        input.addEventListener("input", () => this.cellChanged(input));
+        return el("td", {}, input);
+      }))));
+    const confusion = $("#confusion-matrix-k");
+    confusion.querySelector("thead").replaceChildren(el("tr", {},
+      el("th", { scope: "col" }, "truth ↓ decision →"),
+      ...classes.map((c) => el("th", { scope: "col" }, String(c)))));
+    confusion.querySelector("tbody").replaceChildren(...classes.map((truth, i) => el("tr", {},
+      el("th", { scope: "row" }, String(truth)),
+      ...classes.map((_, j) => el("td", { id: `cmk-${i}-${j}`, class: "num" }, "–")))));
+  }
+
+  cellChanged(input) {
+    const value = input.valueAsNumber;
+    if (!Number.isFinite(value) || value < 0) {
+      input.setAttribute("aria-invalid", "true");
+      return; // the browser shows the field as invalid; nothing is sent
+    }
+    input.removeAttribute("aria-invalid");
+    this.matrix[Number(input.dataset.row)][Number(input.dataset.col)] = value;
+    this.changed();
   }
 
   changed() {
@@ -64,10 +125,12 @@ export class WhatIf {
     if (this.controller) this.controller.abort();
     this.sequence += 1;
     showError(this.error, null);
+    this.note.hidden = true;
     for (const id of ["threshold", "mean-cost", "total-cost", "accuracy", "n"]) {
       setFigure($(`#whatif-${id}`), null);
     }
     for (const id of ["tn", "fp", "fn", "tp"]) setFigure($(`#cm-${id}`), null);
+    for (const cell of document.querySelectorAll("#confusion-matrix-k td")) setFigure(cell, null);
     this.result.dataset.state = this.target ? "loading" : "idle";
     delete this.result.dataset.costs;
   }
@@ -79,37 +142,60 @@ export class WhatIf {
     if (this.controller) this.controller.abort();
     this.controller = new AbortController();
     this.result.dataset.state = "loading";
-    const query = new URLSearchParams({ c_fp: costs.c_fp, c_fn: costs.c_fn });
+    const path = `${modelPath(target.name, target.version)}/whatif`;
+    const matrix = this.multiclass ? this.matrix.map((row) => [...row]) : null;
     try {
-      const answer = await api(`${modelPath(target.name, target.version)}/whatif?${query}`, {
-        signal: this.controller.signal,
-      });
+      const query = matrix
+        ? `/matrix?${new URLSearchParams({ cost_matrix: JSON.stringify(matrix) })}`
+        : `?${new URLSearchParams({ c_fp: costs.c_fp, c_fn: costs.c_fn })}`;
+      const answer = await api(`${path}${query}`, { signal: this.controller.signal });
       if (sequence !== this.sequence) return; // a newer request was sent meanwhile
-      this.render(answer, costs);
+      if (matrix) this.renderMatrix(answer, matrix);
+      else this.render(answer, costs);
     } catch (error) {
       if (error.name === "AbortError" || sequence !== this.sequence) return;
       this.clear();
+      if (error.status === 404) {
+        // no evaluation rows stored for this version: a fact about it, not a failure
+        this.note.textContent = `No what-if for this version: ${error.detail || error.message}`;
+        this.note.hidden = false;
+        this.result.dataset.state = "empty";
+        return;
+      }
       showError(this.error, error);
       this.result.dataset.state = "error";
     }
   }
 
-  render(answer, costs) {
+  figures(answer) {
     showError(this.error, null);
-    setFigure($("#whatif-threshold"), answer.threshold, 4);
     setFigure($("#whatif-mean-cost"), answer.mean_cost, 4);
     setFigure($("#whatif-total-cost"), answer.total_cost, 2);
     setFigure($("#whatif-accuracy"), answer.accuracy, 4);
     setFigure($("#whatif-n"), answer.n, 0);
+  }
+
+  render(answer, costs) {
+    this.figures(answer);
+    setFigure($("#whatif-threshold"), answer.threshold, 4);
     const [[tn, fp], [fn, tp]] = answer.confusion_matrix;
     setFigure($("#cm-tn"), tn, 0);
     setFigure($("#cm-fp"), fp, 0);
     setFigure($("#cm-fn"), fn, 0);
     setFigure($("#cm-tp"), tp, 0);
     const [negative, positive] = answer.labels.map(String);
-    for (const el of document.querySelectorAll(".label-neg")) el.textContent = negative;
-    for (const el of document.querySelectorAll(".label-pos")) el.textContent = positive;
+    for (const e of document.querySelectorAll(".label-neg")) e.textContent = negative;
+    for (const e of document.querySelectorAll(".label-pos")) e.textContent = positive;
     this.result.dataset.costs = `${costs.c_fp},${costs.c_fn}`;
+    this.result.dataset.state = "ready";
+  }
+
+  renderMatrix(answer, matrix) {
+    this.figures(answer);
+    answer.confusion_matrix.forEach((row, i) => row.forEach((count, j) => {
+      setFigure($(`#cmk-${i}-${j}`), count, 0);
+    }));
+    this.result.dataset.costs = JSON.stringify(matrix);
     this.result.dataset.state = "ready";
   }
 }

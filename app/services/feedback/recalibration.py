@@ -37,7 +37,7 @@ from app.services.decisions.evaluation import labels_index
 from app.services.model_registry.registration import NewVersion, register_version
 from app.services.model_registry.service import VersionView
 from app.services.model_registry.stored_models import read_stored
-from app.services.plots.precompute import PlotRow, plot_rows
+from app.services.plots.precompute import PlotRow, plot_rows, plot_rows_from
 from models.evaluation.metrics import summarize
 from models.feedback.recalibration import (
     Recalibration,
@@ -99,6 +99,19 @@ def _logged_score(raw: Any, n_classes: int) -> float | list[float] | None:
     if isinstance(raw, list) and len(raw) == n_classes and all(_finite(x) for x in raw):
         return [float(x) for x in raw]
     return None
+
+
+def _before_calibration(scores: np.ndarray) -> np.ndarray | None:
+    """The raw scores the calibration map takes, as the probabilities "before calibration"
+    of the reliability plot (:func:`models.evaluation.plots.uncalibrated_proba` on rows):
+    two classes, ``s(x)`` in [0, 1] as ``[1 - s, s]``; K classes, the K scores normalised."""
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim == 1:
+        return np.column_stack([1.0 - s, s]) if np.all((s >= 0) & (s <= 1)) else None
+    total = s.sum(axis=1, keepdims=True)
+    if np.any(s < 0) or np.any(total <= 0):
+        return None
+    return s / total
 
 
 def _ids_fingerprint(ids: Sequence[str]) -> str:
@@ -266,11 +279,19 @@ class Recalibrator:
         }
         blob, sha = dump_model(rec.model, {"recalibration": recalibration}, base=parent.root)
         documents = self._documents(parent, rec, recalibration, y, scores, X, logged)
-        plots: list[PlotRow] = []
+        hold = rec.holdout_rows
+        classes = np.asarray(model.classes, dtype=object)
+        plots: list[PlotRow]
         if X is not None:  # the held-out rows' plots, as training computes them
-            hold = rec.holdout_rows
-            classes = np.asarray(model.classes, dtype=object)
             plots = plot_rows(rec.model, X[hold], classes[y[hold]])
+        else:  # the same plots from the held-out logged scores (no features are logged)
+            plots = plot_rows_from(
+                rec.model,
+                classes[y[hold]],
+                rec.holdout_proba,
+                _before_calibration(scores[hold]),
+                y_index=y[hold],
+            )
         seconds = time.perf_counter() - started
         new = NewVersion(
             algorithm=parent.algorithm,

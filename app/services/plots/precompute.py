@@ -16,7 +16,8 @@ every held-out row) and ``heldout``: a stratified sample of at most
 :data:`HELDOUT_ROWS` rows (labels and probabilities) from which the what-if and cost
 curves over other ranges are computed on request. Multiclass models get the
 reliability of the top label and one-vs-rest ROC curves (costs there are matrices, not
-one ratio). Models with the ``fixed`` rule (no probabilities to decide with) get none.
+one ratio) and ``heldout`` with every class's probability, from which the what-if of a
+cost matrix is computed. Models with the ``fixed`` rule (no probabilities to decide with) get none.
 A model whose capacity was chosen automatically (:mod:`models.auto`) also gets
 ``capacity``: the validation curves of its search (computed on the training folds).
 """
@@ -151,6 +152,16 @@ def plot_rows_from(
             "evaluation": evaluation,
             "y": y_index[sample].tolist(),
             "p": p1[sample].tolist(),
+        }
+        rows.append(PlotRow(HELDOUT, held, None))
+    else:  # K classes: the probabilities of every class, for the what-if of a cost matrix
+        sample = stratified_sample(y_index, HELDOUT_ROWS)
+        held = {
+            "classes": classes,
+            "n_evaluation": len(y),
+            "evaluation": evaluation,
+            "y": y_index[sample].tolist(),
+            "proba": np.asarray(proba)[sample].tolist(),
         }
         rows.append(PlotRow(HELDOUT, held, None))
     rows.extend(extra)

@@ -20,7 +20,7 @@ from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import binary_costs
 from app.services.plots.charts import TITLES, render_svg
 from app.services.plots.precompute import HELDOUT
-from models.evaluation.plots import COST_CURVE_RATIOS, cost_curve, whatif
+from models.evaluation.plots import COST_CURVE_RATIOS, cost_curve, whatif, whatif_matrix
 
 PLOT_KINDS = tuple(TITLES)
 
@@ -60,6 +60,14 @@ def _why_none(name: str, v: ModelVersion) -> str:
             f"{_label(name, v)} was trained with evaluation_fraction 0: it has no held-out rows "
             "to compute plots and what-if from; train a version with evaluation_fraction > 0"
         )
+    recalibrated = params.get("recalibration") or {}
+    if recalibrated.get("parent_version") is not None:
+        return (
+            f"{_label(name, v)} is a recalibration of version {recalibrated['parent_version']} "
+            "(the same booster, a new calibration map) registered without plots or stored "
+            "evaluation rows; the parent's plots show the booster, and recalibrating again "
+            "stores them for the new map"
+        )
     return (
         f"{_label(name, v)} was registered before plots existed (they are computed at "
         "registration, on the held-out rows); train a new version to get them"
@@ -71,8 +79,8 @@ def _two_classes(name: str, v: ModelVersion, what: str) -> None:
     if len(classes) != 2:
         raise InvalidArgument(
             f"{what} is for two-class models; {_label(name, v)} has {len(classes)} classes "
-            f"{classes[:10]}: evaluate cost matrices on labelled rows with "
-            f"POST /v1/models/{name}/evaluate",
+            f"{classes[:10]}: use GET /v1/models/{name}/versions/{v.version}/whatif/matrix"
+            f"?cost_matrix=[[...], ...] ({len(classes)} x {len(classes)}, JSON) instead",
             field="version",
         )
 
@@ -167,3 +175,35 @@ class Plots:
         out = whatif(y, p, c_fp, c_fn, c_tp, c_tn)
         costs = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": c_tp, "c_tn": c_tn}
         return {**out, "labels": classes, "costs": {k: float(v) for k, v in costs.items()}}
+
+    def whatif_matrix(
+        self, name: str, version: int, cost_matrix: list[list[float]]
+    ) -> dict[str, Any]:
+        """Confusion matrix and cost of one ``(K, K)`` cost matrix on the evaluation rows
+        (any number of classes; rows = truth, columns = decision, as predict's)."""
+        with reading(self._sessions) as reg:
+            v = reg.get_version(name, version)
+            classes = list((v.data or {}).get("classes") or [])
+            row = reg.find_plot(v, HELDOUT)
+            if row is None:
+                raise NotFound(_why_none(name, v), field="version")
+            data = dict(row.data)
+        y = np.asarray(data["y"], dtype=np.int64)
+        if "proba" in data:
+            proba = np.asarray(data["proba"], dtype=np.float64)
+        else:  # two classes store P(classes[1]) only
+            p1 = np.asarray(data["p"], dtype=np.float64)
+            proba = np.column_stack([1.0 - p1, p1])
+        k = proba.shape[1]
+        if len(cost_matrix) != k or any(len(r) != k for r in cost_matrix):
+            shape = " x ".join(sorted({str(len(r)) for r in cost_matrix}) or ["0"])
+            raise InvalidArgument(
+                f"cost_matrix: {_label(name, v)} has {k} classes {classes[:10]}, so the matrix "
+                f"must be {k} x {k} (rows = truth, columns = decision); got {len(cost_matrix)} "
+                f"rows of {shape}",
+                field="cost_matrix",
+            )
+        with core_errors("cost_matrix"):
+            out = whatif_matrix(y, proba, cost_matrix)
+        matrix = [[float(c) for c in row_] for row_ in cost_matrix]
+        return {**out, "labels": classes, "cost_matrix": matrix}

@@ -3,6 +3,7 @@ against predict/evaluate on the same held-out rows."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -260,6 +261,55 @@ def test_multiclass_gets_top_label_reliability_and_one_vs_rest_roc(client: TestC
     w = client.get(f"{base}/whatif?c_fp=1&c_fn=5")
     assert w.status_code == 422, w.text
     assert w.json()["code"] == "INVALID_ARGUMENT" and "two-class" in w.json()["detail"]
+
+
+def test_multiclass_whatif_of_a_cost_matrix_equals_evaluate(client: TestClient) -> None:
+    body = _multiclass_body("samme")
+    r = client.post("/v1/models/tri/versions", json=body)
+    assert r.status_code == 201, r.text
+    X, labels = np.asarray(body["features"]), np.asarray(body["labels"])
+    _, eval_idx = evaluation_split(labels, 0.25, 0)
+    matrix = [[0.0, 1.0, 4.0], [2.0, 0.0, 1.0], [9.0, 1.0, 0.0]]
+    r = client.get("/v1/models/tri/versions/1/whatif/matrix", params=_matrix(matrix))
+    assert r.status_code == 200, r.text
+    out = r.json()
+    ev = client.post(
+        "/v1/models/tri/evaluate",
+        json={
+            "instances": X[eval_idx].tolist(),
+            "labels": labels[eval_idx].tolist(),
+            "cost_matrix": matrix,
+        },
+    ).json()
+    assert out["confusion_matrix"] == ev["confusion_matrix"] and out["n"] == len(eval_idx) == 75
+    assert out["total_cost"] == pytest.approx(ev["total_cost"], abs=1e-9)
+    assert out["accuracy"] == pytest.approx(ev["accuracy"])
+    assert out["labels"] == ["a", "b", "c"] and out["cost_matrix"] == matrix
+    # the binary GET says where to go instead
+    w = client.get("/v1/models/tri/versions/1/whatif?c_fp=1&c_fn=5").json()
+    assert "GET /v1/models/tri/versions/1/whatif/matrix?cost_matrix=" in w["detail"]
+    # a matrix that does not fit, or is no matrix: 422 naming cost_matrix
+    bad = [[[0, 1], [1, 0]], [[0, 1, 1], [1, 0], [1, 1, 0]], [[0, 1, 1], [1, 0, 1], [-1, 1, 0]]]
+    for params in [_matrix(b) for b in bad] + [{"cost_matrix": "[[0,1"}, {"cost_matrix": '"x"'}]:
+        r = client.get("/v1/models/tri/versions/1/whatif/matrix", params=params)
+        assert r.status_code == 422 and r.json()["field"] == "cost_matrix", r.text
+    r = client.get("/v1/models/tri/versions/1/whatif/matrix", params=_matrix(bad[0]))
+    assert "3 x 3" in r.json()["detail"]
+
+
+def _matrix(matrix: list[list[float]]) -> dict[str, str]:
+    return {"cost_matrix": json.dumps(matrix)}
+
+
+def test_binary_whatif_of_a_cost_matrix_equals_the_named_costs(
+    client: TestClient, trained: dict[str, Any]
+) -> None:
+    named = _ok(client, f"{BASE}/whatif", params={"c_fp": 1, "c_fn": 7}).json()
+    r = client.get(f"{BASE}/whatif/matrix", params=_matrix([[0, 1], [7, 0]]))
+    assert r.status_code == 200, r.text
+    out = r.json()
+    for key in ("confusion_matrix", "total_cost", "mean_cost", "accuracy", "n", "labels"):
+        assert out[key] == named[key], key
 
 
 def test_fixed_rule_models_have_no_probability_plots(client: TestClient) -> None:

@@ -395,6 +395,17 @@ def _flush(client: TestClient) -> None:
     assert client.app.state.services.prediction_log.flush(10.0)  # type: ignore[attr-defined]
 
 
+def _close(a: Any, b: Any) -> bool:
+    """Equal JSON documents, numbers within 1e-9 (scores logged as JSON vs recomputed)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
+        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    return bool(a == b)
+
+
 def test_recalibration_from_logged_outcomes(client: TestClient, parent: dict[str, Any]) -> None:
     X, y = _population()
     X_lab, y_lab = _shifted(X[1200:2600], y[1200:2600], 0.1, 600, seed=3)
@@ -435,6 +446,21 @@ def test_recalibration_from_logged_outcomes(client: TestClient, parent: dict[str
     assert _stored(client, 3).load().scorer.calibrator.to_state() == (
         _stored(client, 2).load().scorer.calibrator.to_state()
     )
+    # plots and what-if of the version from outcomes: computed from the held-out logged
+    # scores, the same as those computed from the rows' features
+    base2, base3 = "/v1/models/shift/versions/2", "/v1/models/shift/versions/3"
+    kinds = [p["kind"] for p in client.get(f"{base2}/plots").json()["plots"]]
+    assert kinds == [p["kind"] for p in client.get(f"{base3}/plots").json()["plots"]]
+    assert {"brier_curve", "reliability", "roc", "cost_curve"} <= set(kinds)
+    for kind in kinds:
+        from_log = client.get(f"{base2}/plots/{kind}").json()
+        from_rows = client.get(f"{base3}/plots/{kind}").json()
+        assert from_log.pop("version") == 2 and from_rows.pop("version") == 3
+        assert _close(from_log, from_rows), kind
+    costs = {"c_fp": 1, "c_fn": 5}
+    w2 = client.get(f"{base2}/whatif", params=costs).json()
+    w3 = client.get(f"{base3}/whatif", params=costs).json()
+    assert w2["confusion_matrix"] == w3["confusion_matrix"] and w2["n"] == w3["n"]
     # a window with no labelled predictions of that version
     r = client.post(
         "/v1/models/shift/versions/1/recalibrate",
