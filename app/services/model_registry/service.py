@@ -28,10 +28,18 @@ class VersionRecords:
 
 
 @dataclass(frozen=True, kw_only=True)
-class VersionView(VersionRecords):
+class _VersionIdentity:
+    """Which version a view shows: the first fields of its JSON, before its records."""
+
     model: str
     version: int
     status: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionView(VersionRecords, _VersionIdentity):
+    # dataclass fields follow the reversed method resolution order: the identity first,
+    # then the records, then these (the key order of the API's version JSON)
     artifact_sha256: str
     artifact_size: int
     aliases: list[str]
