@@ -22,7 +22,7 @@ from typing import Any
 import anyio.to_thread
 
 from app.api.bodies.parse_pool import ParsePool
-from app.api.log_metrics import PredictionLogCollector
+from app.api.log_metrics import PredictionLogCollector, ShadowCollector
 from app.api.server.middleware import Metrics
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
@@ -174,6 +174,7 @@ def _shadow(w: Wiring) -> ShadowScorer:
     )
     if s.shadow_queue_rows > 0 and w.prediction_log is not None:
         w.predictor.shadow = scorer.offer
+    w.metrics.registry.register(ShadowCollector(lambda: scorer.stats))
     return scorer
 
 

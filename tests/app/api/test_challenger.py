@@ -319,3 +319,5 @@ def test_a_full_shadow_queue_drops_and_counts(client: TestClient) -> None:
     _flush(client)
     counts = client.get("/v1/models/fraud/shadow").json()["counts"]
     assert counts["dropped"] == 30 and counts["written"] == 0
+    metrics = client.get("/metrics").text
+    assert 'costwise_shadow_rows_total{outcome="dropped"} 30.0' in metrics
