@@ -41,12 +41,14 @@ def write_shadow_rows(engine: Engine, rows: Sequence[Mapping[str, Any]]) -> int:
     if not rows:
         return 0
     insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
-    stmt = insert(_S).on_conflict_do_nothing(
-        index_elements=["model_id", "version_id", "prediction_id"]
+    stmt = (
+        insert(_S)
+        .on_conflict_do_nothing(index_elements=["model_id", "version_id", "prediction_id"])
+        .returning(_S.c.id)  # counted from what comes back: executemany's rowcount is -1
     )
     try:
         with engine.begin() as conn:
-            return int(conn.execute(stmt, list(rows)).rowcount or 0)  # type: ignore[attr-defined]
+            return len(conn.execute(stmt, list(rows)).all())
     except SQLAlchemyError as error:
         if _transient(error):
             raise Unavailable(f"the database is unavailable ({type(error).__name__})") from error

@@ -107,6 +107,8 @@ class ShadowScorer:
         self._thread: threading.Thread | None = None
         self._stop = False
         self._refreshed = 0.0
+        self._changes = 0  # shadows set or cleared in this process (a refresh read before
+        # one of them must not overwrite it with what it read)
 
     # ------------------------------------------------------------ request path
     def offer(
@@ -148,6 +150,7 @@ class ShadowScorer:
             target = ShadowTarget(model.id, name, version, alias)
         with self._cond:
             self._targets = {**self._targets, target.model_id: target}
+            self._changes += 1
         return self.status(name)
 
     def clear_shadow(self, name: str) -> None:
@@ -159,6 +162,7 @@ class ShadowScorer:
             model_id = model.id
         with self._cond:
             self._targets = {k: v for k, v in self._targets.items() if k != model_id}
+            self._changes += 1
 
     def status(self, name: str) -> dict[str, Any]:
         """The model's shadow (version or alias, and the version it points at now) and
@@ -190,11 +194,13 @@ class ShadowScorer:
             (RegisteredModel.shadow_version.is_not(None))
             | (RegisteredModel.shadow_alias.is_not(None))
         )
+        changes = self._changes
         with reading(self._read) as reg:
             rows = list(reg.session.execute(query))
         targets = {r[0]: ShadowTarget(r[0], r[1], r[2], r[3]) for r in rows}
         with self._cond:
-            self._targets = targets
+            if changes == self._changes:  # else a local change is newer: next refresh
+                self._targets = targets
         self._refreshed = time.monotonic()
 
     # ------------------------------------------------------------- the thread
