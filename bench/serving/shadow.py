@@ -27,10 +27,22 @@ from typing import Any
 import httpx
 
 from bench.record import run_header, write_result
-from bench.serving.predict_ab import BODY, magic, start, wrk
+from bench.serving.predict_ab import BODY, start, wrk
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ("shadow-off", "shadow-on")
+DATASETS = Path(os.environ.get("COSTWISE_BENCH_DATA", "/work/shared/datasets"))
+
+
+def magic() -> tuple[list[list[float]], list[Any]]:
+    """The rows of magic.csv (features, label last), as predict_ab trains on."""
+    import csv
+
+    with (DATASETS / "magic.csv").open() as f:
+        rows = list(csv.reader(f))
+    label = len(rows[0]) - 1
+    data = rows[1:]
+    return [[float(v) for v in r[:label]] for r in data], [int(r[label]) for r in data]
 
 
 def main() -> int:
