@@ -47,6 +47,12 @@ class Unavailable(ServiceError):
     code = "UNAVAILABLE"
 
 
+class PromotionRefused(ServiceError):
+    """The promotion gate's rule does not hold; ``extra["evidence"]`` holds the figures."""
+
+    code = "PROMOTION_REFUSED"
+
+
 class ArtifactCorrupted(ServiceError):
     """A stored artifact failed its integrity check and was not used."""
 

@@ -279,6 +279,20 @@ class Settings(BaseSettings):
         "waits for room (COSTWISE_PREDICTION_LOG_OVERFLOW=wait) or is answered without "
         "being logged (drop).",
     )
+    shadow_queue_rows: int = Field(
+        50_000,
+        ge=0,
+        description="Most predicted rows waiting for their model's shadow version to decide "
+        "them (off the request path); rows beyond it are dropped and counted "
+        '(costwise_shadow_rows_total{outcome="dropped"}); 0 turns shadow scoring off.',
+    )
+    shadow_refresh_seconds: float = Field(
+        2.0,
+        gt=0,
+        le=3600,
+        description="How often each process rereads which models have a shadow (a shadow "
+        "set on another replica takes effect within this time).",
+    )
     prediction_log_overflow: Literal["wait", "drop"] = Field(
         "wait",
         description="What a predict does when its rows do not fit in the log queue: wait "

@@ -143,6 +143,7 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("FORBIDDEN", 403, Forbidden, bare=True, meaning="the API key is valid but its role does not allow the operation"),
     ErrorCode("TRAINING_TIME_LIMIT", 422, InvalidArgument, v2_status=400, meaning="the training ran longer than `COSTWISE_MAX_TRAINING_SECONDS` and was stopped; nothing was registered (`limit` holds the value)"),
     ErrorCode("BATCH_TIME_LIMIT", 422, InvalidArgument, meaning="(on the job) a batch decision job ran longer than `COSTWISE_MAX_JOB_SECONDS` and was stopped; no output was left"),
+    ErrorCode("PROMOTION_REFUSED", 409, Conflict, meaning="the promotion gate's rule does not hold for the candidate (too few labelled pairs, the cost-difference interval not below the bound, or calibration worse than allowed); the alias was not moved, `evidence` holds the rule, each check and the comparison"),
     ErrorCode("ARTIFACT_CORRUPTED", 409, Conflict, operator=True, meaning="the version's stored artifact (or the base artifact a recalibrated version shares) fails its sha256 check; it is never used, the detail names the version (no retry helps: move the alias to an intact version, retrain, or restore the artifact)"),
     ErrorCode("SCHEMA_OUT_OF_DATE", 503, Unavailable, meaning="the database schema is not at the migrations' head (run `costwise db upgrade`)"),
     ErrorCode("JOB_ABANDONED", 503, Unavailable, meaning="(on the job) its worker stopped answering and the job ran out of attempts"),

@@ -18,6 +18,9 @@ from app.api.server.middleware import Metrics
 from app.db import DatabaseHealth
 from app.services.access.keys import Keys
 from app.services.batch.service import BatchService
+from app.services.challenger.comparison import Comparison
+from app.services.challenger.promotion import Promoter
+from app.services.challenger.shadow import ShadowScorer
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
 from app.services.feedback.outcomes import Outcomes
@@ -55,6 +58,9 @@ class Services:
     stopping: threading.Event  # set on SIGTERM: synchronous trainings stop at their next round
     outcomes: Outcomes
     monitoring: Monitoring
+    comparison: Comparison  # two versions' realised cost and calibration, from the log
+    promoter: Promoter  # the promotion gate: moves an alias when the evidence holds
+    shadow: ShadowScorer  # a model's shadow version decides its logged predicts again
     recalibrator: Recalibrator
     priors: PriorEstimates
     log_maintenance: LogMaintenance

@@ -104,7 +104,8 @@ def install_error_handlers(app: FastAPI) -> None:
         if STATUS_BY_CODE.get(exc.code, 500) >= 500 or exc.code in OPERATOR_CODES:
             log.warning("%s: %s", exc.code, exc.detail)
         limit = exc.extra.get("limit")
-        response = error_response(exc.code, exc.detail, exc.field, limit=limit)
+        evidence = exc.extra.get("evidence")  # a refused promotion's figures
+        response = error_response(exc.code, exc.detail, exc.field, limit=limit, evidence=evidence)
         if (retry_after := exc.extra.get("retry_after")) is not None:
             response.headers["Retry-After"] = str(retry_after)
         return response

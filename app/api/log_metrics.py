@@ -18,6 +18,10 @@ was not logged yet) that were later ``joined`` into their log row, discarded as
 outcome was recorded first), ``expired`` (COSTWISE_PENDING_OUTCOME_SECONDS) or
 ``refused`` (COSTWISE_PENDING_OUTCOMES_MAX reached); ``costwise_pending_outcomes_waiting{model}``:
 outcomes pending per model (as of the last upkeep round).
+``costwise_shadow_rows_total{outcome}``: rows of logged predicts decided again by their
+model's shadow version, by outcome (``written``, ``duplicate``, ``dropped``: the shadow
+queue was full, ``skipped``: served by the shadow itself, ``failed``);
+``costwise_shadow_queued_rows``: rows waiting for the shadow.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
+from app.services.challenger.shadow import SHADOW_OUTCOMES, ShadowStats
 from app.services.feedback.outcomes import PendingCounters
 from app.services.feedback.prediction_log import OUTCOMES, LogStats
 
@@ -101,3 +106,26 @@ class PredictionLogCollector:
                 if value is not None:
                     gauge.add_metric([model, str(version)], float(value))
             yield gauge
+
+
+class ShadowCollector:
+    """The shadow scorer's counters (read at scrape time)."""
+
+    def __init__(self, stats: Callable[[], ShadowStats]) -> None:
+        self._stats = stats
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self._stats()
+        rows = CounterMetricFamily(
+            "costwise_shadow_rows",
+            "Rows decided again by the model's shadow version, by outcome.",
+            labels=["outcome"],
+        )
+        for outcome in SHADOW_OUTCOMES:
+            rows.add_metric([outcome], getattr(stats, outcome))
+        yield rows
+        queued = GaugeMetricFamily(
+            "costwise_shadow_queued_rows", "Rows waiting for the shadow version to decide them."
+        )
+        queued.add_metric([], stats.queued)
+        yield queued

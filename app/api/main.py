@@ -18,6 +18,7 @@ from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware
 from app.api.routes import (
     algorithms,
     batch,
+    challenger,
     console,
     health,
     jobs,
@@ -133,6 +134,7 @@ def _include_routers(app: FastAPI, auth_on: bool) -> None:
         recalibration.router,
         jobs.router,
         monitoring.router,
+        challenger.router,
         priors.router,
         algorithms.router,
         keys.router,

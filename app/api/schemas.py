@@ -51,6 +51,9 @@ class ErrorResponse(BaseModel):
     code: str = Field(description="Stable machine-readable code, e.g. NOT_FOUND.")
     field: str | None = Field(None, description="The offending field or row, when known.")
     errors: list[dict[str, Any]] | None = Field(None, description="All validation errors.")
+    evidence: dict[str, Any] | None = Field(
+        None, description="PROMOTION_REFUSED: the rule, each check and the comparison."
+    )
 
 
 # ---------------------------------------------------------------------- training
@@ -250,12 +253,35 @@ class VersionListResponse(BaseModel):
 
 class AliasRequest(_Strict):
     version: int = Field(ge=1, le=MAX_INT)
+    note: str = Field("", max_length=1000, description="Why (kept in the alias's history).")
 
 
 class AliasOut(BaseModel):
     model: str
     alias: str
     version: int
+
+
+class AliasMoveOut(BaseModel):
+    """One move of an alias: who (API key name and role), when, from, to, why."""
+
+    alias: str
+    from_version: int | None = Field(description="null: the alias was created by this move.")
+    to_version: int | None = Field(description="null: the alias was removed by this move.")
+    actor: str
+    actor_role: str
+    reason: str = Field(description="`manual` (PUT), `removed` (DELETE) or `promoted`.")
+    note: str
+    evidence: dict[str, Any] | None = Field(
+        description="A promotion's rule and the comparison that satisfied it."
+    )
+    at: datetime
+
+
+class AliasHistoryResponse(BaseModel):
+    model: str
+    alias: str
+    moves: list[AliasMoveOut]
 
 
 # ------------------------------------------------------------------- prediction
@@ -868,3 +894,97 @@ class PriorEstimateResponse(BaseModel):
     )
     first_prediction_at: str | None
     last_prediction_at: str | None
+
+
+# ---------------------------------------------------------- champion and challenger
+class CompareSide(BaseModel):
+    version: int
+    alias: str | None
+
+
+class CompareResponse(BaseModel):
+    """Realised cost of b against a (differences are b - a: negative, b is cheaper)."""
+
+    model: str
+    a: CompareSide
+    b: CompareSide
+    since: str | None
+    until: str | None
+    mode: Literal["paired", "unpaired"] = Field(
+        description="`paired`: shadow pairs (same prediction ids); `unpaired`: split traffic."
+    )
+    confidence: float
+    assumptions: str = Field(description="What the interval assumes (and the alternative).")
+    labelled_pairs: int = Field(description="Labelled shadow pairs (0 when unpaired).")
+    pairs_by_direction: dict[str, int] | None = None
+    labelled: dict[str, int] | None = Field(None, description="Unpaired: labelled rows per side.")
+    cost_difference: dict[str, Any] | None = Field(
+        description="mean_difference (b - a) with [low, high] at `confidence`, the method, "
+        "degrees of freedom, standard error, and needed_rows: labelled pairs (per arm when "
+        "unpaired) at which the interval would exclude zero at the observed effect."
+    )
+    verdict: str
+    disagreements: dict[str, Any] | None = Field(
+        description="Paired: rows decided differently, their share, and the realised cost "
+        "of a's and of b's decisions on them."
+    )
+    versions: dict[str, dict[str, Any]] = Field(
+        description="Per side: labelled, realised_cost, mean_realised_cost, expected_cost, "
+        "cost_ratio (realised / expected), brier, log_loss, ece."
+    )
+
+
+class PromotionRuleIn(_Strict):
+    min_labelled_pairs: int = Field(
+        200, ge=2, le=MAX_INT, description="At least this many labelled rows behind the interval."
+    )
+    max_cost_difference: float = Field(
+        0.0,
+        allow_inf_nan=False,
+        description="The upper end of the interval of mean(cost_b - cost_a) must be below this.",
+    )
+    max_ece_increase: float = Field(
+        0.02, ge=0, allow_inf_nan=False, description="ECE of the candidate minus the current's."
+    )
+    confidence: float = Field(0.95, ge=0.5, lt=1.0)
+    mode: Literal["auto", "paired", "unpaired"] = "auto"
+
+
+class PromoteRequest(_Strict):
+    candidate: str | int = Field(
+        description="The version to promote: a number, an alias or model:version."
+    )
+    rule: PromotionRuleIn = Field(default_factory=PromotionRuleIn)
+    since: datetime | None = Field(None, description="Window of the evidence (default: all).")
+    until: datetime | None = None
+    note: str = Field("", max_length=1000, description="Why (kept in the alias's history).")
+
+
+class PromoteResponse(BaseModel):
+    model: str
+    alias: str
+    from_version: int
+    to_version: int
+    evidence: dict[str, Any] = Field(description="The rule, each check and the comparison.")
+
+
+class ShadowRequest(_Strict):
+    version: int | None = Field(None, ge=1, le=MAX_INT, description="A fixed shadow version.")
+    alias: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z][A-Za-z0-9_\-]{0,63}$",
+        description="Or an alias, followed: moving it moves the shadow.",
+    )
+
+
+class ShadowOut(BaseModel):
+    model: str
+    version: int | None
+    alias: str | None
+    resolved_version: int | None = Field(description="The version the shadow decides with now.")
+    enabled: bool = Field(description="false: COSTWISE_SHADOW_QUEUE_ROWS=0 in this process.")
+    counts: dict[str, int] = Field(
+        description="This process's shadow rows since start (all models): written, "
+        "duplicate, dropped (queue full), skipped (served by the shadow itself), failed, "
+        "queued."
+    )

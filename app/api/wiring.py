@@ -22,12 +22,15 @@ from typing import Any
 import anyio.to_thread
 
 from app.api.bodies.parse_pool import ParsePool
-from app.api.log_metrics import PredictionLogCollector
+from app.api.log_metrics import PredictionLogCollector, ShadowCollector
 from app.api.server.middleware import Metrics
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
 from app.errors import Unavailable
 from app.services.access.keys import Keys
 from app.services.batch.service import BatchService
+from app.services.challenger.comparison import Comparison
+from app.services.challenger.promotion import Promoter
+from app.services.challenger.shadow import ShadowScorer
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
 from app.services.feedback.outcomes import Outcomes, PendingCounters
@@ -158,6 +161,23 @@ def _predictor(w: Wiring) -> Predictor:
     )
 
 
+def _shadow(w: Wiring) -> ShadowScorer:
+    """The shadow scorer, hooked into the predictor (unless COSTWISE_SHADOW_QUEUE_ROWS=0)."""
+    s = w.settings
+    scorer = ShadowScorer(
+        w.predictor,
+        w.engine,
+        w.sessions,
+        w.read_sessions,
+        max_rows=s.shadow_queue_rows,
+        refresh_seconds=s.shadow_refresh_seconds,
+    )
+    if s.shadow_queue_rows > 0 and w.prediction_log is not None:
+        w.predictor.shadow = scorer.offer
+    w.metrics.registry.register(ShadowCollector(lambda: scorer.stats))
+    return scorer
+
+
 def _recalibrator(w: Wiring) -> Recalibrator:
     s = w.settings
     return Recalibrator(
@@ -185,6 +205,9 @@ SERVICES: tuple[tuple[str, Callable[[Wiring], Any]], ...] = (
     ("priors", lambda w: PriorEstimates(w.sessions, w.read_sessions, max_rows=w.settings.monitoring_max_rows)),
     ("predictor", _predictor),
     ("registry", lambda w: ModelRegistry(w.sessions, w.read_sessions)),
+    ("comparison", lambda w: Comparison(w.read_sessions, max_rows=w.settings.monitoring_max_rows, max_concurrent=w.settings.monitoring_max_concurrent)),
+    ("promoter", lambda w: Promoter(w.comparison, w.registry, w.read_sessions)),
+    ("shadow", _shadow),
     ("keys", lambda w: Keys(w.sessions)),
     ("trainer", _trainer),
     ("batches", lambda w: BatchService(w.predictor, w.settings, w.jobs)),
@@ -299,6 +322,13 @@ async def _log_writer(w: Wiring) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
+async def _shadow_scorer(w: Wiring) -> AsyncIterator[None]:
+    w.shadow.start()
+    yield
+    await anyio.to_thread.run_sync(w.shadow.close)  # before the log writer closes
+
+
+@asynccontextmanager
 async def _not_stopping(w: Wiring) -> AsyncIterator[None]:
     w.stopping.clear()  # before the queue starts: its in-process trainings check it
     yield
@@ -333,6 +363,7 @@ LIFESPAN: tuple[Callable[[Wiring], AbstractAsyncContextManager[Any]], ...] = (
     _prediction_threads,
     _parse_pool,
     _log_writer,
+    _shadow_scorer,  # left before the log writer: it writes its last decisions first
     _not_stopping,
     _job_queue,
     _stop_on_signal,

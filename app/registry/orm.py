@@ -45,11 +45,13 @@ __all__ = [
     "NAMING_CONVENTION",
     "VERSION_STATUSES",
     "Alias",
+    "AliasMove",
     "ApiKey",
     "Artifact",
     "JOB_STATUSES",
     "LoggedPrediction",
     "PriorEstimate",
+    "ShadowPrediction",
     "TrainingJob",
     "TrainingJobInput",
     "VersionPlot",
@@ -128,6 +130,10 @@ class RegisteredModel(Base):
     # whether predictions of this model are written to logged_predictions (when the
     # service-wide COSTWISE_PREDICTION_LOG is on)
     prediction_log: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # the shadow: every logged predict is also decided by this version, or by the version
+    # this alias points at when it is decided (at most one of the two is set)
+    shadow_version: Mapped[int | None] = mapped_column(default=None)
+    shadow_alias: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -203,6 +209,39 @@ class Alias(Base):
 
     def __repr__(self) -> str:
         return f"Alias(model_id={self.model_id}, name={self.name!r})"
+
+
+class AliasMove(Base):
+    """One move of an alias, kept for good: who, when, from which version to which, why.
+
+    Written in the transaction that moves the alias (``PUT`` and ``DELETE`` of
+    ``/v1/models/{name}/aliases/{alias}`` and ``.../promote``). ``from_version`` is null
+    when the alias was created, ``to_version`` when it was removed. ``actor`` and
+    ``actor_role`` are the API key's name and role (``anonymous (authentication off)``
+    without authentication); ``reason`` is ``manual``, ``removed`` or ``promoted``;
+    ``evidence`` holds a promotion's rule and the comparison that satisfied it. Versions
+    are numbers, not keys, so the trail outlives the versions it names.
+    """
+
+    __tablename__ = "alias_moves"
+    __table_args__ = (
+        Index("ix_alias_moves_model_id_alias_created_at", "model_id", "alias", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    alias: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    from_version: Mapped[int | None] = mapped_column(default=None)
+    to_version: Mapped[int | None] = mapped_column(default=None)
+    actor: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    actor_role: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(String(16))
+    note: Mapped[str] = mapped_column(Text, default="")
+    evidence: Mapped[dict[str, Any] | None] = mapped_column(default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def __repr__(self) -> str:
+        return f"AliasMove(model_id={self.model_id}, alias={self.alias!r}, id={self.id})"
 
 
 class ApiKey(Base):
@@ -428,3 +467,39 @@ class PriorEstimate(Base):
 
     def __repr__(self) -> str:
         return f"PriorEstimate(version_id={self.version_id}, id={self.id})"
+
+
+class ShadowPrediction(Base):
+    """The decision a shadow version made for a logged prediction (same id, same costs).
+
+    Written by :class:`app.services.challenger.shadow.ShadowScorer` off the request path.
+    ``prediction_id`` is the id of the served row in ``logged_predictions`` (joined on
+    ``(model_id, prediction_id)``: its label, costs and served version are read from
+    there); ``version_id``/``version`` the shadow version that decided it;
+    ``probabilities`` and ``decision`` (a class index) its answer under the row's costs
+    and priors, ``expected_cost`` that decision's expected cost.
+    """
+
+    __tablename__ = "shadow_predictions"
+    __table_args__ = (
+        UniqueConstraint("model_id", "version_id", "prediction_id"),
+        Index(
+            "ix_shadow_predictions_model_id_version_created_at", "model_id", "version", "created_at"
+        ),
+        CheckConstraint("decision >= 0", name="decision_non_negative"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
+    version: Mapped[int]
+    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH))
+    created_at: Mapped[datetime]
+    probabilities: Mapped[Any] = mapped_column(LogJSON)
+    decision: Mapped[int]
+    expected_cost: Mapped[float | None] = mapped_column(Float, default=None)
+
+    def __repr__(self) -> str:
+        return (
+            f"ShadowPrediction(version_id={self.version_id}, prediction_id={self.prediction_id!r})"
+        )

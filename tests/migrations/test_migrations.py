@@ -36,6 +36,8 @@ REGISTRY_TABLES = {
     "logged_predictions",
     "prior_estimates",
     "pending_outcomes",
+    "alias_moves",
+    "shadow_predictions",
 }
 
 

@@ -234,6 +234,7 @@ def _reader_requests(seeded: dict[str, Any], kinds: list[str]) -> list[tuple[str
             "?format=svg", "?format=json", "?ratio_min=0.5&ratio_max=8",
         ],
         "/v1/jobs": ["", "?model=m", "?status=succeeded"],
+        "/v1/models/{name}/compare": ["?a=1&b=2", "?a=staging&b=2&mode=unpaired", "?a=1&b=1"],
     }  # fmt: skip
     reads, refused = [], []
     for (method, template), minimum in documented_table().items():

@@ -76,6 +76,11 @@ _RECORD_PRIORS = (
 )
 _BATCH = "reads and writes storage named in the request, runs a job"
 _CANCEL = "stops somebody's training or batch job"
+_COMPARE = "computed from the prediction log and its shadow decisions; writes nothing"
+_HISTORY = "reads the audit trail of an alias's moves; writes nothing"
+_PROMOTE = "moves an alias when the comparison's evidence holds: which version serves everybody"
+_READ_SHADOW = "reads which version shadows the model, and counters; writes nothing"
+_SHADOW = "names (or removes) the version that decides every predict of the model again"
 _KEYS = "API keys: who may do what (listing shows names, roles and use)"
 
 PERMISSIONS: tuple[Permission, ...] = tuple(
@@ -115,6 +120,9 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
         ),
         Permission("GET", "/v1/models/{name}/monitoring", "reader", _READ_LOG),
         Permission("GET", "/v1/models/{name}/priors", "reader", _READ_PRIORS),
+        Permission("GET", "/v1/models/{name}/compare", "reader", _COMPARE),
+        Permission("GET", "/v1/models/{name}/shadow", "reader", _READ_SHADOW),
+        Permission("GET", "/v1/models/{name}/aliases/{alias}/history", "reader", _HISTORY),
         *_rows(("GET",), ("/v1/jobs", "/v1/jobs/{job_id}"), "reader", _READ_JOBS),
         *_rows(
             ("GET",),
@@ -143,6 +151,8 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
         Permission("POST", "/v1/models/{name}/versions", "admin", _TRAIN),
         Permission("PATCH", "/v1/models/{name}", "admin", _PATCH),
         *_rows(("PUT", "DELETE"), ("/v1/models/{name}/aliases/{alias}",), "admin", _ALIAS),
+        Permission("POST", "/v1/models/{name}/aliases/{alias}/promote", "admin", _PROMOTE),
+        *_rows(("PUT", "DELETE"), ("/v1/models/{name}/shadow",), "admin", _SHADOW),
         Permission("POST", "/v1/models/{name}/versions/{version}/recalibrate", "admin", _RECAL),
         Permission("POST", "/v1/models/{name}/priors", "admin", _RECORD_PRIORS),
         Permission("POST", "/v1/models/{name}/batch", "admin", _BATCH),

@@ -6,11 +6,14 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Response
 
+from app.api.access.auth import CallerDep
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import AliasName, ModelName, ServicesDep
 from app.api.errors import error_responses
 from app.api.schemas import (
     MAX_INT,
+    AliasHistoryResponse,
+    AliasMoveOut,
     AliasOut,
     AliasRequest,
     ModelListResponse,
@@ -19,6 +22,7 @@ from app.api.schemas import (
     VersionListResponse,
     VersionOut,
 )
+from app.services.model_registry.service import Actor
 
 router = APIRouter(
     prefix="/v1", tags=["registry"], responses=error_responses(400, 404, 413, 415, 422, 503)
@@ -87,8 +91,10 @@ def set_alias(
     alias: AliasName,
     body: Annotated[AliasRequest, Depends(ALIAS_BODY)],
     services: ServicesDep,
+    caller: CallerDep,
 ) -> AliasOut:
-    services.registry.set_alias(name, alias, body.version)
+    actor = Actor(caller.name, caller.role)
+    services.registry.set_alias(name, alias, body.version, actor, note=body.note)
     return AliasOut(model=name, alias=alias, version=body.version)
 
 
@@ -98,6 +104,29 @@ def set_alias(
     response_class=Response,
     summary="Remove an alias",
 )
-def delete_alias(name: ModelName, alias: AliasName, services: ServicesDep) -> Response:
-    services.registry.delete_alias(name, alias)
+def delete_alias(
+    name: ModelName, alias: AliasName, services: ServicesDep, caller: CallerDep
+) -> Response:
+    services.registry.delete_alias(name, alias, Actor(caller.name, caller.role))
     return Response(status_code=204)
+
+
+@router.get(
+    "/models/{name}/aliases/{alias}/history",
+    response_model=AliasHistoryResponse,
+    summary="Every move of an alias, newest first: who, when, from, to, why",
+    description="The audit trail kept with each move (PUT, DELETE and promote): the API "
+    "key's name and role, the time, the versions before and after (null: created or "
+    "removed), the reason and note, and a promotion's evidence (its rule and the "
+    "comparison that satisfied it). Kept after the alias is removed.",
+)
+def alias_history(
+    name: ModelName,
+    alias: AliasName,
+    services: ServicesDep,
+    limit: Limit = 100,
+) -> AliasHistoryResponse:
+    moves = services.registry.alias_history(name, alias, limit)
+    return AliasHistoryResponse(
+        model=name, alias=alias, moves=[AliasMoveOut(**vars(m)) for m in moves]
+    )

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import ArtifactCorrupted, Conflict
+from app.registry.alias_moves import Actor, alias_history, record_move
 from app.registry.orm import ModelVersion, RegisteredModel, utcnow
 from app.registry.repository import Registry, reading, writing
 from app.services.model_registry.stored_models import read_stored
@@ -57,6 +58,25 @@ class ModelView:
     prediction_log: bool
     created_at: datetime
     updated_at: datetime
+
+
+#: The actor of moves made by the service itself or by code without a caller (tests, scripts).
+SYSTEM = Actor("system", "admin")
+
+
+@dataclass(frozen=True)
+class AliasMoveView:
+    """One move of an alias as the audit trail keeps it."""
+
+    alias: str
+    from_version: int | None
+    to_version: int | None
+    actor: str
+    actor_role: str
+    reason: str
+    note: str
+    evidence: dict[str, Any] | None
+    at: datetime
 
 
 def version_view(model_name: str, v: ModelVersion, aliases: list[str]) -> VersionView:
@@ -132,11 +152,27 @@ class ModelRegistry:
             v = reg.get_version(name, version)
             return version_view(name, v, reg.aliases_by_version(v.model).get(v.version, []))
 
-    def set_alias(self, name: str, alias: str, version: int) -> int:
+    def set_alias(
+        self,
+        name: str,
+        alias: str,
+        version: int,
+        actor: Actor = SYSTEM,
+        *,
+        note: str = "",
+        reason: str = "manual",
+        evidence: dict[str, Any] | None = None,
+        expected_from: int | None = None,
+    ) -> int:
         """Point ``alias`` at ``version`` once the version actually loads: its artifact and,
         for a recalibrated version, the base artifact whose booster it shares pass their
         sha256 checks and build a model. Anything broken is a 409 naming the artifact
         (and the alias is not moved), not a 500 on every later predict.
+
+        The move and its record in the audit trail (who: ``actor``; why: ``reason``,
+        ``note`` and the promotion's ``evidence``) are one transaction. With
+        ``expected_from``, the alias must still point at that version when it is moved
+        (a promotion decided on a comparison with it), else 409 and nothing moves.
 
         The load runs outside the write transaction (artifacts are immutable: the
         version checked is the version moved to), so the write lock is held briefly."""
@@ -152,8 +188,43 @@ class ModelRegistry:
                 field="version",
             ) from None
         with writing(self._sessions) as reg:
-            reg.set_alias(name, alias, version)
+            current = reg.find_alias(name, alias)
+            before = None if current is None else current.model_version.version
+            if expected_from is not None and before != expected_from:
+                raise Conflict(
+                    f"alias {alias!r} of model {name!r} points at version {before} now, not "
+                    f"{expected_from} as when the candidate was compared; not moved (compare "
+                    "again)",
+                    field="alias",
+                )
+            moved = reg.set_alias(name, alias, version)
+            record_move(
+                reg.session, moved.model_id, alias, before, version, actor, reason, note, evidence
+            )
             return version
+
+    def alias_history(self, name: str, alias: str, limit: int = 100) -> list[AliasMoveView]:
+        """The moves of ``alias`` (also a removed one), newest first; NotFound for an
+        alias that never existed."""
+        with reading(self._read) as reg:
+            model = reg.get_model(name)
+            moves = alias_history(reg.session, model.id, alias, limit)
+            if not moves:
+                reg.get_alias(name, alias)  # NotFound names the aliases that exist
+            return [
+                AliasMoveView(
+                    alias=m.alias,
+                    from_version=m.from_version,
+                    to_version=m.to_version,
+                    actor=m.actor,
+                    actor_role=m.actor_role,
+                    reason=m.reason,
+                    note=m.note,
+                    evidence=m.evidence,
+                    at=m.created_at,
+                )
+                for m in moves
+            ]
 
     def set_prediction_log(self, name: str, enabled: bool) -> ModelView:
         """Turn the logging of model ``name``'s predictions on or off (next request on)."""
@@ -164,6 +235,9 @@ class ModelRegistry:
             reg.session.flush()
             return _model_view(reg, model)
 
-    def delete_alias(self, name: str, alias: str) -> None:
+    def delete_alias(self, name: str, alias: str, actor: Actor = SYSTEM, *, note: str = "") -> None:
         with writing(self._sessions) as reg:
+            current = reg.get_alias(name, alias)
+            model_id, before = current.model_id, current.model_version.version
             reg.delete_alias(name, alias)
+            record_move(reg.session, model_id, alias, before, None, actor, "removed", note)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -60,7 +60,15 @@ from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 from models.decisions.rule import Decisions
 from models.inference.model import InferenceModel, check_features
 
-__all__ = ["Evaluation", "Prediction", "Predictor", "Resolved"]
+__all__ = ["Evaluation", "Prediction", "Predictor", "Resolved", "ShadowHook"]
+
+
+#: Called with every logged predict: (served version, feature matrix, cost setting, priors,
+#: row ids). The challenger room's shadow scorer (app.services.challenger.shadow) queues it
+#: for the model's shadow version, off the request path; the wiring sets it.
+ShadowHook = Callable[
+    ["Resolved", np.ndarray, CostSetting, Sequence[float] | None, list[str]], None
+]
 
 
 # ---------------------------------------------------- values in and out
@@ -122,6 +130,7 @@ class Predictor:
         self.estimates = estimates  # "priors": "estimated" (None: not available)
         self.log = log  # None: the prediction log is off (COSTWISE_PREDICTION_LOG=false)
         self.log_features = log_features
+        self.shadow: ShadowHook | None = None  # set by the wiring when shadow scoring is on
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._cache_size = cache_size
@@ -302,6 +311,8 @@ class Predictor:
         provenance = self._provenance(resolved, loaded, setting, costs)
         priors = None if isinstance(costs.priors, str) else costs.priors
         logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors)
+        if logged is not None and self.shadow is not None:  # the challenger: queued, not run here
+            self.shadow(resolved, X, setting, priors, logged)
         return Prediction(
             resolved, loaded.model.classes, proba, decisions, provenance, logged or ids_list(ids)
         )

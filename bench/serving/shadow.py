@@ -1,0 +1,116 @@
+"""Single-row predict latency with a shadow version on and off, in one run, with wrk.
+
+Two ``costwise serve`` processes of this tree (one worker each, pinned to CPU 0), each on
+its own SQLite registry with the same two versions of ``magic`` (100 stumps + Platt,
+then 30 stumps + Platt on every other row); on ``shadow-on`` version 2
+shadows version 1 (``PUT /v1/models/magic/shadow``), on ``shadow-off`` nothing does.
+wrk (``-t1 -c1``, pinned to CPU 1) posts the single-row body of
+bench/serving/predict_ab.py to version 1; rounds alternate between the two (warm-up, then
+measured), and the report is the median over rounds of each one's p50 and mean, their
+ratio, and the shadow's counters (rows written and dropped) after the run.
+
+    python -m bench serving.shadow [--rounds 5] [--seconds 5]
+
+Writes ``bench/results/serving/shadow.json`` (and ``.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.record import run_header, write_result
+from bench.serving.predict_ab import BODY, start, wrk
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ("shadow-off", "shadow-on")
+DATASETS = Path(os.environ.get("COSTWISE_BENCH_DATA", "/work/shared/datasets"))
+
+
+def magic() -> tuple[list[list[float]], list[Any]]:
+    """The rows of magic.csv (features, label last), as predict_ab trains on."""
+    import csv
+
+    with (DATASETS / "magic.csv").open() as f:
+        rows = list(csv.reader(f))
+    label = len(rows[0]) - 1
+    data = rows[1:]
+    return [[float(v) for v in r[:label]] for r in data], [int(r[label]) for r in data]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=5)
+    args = parser.parse_args()
+    X, y = magic()
+    first = {"features": X, "labels": y, "n_estimators": 100, "calibration": "platt",
+             "algorithm": "adaboost"}  # fmt: skip
+    second = {**first, "features": X[::2], "labels": y[::2], "n_estimators": 30}  # sorted by label
+    os.sched_setaffinity(0, {1})
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in CONFIGS}
+    counts: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        body_file = tmp / "body.json"
+        body_file.write_text(json.dumps({**BODY, "version": 1}))
+        servers = {}
+        try:
+            for name in CONFIGS:
+                servers[name] = start(name, ROOT, {}, tmp)
+                base = servers[name][1]
+                for body in (first, second):
+                    r = httpx.post(base + "/v1/models/magic/versions", json=body, timeout=600)
+                    assert r.status_code == 201, r.text[:500]
+                if name == "shadow-on":
+                    r = httpx.put(base + "/v1/models/magic/shadow", json={"version": 2})
+                    assert r.status_code == 200, r.text[:500]
+            load_before = os.getloadavg()
+            for k in range(args.rounds):
+                for name in CONFIGS:
+                    url = servers[name][1] + "/v1/models/magic/predict"
+                    wrk(url, body_file, 2)  # warm-up
+                    res = wrk(url, body_file, args.seconds)
+                    results[name].append(res)
+                    print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
+            load_after = os.getloadavg()
+            for name in CONFIGS:
+                shadow = httpx.get(servers[name][1] + "/v1/models/magic/shadow").json()
+                counts[name] = shadow["counts"]
+        finally:
+            for proc, _ in servers.values():
+                proc.terminate()
+                proc.wait(timeout=30)
+    summary = {
+        name: {
+            "p50_us_median": statistics.median(r["lat_p50_us"] for r in runs),
+            "mean_us_median": statistics.median(r["lat_mean_us"] for r in runs),
+            "rps_median": statistics.median(r["rps"] for r in runs),
+        }
+        for name, runs in results.items()
+    }
+    for name in summary:
+        summary[name]["p50_ratio_to_shadow-off"] = round(
+            summary[name]["p50_us_median"] / summary["shadow-off"]["p50_us_median"], 3
+        )
+    out = {
+        **run_header(__file__),
+        "load_average_before_after": [load_before, load_after],
+        "summary": summary,
+        "shadow_counts": counts,
+        "runs": results,
+    }
+    write_result(__file__, out)
+    print(json.dumps({"summary": summary, "shadow_counts": counts}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
