@@ -74,18 +74,32 @@ def test_same_answers(pair: tuple[TestClient, TestClient]) -> None:
     assert statuses >= {200, 400, 404, 413, 415, 422}
     for method in ("GET", "PUT"):  # other methods: the documented route's 405
         a = direct.request(method, "/v1/models/fraud/predict")
-        assert a.status_code == 405 == documented.request(method, "/v1/models/fraud/predict").status_code
+        assert (
+            a.status_code
+            == 405
+            == documented.request(method, "/v1/models/fraud/predict").status_code
+        )
 
 
 def test_metrics_label_the_route_template(pair: tuple[TestClient, TestClient]) -> None:
     direct, _ = pair
     direct.post("/v1/models/fraud/predict", json={"instances": [ROW]})
-    direct.post("/v1/models/fraud/predict", content=b"{", headers={"content-type": "application/json"})
-    lines = [ln for ln in direct.get("/metrics").text.splitlines() if ln.startswith("costwise_http_requests_total")]
+    direct.post(
+        "/v1/models/fraud/predict", content=b"{", headers={"content-type": "application/json"}
+    )
+    lines = [
+        ln
+        for ln in direct.get("/metrics").text.splitlines()
+        if ln.startswith("costwise_http_requests_total")
+    ]
     label = 'method="POST",model="fraud",route="/v1/models/{name}/predict"'
     assert any(label in ln and 'status="200"' in ln for ln in lines), lines
     assert any(label in ln and 'status="400"' in ln for ln in lines), lines
-    rows = [ln for ln in direct.get("/metrics").text.splitlines() if ln.startswith("costwise_predicted_rows_total{")]
+    rows = [
+        ln
+        for ln in direct.get("/metrics").text.splitlines()
+        if ln.startswith("costwise_predicted_rows_total{")
+    ]
     assert rows and float(rows[0].rsplit(" ", 1)[1]) >= 1
 
 
