@@ -146,7 +146,7 @@ def lookup_ref(
     return VersionRef(row[0], row[1], row[2], ref_alias, row[3], bool(row[4]))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # bounded: a process with many engines (tests) keeps few
 def _compiled(stmt: Any, dialect: Any) -> tuple[str, Any]:
     """A hot-path statement compiled for ``dialect``: its SQL text and compiled form."""
     compiled = stmt.compile(dialect=dialect)
