@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Path, Request
 from sqlalchemy.engine import Engine
@@ -67,17 +68,91 @@ class Services:
     prediction_log: PredictionLogWriter | None  # None: COSTWISE_PREDICTION_LOG=false
     parsing: ParsePool  # large bodies are parsed in worker processes
     # predictions (each reads the database to resolve its version) run in these threads
-    prediction_threads: ThreadPoolExecutor
+    prediction_threads: PredictionThreads
 
 
 async def in_prediction_thread(services: Services, fn: Callable[[], T]) -> T:
-    """``fn()`` in a prediction thread, never on the event loop.
+    """``fn()`` in a prediction thread, never on the event loop."""
+    return await services.prediction_threads.run(fn)
 
-    A plain executor rather than anyio's ``run_in_threadpool``: its hand-off costs about
-    a third less (measured 95-150 us vs 176-239 us per round trip on one CPU), and every
-    single-row predict makes one.
+
+def _resolve(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if not fut.cancelled():
+        if ok:
+            fut.set_result(value)
+        else:
+            fut.set_exception(value)
+
+
+class PredictionThreads:
+    """At most ``max_threads`` threads that run predictions handed over by the event loop.
+
+    What :class:`concurrent.futures.ThreadPoolExecutor` with ``loop.run_in_executor`` does
+    for them, with less per hand-off (every single-row predict makes one): a
+    ``SimpleQueue`` to the threads and ``call_soon_threadsafe`` back, no concurrent future
+    chained to an asyncio one. Measured on one CPU (bench/serving/request_path.py):
+    about a third of the executor's CPU time per round trip. A thread starts only when
+    none is idle; work not started when its caller is cancelled is skipped, and
+    :meth:`shutdown` cancels what has not started.
     """
-    return await asyncio.get_running_loop().run_in_executor(services.prediction_threads, fn)
+
+    def __init__(self, max_threads: int, name: str) -> None:
+        self.max_threads = max_threads
+        self.name = name
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[T] = loop.create_future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("prediction threads are shut down")
+            self._queue.put((fn, fut, loop))
+            if not self._idle.acquire(blocking=False) and len(self._threads) < self.max_threads:
+                thread = threading.Thread(
+                    target=self._work, name=f"{self.name}_{len(self._threads)}", daemon=True
+                )
+                thread.start()
+                self._threads.append(thread)
+        return await fut
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fn, fut, loop = item
+            del item
+            if not fut.cancelled():
+                try:
+                    result = (True, fn())
+                except BaseException as error:  # handed to the awaiting request
+                    result = (False, error)
+                with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
+                    loop.call_soon_threadsafe(_resolve, fut, *result)
+                del result
+            del fn, fut, loop
+            self._idle.release()
+
+    def shutdown(self) -> None:
+        """Stop taking work, cancel what has not started; running work finishes."""
+        with self._lock:
+            self._closed = True
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    _, fut, loop = item
+                    with contextlib.suppress(RuntimeError):
+                        loop.call_soon_threadsafe(fut.cancel)
+            for _ in self._threads:
+                self._queue.put(None)
 
 
 async def get_services(request: Request) -> Services:

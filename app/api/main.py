@@ -155,6 +155,7 @@ def _include_routers(app: FastAPI, auth_on: bool) -> None:
         ("/v2/health/ready", v2.ready),
     ):
         app.add_api_route(path, endpoint, methods=["HEAD"], include_in_schema=False)
+    predict.install_direct_routes(app, auth_on)
 
 
 def _add_middleware(app: FastAPI, w: Wiring) -> None:

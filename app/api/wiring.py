@@ -14,7 +14,6 @@ import logging
 import signal
 import threading
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from types import SimpleNamespace
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import anyio.to_thread
 
 from app.api.bodies.parse_pool import ParsePool
+from app.api.deps import PredictionThreads
 from app.api.log_metrics import PredictionLogCollector, ShadowCollector
 from app.api.server.middleware import Metrics
 from app.db import DatabaseHealth, Timeouts, make_engine, make_session_factory
@@ -216,7 +216,7 @@ SERVICES: tuple[tuple[str, Callable[[Wiring], Any]], ...] = (
     ("outcomes", lambda w: Outcomes(w.sessions, max_pending=w.settings.pending_outcomes_max, counters=w.pending)),
     ("recalibrator", _recalibrator),
     ("parsing", lambda w: ParsePool(w.settings.parse_workers, w.settings.parse_offload_bytes)),
-    ("prediction_threads", lambda w: ThreadPoolExecutor(PREDICTION_THREADS, "costwise-predict")),
+    ("prediction_threads", lambda w: PredictionThreads(PREDICTION_THREADS, "costwise-predict")),
 )  # fmt: skip
 
 
@@ -298,11 +298,11 @@ async def _engine(w: Wiring) -> AsyncIterator[None]:
 @asynccontextmanager
 async def _prediction_threads(w: Wiring) -> AsyncIterator[None]:
     # a fresh executor per lifespan: an app may be started again after a shutdown
-    threads = w.services.prediction_threads = ThreadPoolExecutor(
+    threads = w.services.prediction_threads = PredictionThreads(
         PREDICTION_THREADS, "costwise-predict"
     )
     yield
-    threads.shutdown(wait=False, cancel_futures=True)
+    threads.shutdown()
 
 
 @asynccontextmanager

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import database_errors
@@ -107,9 +107,58 @@ def find_ref(
 def lookup_ref(
     engine: Engine, name: str, version: int | None = None, alias: str | None = None
 ) -> VersionRef | None:
-    """:func:`find_ref` on a connection of ``engine`` (connecting translated too)."""
-    with database_errors(), engine.connect() as conn:
-        return find_ref(conn, name, version, alias)
+    """:func:`find_ref`'s answer with the least work per call: the predict hot path.
+
+    The same statements, compiled once per dialect, run on a pooled DBAPI connection
+    through the dialect's ``do_execute`` (so the statement deadline and the database
+    health accounting of :func:`app.db.make_engine` apply) without SQLAlchemy's
+    per-call execution context and result objects: one ``SELECT`` on a connection whose
+    transaction the pool ends on return (on SQLite, in autocommit: one statement reads
+    one snapshot). Driver errors are translated as :func:`database_errors` does.
+    """
+    if version is not None:
+        stmt, values = _BY_VERSION, {"name": name, "version": version}
+    elif alias is not None:
+        stmt, values = _BY_ALIAS, {"name": name, "alias": alias}
+    else:
+        stmt, values = _BY_DEFAULT, {"name": name, "default_alias": DEFAULT_ALIAS}
+    dialect = engine.dialect
+    sql, compiled = _compiled(stmt, dialect)
+    bound = compiled.construct_params(values)
+    params: Any = (
+        tuple(bound[k] for k in compiled.positiontup or ()) if compiled.positional else bound
+    )
+    with database_errors():
+        try:
+            raw = engine.raw_connection()
+            try:
+                cursor = raw.cursor()
+                try:
+                    dialect.do_execute(cursor, sql, params, None)
+                    row = cursor.fetchone()
+                finally:
+                    cursor.close()
+            except dialect.loaded_dbapi.Error as error:
+                if dialect.is_disconnect(error, raw.dbapi_connection, None):
+                    raw.invalidate(error)  # as SQLAlchemy's own execution would
+                raise
+            finally:
+                raw.close()  # back to the pool, which ends the transaction
+        except dialect.loaded_dbapi.Error as error:
+            raise DBAPIError.instance(sql, params, error, dialect.loaded_dbapi.Error) from error
+    if row is None:
+        return None
+    ref_alias = alias if version is None and alias is not None else None
+    if stmt is _BY_DEFAULT:
+        ref_alias = row[5]
+    return VersionRef(row[0], row[1], row[2], ref_alias, row[3], bool(row[4]))
+
+
+@functools.lru_cache(maxsize=64)  # bounded: a process with many engines (tests) keeps few
+def _compiled(stmt: Any, dialect: Any) -> tuple[str, Any]:
+    """A hot-path statement compiled for ``dialect``: its SQL text and compiled form."""
+    compiled = stmt.compile(dialect=dialect)
+    return str(compiled), compiled
 
 
 @contextmanager

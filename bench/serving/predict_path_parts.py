@@ -5,9 +5,10 @@ Pinned to one CPU (as bench/serving/service.py pins the server), under uvloop:
 - each pure-ASGI guard (LargeRequest, BodyLimit, AuthGate with authentication off) and
   the metrics middleware around an app that reads a 160-byte body and answers, minus
   the bare app (us per request);
-- the round trip to a worker thread and back with a no-op: anyio's ``run_in_threadpool``
-  (what predictions used) vs ``loop.run_in_executor`` on a ``ThreadPoolExecutor`` (what
-  they use now, :func:`app.api.deps.in_prediction_thread`).
+- the round trip to a worker thread and back with a no-op: anyio's ``run_in_threadpool``,
+  ``loop.run_in_executor`` on a ``ThreadPoolExecutor``, and
+  :class:`app.api.deps.PredictionThreads` (what predictions use,
+  :func:`app.api.deps.in_prediction_thread`).
 
     python -m bench serving.predict_path_parts
 
@@ -26,6 +27,7 @@ from typing import Any
 import uvloop
 from starlette.concurrency import run_in_threadpool
 
+from app.api.deps import PredictionThreads
 from app.api.guards import AuthGateMiddleware, LargeRequestMiddleware
 from app.api.server.middleware import BodyLimitMiddleware, Metrics, MetricsMiddleware
 
@@ -76,6 +78,13 @@ async def hop_executor(pool: ThreadPoolExecutor, n: int = 3_000) -> float:
     return (time.perf_counter() - t) / n * 1e6
 
 
+async def hop_prediction_threads(threads: PredictionThreads, n: int = 3_000) -> float:
+    t = time.perf_counter()
+    for _ in range(n):
+        await threads.run(lambda: None)
+    return (time.perf_counter() - t) / n * 1e6
+
+
 class _AuthOff:
     enabled = False
 
@@ -84,6 +93,8 @@ async def main() -> None:
     pool = ThreadPoolExecutor(4)
     await hop_anyio(300)
     await hop_executor(pool, 300)
+    threads = PredictionThreads(32, "bench")
+    await hop_prediction_threads(threads, 300)
     out: dict[str, list[float]] = {}
     for _ in range(3):
         bare = await per_request(leaf)
@@ -97,6 +108,9 @@ async def main() -> None:
             out.setdefault(name, []).append(await per_request(app) - bare)
         out.setdefault("thread round trip, anyio run_in_threadpool", []).append(await hop_anyio())
         out.setdefault("thread round trip, run_in_executor", []).append(await hop_executor(pool))
+        out.setdefault("thread round trip, PredictionThreads", []).append(
+            await hop_prediction_threads(threads)
+        )
     for name, values in out.items():
         print(f"{name:45s} {statistics.median(values):7.1f} us  {[round(v, 1) for v in values]}")
 

@@ -68,6 +68,13 @@ async def _check(request: Request, key: str | None) -> Principal:
     return principal
 
 
+async def check_role(request: Request, key: str | None) -> Principal:
+    """The caller of ``request`` (on its matched route, ``scope["route"]``), checked
+    against :func:`required_role`: what :func:`authorize` does, for a route that solves
+    no dependencies (:class:`app.api.routes.predict.DirectRoute`)."""
+    return await _check(request, key)
+
+
 async def authorize(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)],

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
+from fastapi.routing import APIRoute
 from pydantic import ValidationError
+from starlette.routing import BaseRoute, Match
+from starlette.types import Receive, Scope, Send
 
+from app.api.access.auth import check_role
 from app.api.bodies.limits import Body, RouteBody, parse_body
 from app.api.bodies.parse_pool import BodyInvalid
 from app.api.bodies.parsing import predict_input
 from app.api.bodies.scan import Limits
-from app.api.deps import ModelName, Services, ServicesDep, in_prediction_thread
+from app.api.deps import NAME_PATTERN, ModelName, Services, ServicesDep, in_prediction_thread
 from app.api.errors import error_responses, validation_errors
+from app.api.guards import presented_key
 from app.api.schemas import (
     EvaluateRequest,
     EvaluateResponse,
@@ -169,3 +175,62 @@ def _evaluated(predictor: Predictor, name: str, req: DecisionRequest) -> tuple[i
         brier=m.brier,
         accuracy=m.accuracy,
     )
+
+
+# ------------------------------------------------------------ the direct route
+class DirectRoute(BaseRoute):
+    """``POST /v1/models/{name}/predict`` without FastAPI's routing and
+    dependency solving, which cost more than the rest of a one-row predict's web layer
+    (bench/serving/request_path.py).
+
+    Matched first, for a valid model name only (any other request falls through to the
+    documented route, whose 405, 422 and OpenAPI entry are unchanged). It does what that
+    route's dependencies do, in the same order: the role (:func:`app.api.access.auth.check_role`,
+    when authentication is on), the body through :data:`ROWS_BODY` (media type, byte limit),
+    then :func:`_decided`; errors propagate to the app's one set of handlers. The
+    documented route stays the ``scope["route"]`` that metrics and permissions read.
+    """
+
+    def __init__(
+        self,
+        route: APIRoute,
+        endpoint: Callable[[str, Body, Services], Any],
+        auth_on: bool,
+    ) -> None:
+        self.route = route
+        self.endpoint = endpoint
+        self.auth_on = auth_on
+        prefix, _, suffix = route.path.partition("{name}")
+        self.regex = re.compile(re.escape(prefix) + "(?P<name>[^/]+)" + re.escape(suffix))
+        self.name_pattern = re.compile(NAME_PATTERN)
+        self.path = route.path
+        self.path_format = route.path_format
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return Match.NONE, {}
+        found = self.regex.fullmatch(scope["path"]) if not scope.get("root_path") else None
+        if found is None or self.name_pattern.match(found["name"]) is None:
+            return Match.NONE, {}
+        return Match.FULL, {"route": self.route, "path_params": {"name": found["name"]}}
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        if self.auth_on:
+            await check_role(request, presented_key(scope))
+        body = await ROWS_BODY(request)
+        services: Services = scope["app"].state.services
+        response = await self.endpoint(scope["path_params"]["name"], body, services)
+        await response(scope, receive, send)
+
+
+def install_direct_routes(app: FastAPI, auth_on: bool) -> None:
+    """Put the direct route of predict first in ``app``'s routes (evaluate, whose answer
+    FastAPI renders through its response model, keeps the documented route alone)."""
+    for route in router.routes:
+        if isinstance(route, APIRoute) and route.endpoint is predict:
+            app.router.routes.insert(0, DirectRoute(route, _predict_direct, auth_on))
+
+
+async def _predict_direct(name: str, body: Body, services: Services) -> Any:
+    return await _decided(name, body, services, PredictRequest, _predicted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -115,7 +116,7 @@ def cost_setting(
                 f"{f}: named costs are for two-class models; send cost_matrix", field=f
             )
         with core_errors(f):
-            return CostSetting(CostMatrix.from_binary(**costs).matrix, "costs")
+            return CostSetting(_binary_matrix(costs), "costs")
     if cost_matrix is not None:
         f = field or "cost_matrix"
         with core_errors(f):
@@ -141,6 +142,23 @@ def cost_setting(
     if cost_array is not None:
         return _cost_array(cost_array, n_rows, n_classes, field or "costs", cost_layout)
     return CostSetting(1.0 - np.eye(n_classes), "zero_one")
+
+
+@functools.lru_cache(maxsize=1024)
+def _binary_matrix_of(key: tuple[str, ...]) -> np.ndarray:
+    c_fp, c_fn, c_tp, c_tn = (float.fromhex(v) for v in key)
+    return CostMatrix.from_binary(c_fp, c_fn, c_tp, c_tn).matrix  # read-only: safe to share
+
+
+def _binary_matrix(costs: Costs) -> np.ndarray:
+    """The validated matrix of named binary costs, remembered for the last 1,024 distinct
+    settings (most requests repeat a few; an invalid one raises and is not kept). Keyed by
+    the exact floats (``float.hex``: -0.0 is not 0.0)."""
+    values = [costs.get(k, 0.0) for k in BINARY_COSTS]
+    named = set(costs) <= set(BINARY_COSTS) and {"c_fp", "c_fn"} <= set(costs)
+    if named and all(type(v) is float or type(v) is int for v in values):
+        return _binary_matrix_of(tuple(float(v).hex() for v in values))
+    return CostMatrix.from_binary(**costs).matrix
 
 
 def binary_costs(c_fp: float, c_fn: float, c_tp: float = 0.0, c_tn: float = 0.0) -> CostMatrix:
