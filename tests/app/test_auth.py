@@ -77,6 +77,14 @@ TABLE: list[tuple[str, str, str, Any, str | None, int]] = [
         200,
     ),
     (
+        "GET",
+        "/v1/models/{name}/versions/{version}/whatif/matrix",
+        "/v1/models/m/versions/1/whatif/matrix?cost_matrix=%5B%5B0%2C1%5D%2C%5B5%2C0%5D%5D",
+        None,
+        "reader",
+        200,
+    ),
+    (
         "POST",
         "/v1/models/{name}/predict",
         "/v1/models/m/predict",
