@@ -36,6 +36,8 @@ from costwise.errors import CostwiseError
 from models.calibration.calibrators import TRAINING_CALIBRATIONS
 from models.weak import WEAK_LEARNERS
 
+WORKER_PING_SECONDS = 60
+"""How long uvicorn's supervisor waits for a worker's answer before replacing it."""
 BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader left
 
 
@@ -116,6 +118,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         workers=args.workers or settings.workers,
         log_level=settings.log_level.lower(),
         access_log=args.access_log,
+        # With several workers uvicorn's supervisor pings each child and kills one that does
+        # not answer within this many seconds (its default, 5, is shorter than a child's
+        # imports take on a loaded machine: the children were killed and restarted forever).
+        timeout_worker_healthcheck=WORKER_PING_SECONDS,
         **uvicorn_options(settings, budget),  # header limits, keep-alive, connection budget
     )
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import inspect
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,19 @@ def test_help_is_friendly(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for command in ("serve", "db", "train", "predict", "models"):
         assert command in out
+
+
+def test_serve_gives_workers_time_to_start(registry: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With several workers, uvicorn's supervisor kills a child that does not answer its ping
+    in time; its default (5 s) is shorter than a child's imports on a loaded machine, and the
+    children were then replaced forever (seen in the compose services). serve asks for more."""
+    import uvicorn
+
+    from app.cli.main import WORKER_PING_SECONDS, main
+
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **kw: seen.update(kw))
+    assert main(["serve", "--workers", "2"]) == 0
+    assert seen["workers"] == 2
+    assert seen["timeout_worker_healthcheck"] == WORKER_PING_SECONDS >= 30
+    assert "timeout_worker_healthcheck" in inspect.signature(uvicorn.Config).parameters
