@@ -37,6 +37,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import secrets
 import shlex
 import signal
@@ -423,7 +424,10 @@ def compose(reference: dict[str, Any]) -> None:
                 "{{.Names}} {{.State}} {{.ExitCode}}",
             ).stdout.split("\n")
             ps = [line for line in ps if line.strip()]
-            workers = [line for line in ps if "worker" in line and "running" in line]
+            # podman's State is "running" in newer releases, "Up 30 seconds ago" in 4.x
+            workers = [
+                line for line in ps if "worker" in line and re.search(r"\b(running|Up)\b", line)
+            ]
             migrate = [line for line in ps if "migrate" in line]
             if len(workers) != 2 or not migrate or not migrate[0].endswith(" 0"):
                 raise SystemExit("compose services not as expected:\n" + "\n".join(ps))
