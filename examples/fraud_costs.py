@@ -28,6 +28,7 @@ import csv
 import hashlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,17 +146,24 @@ def measure(http: Any, model: str = "fraud-example", n_estimators: int = 100) ->
     return out
 
 
-def main() -> None:
+def run_cli(
+    doc: str, model: str, timeout: float, work: Callable[[Any, str], dict[str, Any]]
+) -> None:
+    """An example's command line: ``work(http, model)`` against ``--url``, printed as JSON."""
     import httpx  # installed with costwise
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--url", default="http://127.0.0.1:8000")
     p.add_argument("--api-key", help="when the service runs with COSTWISE_AUTH=on")
-    p.add_argument("--model", default="fraud-example")
+    p.add_argument("--model", default=model)
     args = p.parse_args()
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
-    with httpx.Client(base_url=args.url, headers=headers, timeout=120) as http:
-        print(json.dumps(measure(http, args.model), indent=2))
+    with httpx.Client(base_url=args.url, headers=headers, timeout=timeout) as http:
+        print(json.dumps(work(http, args.model), indent=2))
+
+
+def main() -> None:
+    run_cli(__doc__, "fraud-example", 120, measure)
 
 
 if __name__ == "__main__":
