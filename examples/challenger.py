@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +42,9 @@ def _split() -> tuple[str, list[int], list[int], list[dict[str, str]]]:
 def _train(http: Any, model: str, text: str, idx: list[int]) -> int:
     header, lines = text.splitlines()[0], text.splitlines()[1:]
     body = "\n".join([header] + [lines[i] for i in idx]) + "\n"
-    r = http.post(
-        f"/v1/models/{model}/versions",
-        params={"mode": "sync"},
-        files={"file": ("train.csv", body.encode(), "text/csv")},
-        data={"label_column": LABEL, "params": json.dumps(PARAMS)},
-    )
-    r.raise_for_status()
-    return int(r.json()["version"])
+    from fraud_costs import train  # importable once _split has run
+
+    return int(train(http, model, body, PARAMS)["version"])
 
 
 def walk(http: Any, model: str = "fraud-challenger") -> dict[str, Any]:

@@ -78,6 +78,18 @@ def data_alias(train_csv: str, params: dict[str, Any]) -> str:
     return f"data-{digest[:16]}"
 
 
+def train(http: Any, model: str, train_csv: str, params: dict[str, Any]) -> Any:
+    """A new version of ``model`` trained on ``train_csv`` (label column ``fraud``)."""
+    trained = http.post(
+        f"/v1/models/{model}/versions",
+        params={"mode": "sync"},
+        files={"file": ("train.csv", train_csv.encode(), "text/csv")},
+        data={"label_column": LABEL, "params": json.dumps(params)},
+    )
+    trained.raise_for_status()
+    return trained.json()
+
+
 def trained_version(http: Any, model: str, train_csv: str, params: dict[str, Any]) -> Any:
     """The version of ``model`` trained on ``train_csv`` with ``params``: the one the alias
     :func:`data_alias` points to if an earlier run registered it, else a new one (then
@@ -88,14 +100,7 @@ def trained_version(http: Any, model: str, train_csv: str, params: dict[str, Any
         found = http.get(f"/v1/models/{model}/versions/{known.json()['aliases'][alias]}")
         found.raise_for_status()
         return found.json()
-    trained = http.post(
-        f"/v1/models/{model}/versions",
-        params={"mode": "sync"},
-        files={"file": ("train.csv", train_csv.encode(), "text/csv")},
-        data={"label_column": LABEL, "params": json.dumps(params)},
-    )
-    trained.raise_for_status()
-    version = trained.json()
+    version = train(http, model, train_csv, params)
     moved = http.put(f"/v1/models/{model}/aliases/{alias}", json={"version": version["version"]})
     moved.raise_for_status()
     return version
