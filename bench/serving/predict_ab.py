@@ -89,6 +89,24 @@ def wrk(url: str, body_file: Path, seconds: int) -> dict[str, Any]:
     return res
 
 
+def rounds(
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]],
+    names: list[str],
+    body_file: Path,
+    args: argparse.Namespace,
+    results: dict[str, list[dict[str, Any]]],
+) -> None:
+    """``args.rounds`` rounds of wrk on each named server's predict in turn (a 2 s warm-up,
+    then ``args.seconds``), each result appended to ``results[name]`` and printed."""
+    for k in range(args.rounds):
+        for name in names:
+            url = servers[name][1] + "/v1/models/magic/predict"
+            wrk(url, body_file, 2)  # warm-up
+            res = wrk(url, body_file, args.seconds)
+            results[name].append(res)
+            print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
+
+
 def summarize(results: dict[str, list[dict[str, Any]]], baseline: str) -> dict[str, Any]:
     """Per config, the medians over its runs of wrk's p50 and mean latency and requests per
     second, and its median p50 over the ``baseline`` config's (same run)."""
@@ -152,13 +170,7 @@ def main() -> int:
                                timeout=600)  # fmt: skip
                 assert r.status_code == 201, r.text[:500]
             load_before = os.getloadavg()
-            for k in range(args.rounds):
-                for name, _, _ in configs:
-                    url = servers[name][1] + "/v1/models/magic/predict"
-                    wrk(url, body_file, 2)  # warm-up
-                    res = wrk(url, body_file, args.seconds)
-                    results[name].append(res)
-                    print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
+            rounds(servers, [name for name, _, _ in configs], body_file, args, results)
             load_after = os.getloadavg()
         finally:
             for proc, _ in servers.values():

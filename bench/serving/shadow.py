@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from bench.record import run_header, write_result
-from bench.serving.predict_ab import BODY, magic, start, summarize, wrk
+from bench.serving.predict_ab import BODY, magic, rounds, start, summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ("shadow-off", "shadow-on")
@@ -61,13 +61,7 @@ def main() -> int:
                     r = httpx.put(base + "/v1/models/magic/shadow", json={"version": 2})
                     assert r.status_code == 200, r.text[:500]
             load_before = os.getloadavg()
-            for k in range(args.rounds):
-                for name in CONFIGS:
-                    url = servers[name][1] + "/v1/models/magic/predict"
-                    wrk(url, body_file, 2)  # warm-up
-                    res = wrk(url, body_file, args.seconds)
-                    results[name].append(res)
-                    print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
+            rounds(servers, list(CONFIGS), body_file, args, results)
             load_after = os.getloadavg()
             for name in CONFIGS:
                 shadow = httpx.get(servers[name][1] + "/v1/models/magic/shadow").json()
