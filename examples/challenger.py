@@ -16,10 +16,8 @@ it answered on the held-out fifth is in docs/challenger.md.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +42,9 @@ def _split() -> tuple[str, list[int], list[int], list[dict[str, str]]]:
 def _train(http: Any, model: str, text: str, idx: list[int]) -> int:
     header, lines = text.splitlines()[0], text.splitlines()[1:]
     body = "\n".join([header] + [lines[i] for i in idx]) + "\n"
-    r = http.post(
-        f"/v1/models/{model}/versions",
-        params={"mode": "sync"},
-        files={"file": ("train.csv", body.encode(), "text/csv")},
-        data={"label_column": LABEL, "params": json.dumps(PARAMS)},
-    )
-    r.raise_for_status()
-    return int(r.json()["version"])
+    from fraud_costs import train  # importable once _split has run
+
+    return int(train(http, model, body, PARAMS)["version"])
 
 
 def walk(http: Any, model: str = "fraud-challenger") -> dict[str, Any]:
@@ -130,16 +123,9 @@ def walk(http: Any, model: str = "fraud-challenger") -> dict[str, Any]:
 
 
 def main() -> None:
-    import httpx  # installed with costwise
+    from fraud_costs import run_cli  # the same command line as the per-row cost example
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--url", default="http://127.0.0.1:8000")
-    p.add_argument("--api-key", help="when the service runs with COSTWISE_AUTH=on")
-    p.add_argument("--model", default="fraud-challenger")
-    args = p.parse_args()
-    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
-    with httpx.Client(base_url=args.url, headers=headers, timeout=300) as http:
-        print(json.dumps(walk(http, args.model), indent=2))
+    run_cli(__doc__, "fraud-challenger", 300, walk)
 
 
 if __name__ == "__main__":

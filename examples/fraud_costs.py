@@ -28,6 +28,7 @@ import csv
 import hashlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,18 @@ def data_alias(train_csv: str, params: dict[str, Any]) -> str:
     return f"data-{digest[:16]}"
 
 
+def train(http: Any, model: str, train_csv: str, params: dict[str, Any]) -> Any:
+    """A new version of ``model`` trained on ``train_csv`` (label column ``fraud``)."""
+    trained = http.post(
+        f"/v1/models/{model}/versions",
+        params={"mode": "sync"},
+        files={"file": ("train.csv", train_csv.encode(), "text/csv")},
+        data={"label_column": LABEL, "params": json.dumps(params)},
+    )
+    trained.raise_for_status()
+    return trained.json()
+
+
 def trained_version(http: Any, model: str, train_csv: str, params: dict[str, Any]) -> Any:
     """The version of ``model`` trained on ``train_csv`` with ``params``: the one the alias
     :func:`data_alias` points to if an earlier run registered it, else a new one (then
@@ -87,14 +100,7 @@ def trained_version(http: Any, model: str, train_csv: str, params: dict[str, Any
         found = http.get(f"/v1/models/{model}/versions/{known.json()['aliases'][alias]}")
         found.raise_for_status()
         return found.json()
-    trained = http.post(
-        f"/v1/models/{model}/versions",
-        params={"mode": "sync"},
-        files={"file": ("train.csv", train_csv.encode(), "text/csv")},
-        data={"label_column": LABEL, "params": json.dumps(params)},
-    )
-    trained.raise_for_status()
-    version = trained.json()
+    version = train(http, model, train_csv, params)
     moved = http.put(f"/v1/models/{model}/aliases/{alias}", json={"version": version["version"]})
     moved.raise_for_status()
     return version
@@ -145,17 +151,24 @@ def measure(http: Any, model: str = "fraud-example", n_estimators: int = 100) ->
     return out
 
 
-def main() -> None:
+def run_cli(
+    doc: str, model: str, timeout: float, work: Callable[[Any, str], dict[str, Any]]
+) -> None:
+    """An example's command line: ``work(http, model)`` against ``--url``, printed as JSON."""
     import httpx  # installed with costwise
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
     p.add_argument("--url", default="http://127.0.0.1:8000")
     p.add_argument("--api-key", help="when the service runs with COSTWISE_AUTH=on")
-    p.add_argument("--model", default="fraud-example")
+    p.add_argument("--model", default=model)
     args = p.parse_args()
     headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
-    with httpx.Client(base_url=args.url, headers=headers, timeout=120) as http:
-        print(json.dumps(measure(http, args.model), indent=2))
+    with httpx.Client(base_url=args.url, headers=headers, timeout=timeout) as http:
+        print(json.dumps(work(http, args.model), indent=2))
+
+
+def main() -> None:
+    run_cli(__doc__, "fraud-example", 120, measure)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ queue was full, ``skipped``: served by the shadow itself, ``failed``);
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -46,6 +46,21 @@ _GAUGES = (
 )
 
 
+def _by_outcome(name: str, doc: str, label: str, keys: Iterable[str], source: object) -> Metric:
+    """A counter family with one series per ``label`` value, read off ``source``."""
+    family = CounterMetricFamily(name, doc, labels=[label])
+    for key in keys:
+        family.add_metric([key], getattr(source, key))
+    return family
+
+
+def _gauge(name: str, doc: str, value: float) -> Metric:
+    """A gauge family with a single unlabelled series."""
+    family = GaugeMetricFamily(name, doc)
+    family.add_metric([], value)
+    return family
+
+
 class PredictionLogCollector:
     def __init__(
         self,
@@ -62,34 +77,32 @@ class PredictionLogCollector:
 
     def collect(self) -> Iterator[Metric]:
         stats = self._stats()
-        rows = CounterMetricFamily(
+        yield _by_outcome(
             "costwise_prediction_log_rows",
             "Prediction log rows by outcome (written, duplicate, dropped, failed, refused).",
-            labels=["outcome"],
+            "outcome",
+            OUTCOMES,
+            stats,
         )
-        for outcome in OUTCOMES:
-            rows.add_metric([outcome], getattr(stats, outcome))
-        yield rows
         waited = CounterMetricFamily(
             "costwise_prediction_log_waited_rows",
             "Rows of predicts that waited for room in the full prediction log queue.",
         )
         waited.add_metric([], stats.waited)
         yield waited
-        queued = GaugeMetricFamily(
-            "costwise_prediction_log_queued_rows", "Prediction log rows waiting to be written."
+        yield _gauge(
+            "costwise_prediction_log_queued_rows",
+            "Prediction log rows waiting to be written.",
+            stats.queued,
         )
-        queued.add_metric([], stats.queued)
-        yield queued
-        results = CounterMetricFamily(
+        yield _by_outcome(
             "costwise_pending_outcomes",
             "Pending outcomes by what became of them (joined, invalid, conflict, expired, "
             "refused).",
-            labels=["result"],
+            "result",
+            ("joined", "invalid", "conflict", "expired", "refused"),
+            self._pending,
         )
-        for result in ("joined", "invalid", "conflict", "expired", "refused"):
-            results.add_metric([result], getattr(self._pending, result))
-        yield results
         pending = GaugeMetricFamily(
             "costwise_pending_outcomes_waiting",
             "Outcomes waiting for their prediction to be logged, per model.",
@@ -116,16 +129,15 @@ class ShadowCollector:
 
     def collect(self) -> Iterator[Metric]:
         stats = self._stats()
-        rows = CounterMetricFamily(
+        yield _by_outcome(
             "costwise_shadow_rows",
             "Rows decided again by the model's shadow version, by outcome.",
-            labels=["outcome"],
+            "outcome",
+            SHADOW_OUTCOMES,
+            stats,
         )
-        for outcome in SHADOW_OUTCOMES:
-            rows.add_metric([outcome], getattr(stats, outcome))
-        yield rows
-        queued = GaugeMetricFamily(
-            "costwise_shadow_queued_rows", "Rows waiting for the shadow version to decide them."
+        yield _gauge(
+            "costwise_shadow_queued_rows",
+            "Rows waiting for the shadow version to decide them.",
+            stats.queued,
         )
-        queued.add_metric([], stats.queued)
-        yield queued

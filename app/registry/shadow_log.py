@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from app.db import database_errors
 from app.errors import Conflict, Unavailable
 from app.registry.orm import LoggedPrediction, ShadowPrediction
-from app.registry.prediction_log import _parse_json_rows, _transient
+from app.registry.prediction_log import _parse_json_rows, _transient, _window
 
 __all__ = ["PairedLog", "PairedRows", "write_shadow_rows"]
 
@@ -105,14 +105,6 @@ class PairedRows:
             "decision_b",
             "expected_b",
         )
-
-
-def _window(query: Any, since: datetime | None, until: datetime | None) -> Any:
-    if since is not None:
-        query = query.where(_T.c.created_at >= since)
-    if until is not None:
-        query = query.where(_T.c.created_at < until)
-    return query
 
 
 class PairedLog:

@@ -715,6 +715,14 @@ def write_summary(path: Path, title: str, info: Mapping[str, Any], body: str) ->
     return path
 
 
+def write_report(path: Path, title: str, info: Mapping[str, Any], body: str) -> int:
+    """:func:`write_summary`, then say where it went and how long the run took; 0 (the
+    exit status of a bench's ``main``)."""
+    write_summary(path, title, info, body)
+    print(f"wrote {path} ({info['duration_s']} s)")
+    return 0
+
+
 def curve_area(z: np.ndarray, q: np.ndarray) -> float:
     """Trapezoid area of the Brier curve with endpoints (0, 0) and (1, 0) (as
     :func:`models.evaluation.metrics.brier_curve`); NaN if any point is NaN."""

@@ -417,14 +417,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     common.write_csv(out / "landesa.csv", flat)
     common.write_json(out / "landesa.json", {"run": info, "results": results})
-    common.write_summary(
+    return common.write_report(
         out / "landesa.md",
         "Landesa-Vazquez & Alba-Castro (2012), Tables 2-3: asymmetric AdaBoost",
         info,
         summary_body(results, args),
     )
-    print(f"wrote {out}/landesa.md ({info['duration_s']} s)")
-    return 0
 
 
 def _main_sweep(args: argparse.Namespace, argv: Sequence[str] | None, started: float) -> int:
@@ -438,14 +436,12 @@ def _main_sweep(args: argparse.Namespace, argv: Sequence[str] | None, started: f
     info = common.run_info(argv, started, module="bench.papers.landesa")
     common.write_csv(args.out / "landesa_rounds.csv", rows)
     common.write_json(args.out / "landesa_rounds.json", {"run": info, "rows": rows})
-    common.write_summary(
+    return common.write_report(
         args.out / "landesa_rounds.md",
         "Landesa-Vazquez & Alba-Castro (2012): sensitivity of Tables 2-3 to the number of rounds",
         info,
         sweep_body(rows, rounds),
     )
-    print(f"wrote {args.out}/landesa_rounds.md ({info['duration_s']} s)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -622,14 +622,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if uci:
         body += "\n" + uci_body(uci, n_rounds, grid)
         body += "\n" + asymmetry_body(trace)
-    common.write_summary(
+    return common.write_report(
         out / "masnadi.md",
         "Masnadi-Shirazi & Vasconcelos (2007): cost-sensitive boosting",
         info,
         body,
     )
-    print(f"wrote {out}/masnadi.md ({info['duration_s']} s)")
-    return 0
 
 
 if __name__ == "__main__":

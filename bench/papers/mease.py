@@ -589,14 +589,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         out / "mease.json",
         {"run": info, "settings": settings, "results": merged, "paper": PAPER},
     )
-    common.write_summary(
+    return common.write_report(
         out / "mease.md",
         "Mease, Wyner & Buja (2007), Tables 1-4: JOUS-Boost vs P-AdaBoost and LogitBoost",
         info,
         summary_body(merged, settings),
     )
-    print(f"wrote {out}/mease.md ({info['duration_s']} s)")
-    return 0
 
 
 if __name__ == "__main__":

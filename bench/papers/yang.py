@@ -367,14 +367,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "costs": {**SIM_COSTS, **{d: DATASET_COSTS[d] for d in settings["datasets"]}},
         },
     )
-    common.write_summary(
+    return common.write_report(
         out / "yang.md",
         "Yang, Guo & Chang (2020), Table 1: angle-based cost-sensitive boosting vs SAMME",
         info,
         summary_body(agg, settings),
     )
-    print(f"wrote {out}/yang.md ({info['duration_s']} s)")
-    return 0
 
 
 if __name__ == "__main__":

@@ -43,10 +43,11 @@ BODY = {"instances": [[28.7967, 16.0021, 2.6449, 0.3918, 0.1982, 27.7004, 22.011
                        40.092, 81.8828]], "costs": {"c_fp": 1.0, "c_fn": 20.0}}  # fmt: skip
 
 
-def magic() -> tuple[list[list[float]], list[Any]]:
+def magic(path: Path | None = None) -> tuple[list[list[float]], list[Any]]:
+    """The rows of magic.csv (features, label last) at ``path`` (``DATASET``)."""
     import csv
 
-    with DATASET.open() as f:
+    with (path or DATASET).open() as f:
         rows = list(csv.reader(f))
     header, data = rows[0], rows[1:]
     label = len(header) - 1
@@ -86,6 +87,42 @@ def wrk(url: str, body_file: Path, seconds: int) -> dict[str, Any]:
     line = next(ln for ln in out.splitlines() if ln.startswith("WRKJSON "))
     res: dict[str, Any] = json.loads(line[len("WRKJSON ") :])
     return res
+
+
+def rounds(
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]],
+    names: list[str],
+    body_file: Path,
+    args: argparse.Namespace,
+    results: dict[str, list[dict[str, Any]]],
+) -> None:
+    """``args.rounds`` rounds of wrk on each named server's predict in turn (a 2 s warm-up,
+    then ``args.seconds``), each result appended to ``results[name]`` and printed."""
+    for k in range(args.rounds):
+        for name in names:
+            url = servers[name][1] + "/v1/models/magic/predict"
+            wrk(url, body_file, 2)  # warm-up
+            res = wrk(url, body_file, args.seconds)
+            results[name].append(res)
+            print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
+
+
+def summarize(results: dict[str, list[dict[str, Any]]], baseline: str) -> dict[str, Any]:
+    """Per config, the medians over its runs of wrk's p50 and mean latency and requests per
+    second, and its median p50 over the ``baseline`` config's (same run)."""
+    summary = {
+        name: {
+            "p50_us_median": statistics.median(r["lat_p50_us"] for r in runs),
+            "mean_us_median": statistics.median(r["lat_mean_us"] for r in runs),
+            "rps_median": statistics.median(r["rps"] for r in runs),
+        }
+        for name, runs in results.items()
+    }
+    for name in summary:
+        summary[name]["p50_ratio_to_" + baseline] = round(
+            summary[name]["p50_us_median"] / summary[baseline]["p50_us_median"], 3
+        )
+    return summary
 
 
 def parse_config(spec: str, with_env: bool) -> tuple[str, Path, dict[str, str]]:
@@ -133,31 +170,13 @@ def main() -> int:
                                timeout=600)  # fmt: skip
                 assert r.status_code == 201, r.text[:500]
             load_before = os.getloadavg()
-            for k in range(args.rounds):
-                for name, _, _ in configs:
-                    url = servers[name][1] + "/v1/models/magic/predict"
-                    wrk(url, body_file, 2)  # warm-up
-                    res = wrk(url, body_file, args.seconds)
-                    results[name].append(res)
-                    print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
+            rounds(servers, [name for name, _, _ in configs], body_file, args, results)
             load_after = os.getloadavg()
         finally:
             for proc, _ in servers.values():
                 proc.terminate()
                 proc.wait(timeout=30)
-    first = configs[0][0]
-    summary = {
-        name: {
-            "p50_us_median": statistics.median(r["lat_p50_us"] for r in runs),
-            "mean_us_median": statistics.median(r["lat_mean_us"] for r in runs),
-            "rps_median": statistics.median(r["rps"] for r in runs),
-        }
-        for name, runs in results.items()
-    }
-    for name in summary:
-        summary[name]["p50_ratio_to_" + first] = round(
-            summary[name]["p50_us_median"] / summary[first]["p50_us_median"], 3
-        )
+    summary = summarize(results, configs[0][0])
     out = {
         **run_header(__file__),
         "load_average_before_after": [load_before, load_after],

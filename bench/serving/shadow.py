@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -27,22 +26,11 @@ from typing import Any
 import httpx
 
 from bench.record import run_header, write_result
-from bench.serving.predict_ab import BODY, start, wrk
+from bench.serving.predict_ab import BODY, magic, rounds, start, summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ("shadow-off", "shadow-on")
 DATASETS = Path(os.environ.get("COSTWISE_BENCH_DATA", "/work/shared/datasets"))
-
-
-def magic() -> tuple[list[list[float]], list[Any]]:
-    """The rows of magic.csv (features, label last), as predict_ab trains on."""
-    import csv
-
-    with (DATASETS / "magic.csv").open() as f:
-        rows = list(csv.reader(f))
-    label = len(rows[0]) - 1
-    data = rows[1:]
-    return [[float(v) for v in r[:label]] for r in data], [int(r[label]) for r in data]
 
 
 def main() -> int:
@@ -50,7 +38,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=5)
     args = parser.parse_args()
-    X, y = magic()
+    X, y = magic(DATASETS / "magic.csv")
     first = {"features": X, "labels": y, "n_estimators": 100, "calibration": "platt",
              "algorithm": "adaboost"}  # fmt: skip
     second = {**first, "features": X[::2], "labels": y[::2], "n_estimators": 30}  # sorted by label
@@ -73,13 +61,7 @@ def main() -> int:
                     r = httpx.put(base + "/v1/models/magic/shadow", json={"version": 2})
                     assert r.status_code == 200, r.text[:500]
             load_before = os.getloadavg()
-            for k in range(args.rounds):
-                for name in CONFIGS:
-                    url = servers[name][1] + "/v1/models/magic/predict"
-                    wrk(url, body_file, 2)  # warm-up
-                    res = wrk(url, body_file, args.seconds)
-                    results[name].append(res)
-                    print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
+            rounds(servers, list(CONFIGS), body_file, args, results)
             load_after = os.getloadavg()
             for name in CONFIGS:
                 shadow = httpx.get(servers[name][1] + "/v1/models/magic/shadow").json()
@@ -88,18 +70,7 @@ def main() -> int:
             for proc, _ in servers.values():
                 proc.terminate()
                 proc.wait(timeout=30)
-    summary = {
-        name: {
-            "p50_us_median": statistics.median(r["lat_p50_us"] for r in runs),
-            "mean_us_median": statistics.median(r["lat_mean_us"] for r in runs),
-            "rps_median": statistics.median(r["rps"] for r in runs),
-        }
-        for name, runs in results.items()
-    }
-    for name in summary:
-        summary[name]["p50_ratio_to_shadow-off"] = round(
-            summary[name]["p50_us_median"] / summary["shadow-off"]["p50_us_median"], 3
-        )
+    summary = summarize(results, "shadow-off")
     out = {
         **run_header(__file__),
         "load_average_before_after": [load_before, load_after],

@@ -161,6 +161,26 @@ def _check_fit_data(
     return s, y, w
 
 
+def _fit_rows(
+    scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked rows of positive weight (:func:`_check_fit_data`); no copies when every
+    row counts (same values)."""
+    s, y, w = _check_fit_data(scores, y01, sample_weight)
+    keep = w > 0
+    if keep.all():
+        return s, y, w
+    return s[keep], y[keep], w[keep]
+
+
+def _platt_targets(y: np.ndarray) -> tuple[float, float, float, float]:
+    """Platt's smoothed targets of ``y``: 1 / (N- + 2) for 0 and (N+ + 1) / (N+ + 2) for 1,
+    and the counts N+, N-."""
+    n_pos = float(np.count_nonzero(y == 1))
+    n_neg = float(y.size - n_pos)
+    return 1.0 / (n_neg + 2.0), (n_pos + 1.0) / (n_pos + 2.0), n_pos, n_neg
+
+
 # --------------------------------------------------------------------------- Platt
 
 
@@ -244,14 +264,8 @@ class PlattCalibrator(_FittedMap):
         self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> PlattCalibrator:
         """Fit ``A_`` and ``B_`` (parameters and errors: :meth:`Calibrator.fit`)."""
-        s, y, w = _check_fit_data(scores, y01, sample_weight)
-        keep = w > 0
-        if not keep.all():  # (no copies when every row counts: same values)
-            s, y, w = s[keep], y[keep], w[keep]
-        del keep
-        n_pos = float(np.count_nonzero(y == 1))
-        n_neg = float(y.size - n_pos)
-        hi, lo = (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0)
+        s, y, w = _fit_rows(scores, y01, sample_weight)
+        lo, hi, n_pos, n_neg = _platt_targets(y)
         t = np.where(y == 1, hi, lo)
         del y
         total = float(w.sum())
@@ -346,10 +360,9 @@ class IsotonicCalibrator(_FittedMap):
         """Fit the knots (parameters and errors: :meth:`Calibrator.fit`)."""
         from sklearn.isotonic import IsotonicRegression  # fit-time only dependency
 
-        s, y, w = _check_fit_data(scores, y01, sample_weight)
-        keep = w > 0
+        s, y, w = _fit_rows(scores, y01, sample_weight)
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
-        iso.fit(s[keep], y[keep], sample_weight=w[keep])
+        iso.fit(s, y, sample_weight=w)
         self.x_thresholds_ = np.asarray(iso.X_thresholds_, dtype=np.float64).copy()
         self.y_thresholds_ = np.clip(np.asarray(iso.y_thresholds_, dtype=np.float64), 0.0, 1.0)
         return self
@@ -426,12 +439,9 @@ class BetaCalibrator(_FittedMap):
         """Fit ``a_``, ``b_``, ``c_`` (parameters and errors: :meth:`Calibrator.fit`)."""
         from scipy.optimize import minimize  # fit-time only
 
-        s, y, w = _check_fit_data(scores, y01, sample_weight)
-        keep = w > 0
-        s, y, w = s[keep], y[keep], w[keep]
-        n_pos = float(np.count_nonzero(y == 1))
-        n_neg = float(y.size - n_pos)
-        t = np.where(y == 1, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
+        s, y, w = _fit_rows(scores, y01, sample_weight)
+        lo, hi, n_pos, n_neg = _platt_targets(y)
+        t = np.where(y == 1, hi, lo)
         u, v = _beta_features(s)
         total = float(w.sum())
 

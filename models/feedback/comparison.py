@@ -150,26 +150,57 @@ def paired_cost_difference(
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
     se = sd / math.sqrt(n)
-    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * se
+    return _t_interval(
+        PAIRED_METHOD,
+        a,
+        b,
+        mean=mean,
+        se=se,
+        df=float(n - 1),
+        level=level,
+        variance=sd * sd,
+        sd=sd,
+        sd_a=float(a.std(ddof=1)),
+        sd_b=float(b.std(ddof=1)),
+    )
+
+
+def _t_interval(
+    method: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    mean: float,
+    se: float,
+    df: float,
+    level: float,
+    variance: float,
+    sd: float | None,
+    sd_a: float,
+    sd_b: float,
+) -> CostDifference:
+    """The t interval ``mean`` ± t(df) ``se`` on ``mean(b) - mean(a)``, with the rows per
+    side that would exclude 0 given the per-row ``variance`` of the difference."""
+    half = float(student_t.ppf(0.5 + level / 2, df)) * se
     z = float(norm.ppf(0.5 + level / 2))
     low, high = mean - half, mean + half
     return CostDifference(
-        method=PAIRED_METHOD,
-        n_a=n,
-        n_b=n,
+        method=method,
+        n_a=int(a.size),
+        n_b=int(b.size),
         mean_a=float(a.mean()),
         mean_b=float(b.mean()),
         mean_difference=mean,
         low=low,
         high=high,
         confidence=level,
-        df=float(n - 1),
+        df=df,
         standard_error=se,
         sd=sd,
-        sd_a=float(a.std(ddof=1)),
-        sd_b=float(b.std(ddof=1)),
+        sd_a=sd_a,
+        sd_b=sd_b,
         excludes_zero=bool(high < 0 or low > 0),
-        needed_rows=_needed(z, sd * sd, mean),
+        needed_rows=_needed(z, variance, mean),
     )
 
 
@@ -198,26 +229,18 @@ def welch_cost_difference(
         )
     else:
         df = float(a.size + b.size - 2)
-    half = float(student_t.ppf(0.5 + level / 2, df)) * se
-    z = float(norm.ppf(0.5 + level / 2))
-    low, high = mean - half, mean + half
-    return CostDifference(
-        method=WELCH_METHOD,
-        n_a=int(a.size),
-        n_b=int(b.size),
-        mean_a=float(a.mean()),
-        mean_b=float(b.mean()),
-        mean_difference=mean,
-        low=low,
-        high=high,
-        confidence=level,
+    return _t_interval(
+        WELCH_METHOD,
+        a,
+        b,
+        mean=mean,
+        se=se,
         df=float(df),
-        standard_error=se,
+        level=level,
+        variance=va + vb,
         sd=None,
         sd_a=math.sqrt(va),
         sd_b=math.sqrt(vb),
-        excludes_zero=bool(high < 0 or low > 0),
-        needed_rows=_needed(z, va + vb, mean),
     )
 
 

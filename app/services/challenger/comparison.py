@@ -27,18 +27,18 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, PayloadTooLarge, Unavailable
+from app.errors import InvalidArgument, NotFound, PayloadTooLarge
 from app.registry.prediction_log import PredictionLog
 from app.registry.repository import Registry, reading
 from app.registry.shadow_log import PairedLog, PairedRows
 from app.services.common.core_errors import core_errors
+from app.services.common.slots import ReportSlots
 from models.evaluation.metrics import row_costs
 from models.feedback.comparison import (
     CostDifference,
@@ -93,7 +93,7 @@ class Comparison:
         self._read = read_sessions
         self.max_rows = max_rows
         self.max_concurrent = max_concurrent
-        self._slots = threading.BoundedSemaphore(max_concurrent)
+        self._slots = ReportSlots(max_concurrent, "comparisons", RETRY_AFTER_SECONDS)
 
     # ----------------------------------------------------------------- inputs
     @staticmethod
@@ -159,17 +159,8 @@ class Comparison:
             raise InvalidArgument(
                 f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
             )
-        if not self._slots.acquire(blocking=False):
-            raise Unavailable(
-                f"{self.max_concurrent} comparisons are being computed in this process "
-                f"(setting COSTWISE_MONITORING_MAX_CONCURRENT); retry in {RETRY_AFTER_SECONDS} s",
-                limit=self.max_concurrent,
-                retry_after=RETRY_AFTER_SECONDS,
-            )
-        try:
+        with self._slots.held():
             return self._compare(name, a, b, since, until, mode, confidence, require_labels)
-        finally:
-            self._slots.release()
 
     def _compare(
         self,

@@ -21,18 +21,18 @@ predictions need.
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, PayloadTooLarge, Unavailable
+from app.errors import InvalidArgument, NotFound, PayloadTooLarge
 from app.registry.pending_outcomes import PendingOutcomes
 from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.common.core_errors import core_errors
+from app.services.common.slots import ReportSlots
 from models.feedback.monitoring import calibration_summary, realised_cost
 
 __all__ = ["BUCKETS", "Monitoring", "summarise"]
@@ -116,7 +116,7 @@ class Monitoring:
         self.max_rows = max_rows
         self.gauge_rows = gauge_rows
         self.max_concurrent = max_concurrent
-        self._slots = threading.BoundedSemaphore(max_concurrent)  # reports run in threads
+        self._slots = ReportSlots(max_concurrent, "monitoring reports", RETRY_AFTER_SECONDS)
 
     def report(
         self,
@@ -135,18 +135,8 @@ class Monitoring:
             raise InvalidArgument(
                 f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
             )
-        if not self._slots.acquire(blocking=False):
-            raise Unavailable(
-                f"{self.max_concurrent} monitoring reports are being computed in this process "
-                "(setting COSTWISE_MONITORING_MAX_CONCURRENT); retry in "
-                f"{RETRY_AFTER_SECONDS} s",
-                limit=self.max_concurrent,
-                retry_after=RETRY_AFTER_SECONDS,
-            )
-        try:
+        with self._slots.held():  # reports run in threads
             return self._report(name, version, since, until, bucket)
-        finally:
-            self._slots.release()
 
     def _report(
         self,

@@ -144,26 +144,18 @@ def plot_rows_from(
         )
         for kind, data in plots.items()
     ]
+    sample = stratified_sample(y_index, HELDOUT_ROWS)
+    held: dict[str, Any] = {
+        "classes": classes,
+        "n_evaluation": len(y),
+        "evaluation": evaluation,
+        "y": y_index[sample].tolist(),
+    }
     if binary:
-        sample = stratified_sample(y_index, HELDOUT_ROWS)
-        held = {
-            "classes": classes,
-            "n_evaluation": len(y),
-            "evaluation": evaluation,
-            "y": y_index[sample].tolist(),
-            "p": p1[sample].tolist(),
-        }
-        rows.append(PlotRow(HELDOUT, held, None))
+        held["p"] = p1[sample].tolist()
     else:  # K classes: the probabilities of every class, for the what-if of a cost matrix
-        sample = stratified_sample(y_index, HELDOUT_ROWS)
-        held = {
-            "classes": classes,
-            "n_evaluation": len(y),
-            "evaluation": evaluation,
-            "y": y_index[sample].tolist(),
-            "proba": np.asarray(proba)[sample].tolist(),
-        }
-        rows.append(PlotRow(HELDOUT, held, None))
+        held["proba"] = np.asarray(proba)[sample].tolist()
+    rows.append(PlotRow(HELDOUT, held, None))
     rows.extend(extra)
     log.debug("plots of %d held-out rows: %s", len(y), [r.kind for r in rows])
     return rows
