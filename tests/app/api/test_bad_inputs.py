@@ -168,7 +168,7 @@ TRAIN_CASES: list[tuple[str, dict[str, Any], int, str, str]] = [
         "INVALID_ARGUMENT",
         "unknown parameter(s) ['c_fp'] for algorithm 'adaboost'",
     ),
-    ("bad calibration", {"calibration": "beta"}, 422, "INVALID_ARGUMENT", "calibration"),
+    ("bad calibration", {"calibration": "sigmoidal"}, 422, "INVALID_ARGUMENT", "calibration"),
     ("zero rounds", {"n_estimators": 0}, 422, "INVALID_ARGUMENT", "n_estimators"),
     ("rounds over limit", {"n_estimators": 501}, 422, "INVALID_ARGUMENT", "500"),
     (

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import event
 
 from tests.app.api.conftest import dataset, train_body
 
@@ -407,20 +406,24 @@ def test_uncalibrated_versions_say_which_rule_they_apply(client: TestClient) -> 
 
 
 def test_infer_costs_no_more_queries_than_v1_predict(
-    client: TestClient, trained: dict[str, Any]
+    client: TestClient, trained: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """After the model is cached, /v2 infer and /v1 predict each run one query (the
-    version's resolution; SQLite's driver adds a BEGIN)."""
-    engine = client.app.state.services.engine  # type: ignore[attr-defined]
+    version's resolution; SQLite's driver adds a BEGIN). Counted where every statement
+    goes, the dialect's ``do_execute``: the predict path's version look-up runs its
+    compiled statement there directly, without SQLAlchemy's execution events."""
+    dialect = client.app.state.services.engine.dialect  # type: ignore[attr-defined]
     statements: list[str] = []
+    execute = dialect.do_execute
 
-    def record(*a: Any) -> None:
+    def record(cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
         # the prediction log's writer thread inserts on the same engine whenever its
         # flush interval falls inside a call: those statements are not the request's
         if threading.current_thread().name != "costwise-prediction-log":
-            statements.append(a[2])
+            statements.append(statement)
+        execute(cursor, statement, parameters, context)
 
-    event.listen(engine, "before_cursor_execute", record)
+    monkeypatch.setattr(dialect, "do_execute", record)
     v1(client, {"instances": ROWS})  # warm the cache
     counts = []
     for call in (
