@@ -57,6 +57,29 @@ def monitoring(
     return one(call, lambda response: dict(decode(response)))
 
 
+def compare(
+    name: str,
+    a: str | int,
+    b: str | int,
+    *,
+    since: datetime | str | None = None,
+    until: datetime | str | None = None,
+    mode: str = "auto",
+    confidence: float = 0.95,
+) -> Operation[dict[str, Any]]:
+    """``GET /v1/models/{name}/compare``: would version ``b`` (the challenger) have decided
+    more cheaply than ``a`` (the champion) on the labelled predictions of the window? ``a``
+    and ``b`` are version numbers, aliases or ``model:version``; the JSON document the
+    server returns (realised cost difference with its interval, disagreements, Brier, log
+    loss, ECE, pairs needed; see docs/challenger.md)."""
+    query = _page(
+        a=str(a), b=str(b), since=_time(since), until=_time(until), mode=mode,
+        confidence=confidence,
+    )  # fmt: skip
+    call = Call("GET", _model(name, "compare"), params=query)
+    return one(call, lambda response: dict(decode(response)))
+
+
 def set_prediction_log(name: str, enabled: bool) -> Operation[Model]:
     """``PATCH /v1/models/{name}``: log this model's predictions or not (admin)."""
     call = Call("PATCH", _model(name), json={"prediction_log": enabled})

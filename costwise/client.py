@@ -137,6 +137,7 @@ class _Base(Generic[H]):
     whatif = _Method(dec.whatif)
     send_outcomes = _Method(mon.send_outcomes)
     monitoring = _Method(mon.monitoring)
+    compare = _Method(mon.compare)
     set_prediction_log = _Method(mon.set_prediction_log)
 
 

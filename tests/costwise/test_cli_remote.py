@@ -164,3 +164,16 @@ def test_errors_from_the_server_exit_2_with_the_code(remote: list[str], tmp_path
 def test_jobs_without_a_server_says_how_to_give_one() -> None:
     out = costwise("jobs", check=False)
     assert out.returncode == 2 and "--url" in out.stderr and "COSTWISE_URL" in out.stderr
+
+
+def test_compare_reads_the_server_and_names_the_bad_field(
+    remote: list[str], trained: dict[str, Any]
+) -> None:
+    """`costwise compare` asks the server's comparison; a version compared with itself is
+    the server's 422 naming the field, exit 2 with the code."""
+    version = str(trained["version"])
+    out = costwise("compare", "clifraud", "--a", version, "--b", version, *remote, check=False)
+    assert out.returncode == 2, out.stderr
+    assert "error [INVALID_ARGUMENT]" in out.stderr and "b" in out.stderr, out.stderr
+    out = costwise("compare", "--help")
+    assert "--a" in out.stdout and "--b" in out.stdout and "server" in out.stdout
