@@ -134,6 +134,12 @@ def cmd_compare(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def add_window_options(parser: Any) -> None:
+    """``--since`` / ``--until``: the window of logged predictions a server reads."""
+    parser.add_argument("--since", help="ISO 8601 time (UTC without a zone)")
+    parser.add_argument("--until", help="ISO 8601 time (UTC without a zone)")
+
+
 def add_monitoring_parsers(sub: Any) -> None:
     o = sub.add_parser("outcomes", help="report outcomes of logged predictions to a server")
     osub = o.add_subparsers(dest="action", required=True)
@@ -165,8 +171,7 @@ def add_monitoring_parsers(sub: Any) -> None:
     )
     m.add_argument("model", help="registered model name")
     m.add_argument("--version", type=int)
-    m.add_argument("--since", help="ISO 8601 time (UTC without a zone)")
-    m.add_argument("--until", help="ISO 8601 time (UTC without a zone)")
+    add_window_options(m)
     m.add_argument("--bucket", choices=["hour", "day"], default="day")
     m.add_argument("--json", action="store_true", help="print the server's JSON document")
     add_remote_options(m, progress=False, server_only=True)
@@ -182,8 +187,7 @@ def add_monitoring_parsers(sub: Any) -> None:
     c.add_argument(
         "--b", required=True, help="the challenger: a version, an alias or model:version"
     )
-    c.add_argument("--since", help="ISO 8601 time (UTC without a zone)")
-    c.add_argument("--until", help="ISO 8601 time (UTC without a zone)")
+    add_window_options(c)
     c.add_argument("--mode", choices=["auto", "paired", "unpaired"], default="auto")
     c.add_argument("--confidence", type=float, default=0.95, help="of the interval (default 0.95)")
     add_remote_options(c, progress=False, server_only=True)
