@@ -116,9 +116,13 @@ def get_version(name: str, version: int) -> Operation[Version]:
     return one(Call("GET", _model(name, "versions", version)), _as(Version))
 
 
-def set_alias(name: str, alias: str, version: int) -> Operation[Alias]:
-    """``PUT /v1/models/{name}/aliases/{alias}``: create or move the alias (admin)."""
-    call = Call("PUT", _model(name, "aliases", alias), json={"version": version})
+def set_alias(name: str, alias: str, version: int, note: str = "") -> Operation[Alias]:
+    """``PUT /v1/models/{name}/aliases/{alias}``: create or move the alias (admin);
+    ``note`` says why (kept in the alias's history)."""
+    body: dict[str, Any] = {"version": version}
+    if note:
+        body["note"] = note
+    call = Call("PUT", _model(name, "aliases", alias), json=body)
     return one(call, _as(Alias))
 
 

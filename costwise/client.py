@@ -27,6 +27,7 @@ from typing import Any, Generic, ParamSpec, Self, TypeVar, overload
 
 import httpx
 
+from costwise import _challenger as chal
 from costwise import _decisions as dec
 from costwise import _monitoring as mon
 from costwise import _operations as ops
@@ -138,6 +139,11 @@ class _Base(Generic[H]):
     send_outcomes = _Method(mon.send_outcomes)
     monitoring = _Method(mon.monitoring)
     compare = _Method(mon.compare)
+    promote = _Method(chal.promote)
+    alias_history = _Method(chal.alias_history)
+    set_shadow = _Method(chal.set_shadow)
+    get_shadow = _Method(chal.get_shadow)
+    clear_shadow = _Method(chal.clear_shadow)
     set_prediction_log = _Method(mon.set_prediction_log)
 
 

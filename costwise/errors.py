@@ -52,6 +52,8 @@ class CostwiseError(Exception):
         The offending field or row (``features[3][1]``, ``costs.c_fp``...), when known.
     errors : list of dict
         Every validation error (``field``, ``message``, ``type``), for 422 answers.
+    evidence : dict or None
+        For ``PROMOTION_REFUSED``: the rule, each check and the comparison behind the refusal.
     """
 
     def __init__(
@@ -61,12 +63,14 @@ class CostwiseError(Exception):
         detail: str,
         field: str | None = None,
         errors: list[dict[str, Any]] | None = None,
+        evidence: dict[str, Any] | None = None,
     ) -> None:
         self.status = status
         self.code = code
         self.detail = detail
         self.field = field
         self.errors = errors or []
+        self.evidence = evidence
         where = f" (field {field})" if field else ""
         super().__init__(f"{status or '-'} {code}: {detail}{where}")
 
@@ -183,4 +187,5 @@ def error_from_response(response: httpx.Response) -> CostwiseError:
         body["detail"],
         body.get("field"),
         body.get("errors"),
+        body.get("evidence") if isinstance(body.get("evidence"), dict) else None,
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 from app.cli import remote
 from app.cli.batch import add_batch_parser
+from app.cli.challenger import add_challenger_parsers
 from app.cli.keys import add_keys_parser
 from app.cli.monitoring import add_monitoring_parsers
 from app.cli.predict import add_predict_parser
@@ -284,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_jobs_parser(sub)
 
     add_monitoring_parsers(sub)
+    add_challenger_parsers(sub)
     add_keys_parser(sub, _sessions)
     add_worker_parser(sub, _sessions)
     return p

@@ -124,16 +124,6 @@ def cmd_monitor(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def cmd_compare(args: argparse.Namespace, settings: Settings) -> int:
-    with connect(args) as client:
-        doc = client.compare(
-            args.model, args.a, args.b, since=args.since, until=args.until, mode=args.mode,
-            confidence=args.confidence,
-        )  # fmt: skip
-    print(json.dumps(doc, indent=2))
-    return 0
-
-
 def add_window_options(parser: Any) -> None:
     """``--since`` / ``--until``: the window of logged predictions a server reads."""
     parser.add_argument("--since", help="ISO 8601 time (UTC without a zone)")
@@ -176,19 +166,3 @@ def add_monitoring_parsers(sub: Any) -> None:
     m.add_argument("--json", action="store_true", help="print the server's JSON document")
     add_remote_options(m, progress=False, server_only=True)
     m.set_defaults(func=cmd_monitor)
-
-    c = sub.add_parser(
-        "compare",
-        help="would version b have decided more cheaply than a? realised cost on the labelled "
-        "predictions, paired (shadow) or not, with its interval; read from a server",
-    )
-    c.add_argument("model", help="registered model name")
-    c.add_argument("--a", required=True, help="the champion: a version, an alias or model:version")
-    c.add_argument(
-        "--b", required=True, help="the challenger: a version, an alias or model:version"
-    )
-    add_window_options(c)
-    c.add_argument("--mode", choices=["auto", "paired", "unpaired"], default="auto")
-    c.add_argument("--confidence", type=float, default=0.95, help="of the interval (default 0.95)")
-    add_remote_options(c, progress=False, server_only=True)
-    c.set_defaults(func=cmd_compare)
