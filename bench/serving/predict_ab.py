@@ -80,8 +80,9 @@ def start(
     raise RuntimeError(f"{name} did not start: {(tmp / f'{name}.log').read_text()[-2000:]}")
 
 
-def wrk(url: str, body_file: Path, seconds: int) -> dict[str, Any]:
-    cmd = ["taskset", "-c", "1", "wrk", "-t1", "-c1", f"-d{seconds}s", "-s", str(WRK_LUA), url]
+def wrk(url: str, body_file: Path, seconds: int, connections: int = 1) -> dict[str, Any]:
+    cmd = ["taskset", "-c", "1", "wrk", "-t1", f"-c{connections}", f"-d{seconds}s",
+           "-s", str(WRK_LUA), url]  # fmt: skip
     out = subprocess.run(cmd, env={**os.environ, "BODY_FILE": str(body_file)},
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     line = next(ln for ln in out.splitlines() if ln.startswith("WRKJSON "))
@@ -95,14 +96,15 @@ def rounds(
     body_file: Path,
     args: argparse.Namespace,
     results: dict[str, list[dict[str, Any]]],
+    connections: int = 1,
 ) -> None:
     """``args.rounds`` rounds of wrk on each named server's predict in turn (a 2 s warm-up,
     then ``args.seconds``), each result appended to ``results[name]`` and printed."""
     for k in range(args.rounds):
         for name in names:
             url = servers[name][1] + "/v1/models/magic/predict"
-            wrk(url, body_file, 2)  # warm-up
-            res = wrk(url, body_file, args.seconds)
+            wrk(url, body_file, 2, connections)  # warm-up
+            res = wrk(url, body_file, args.seconds, connections)
             results[name].append(res)
             print(k, name, res["lat_p50_us"], res["lat_mean_us"], res["rps"], flush=True)
 

@@ -1,15 +1,18 @@
-"""Single-row predict latency with a shadow version on and off, in one run, with wrk.
+"""Predict latency with a shadow version on and off, in one run, with wrk.
 
 Two ``costwise serve`` processes of this tree (one worker each, pinned to CPU 0), each on
 its own SQLite registry with the same two versions of ``magic`` (100 stumps + Platt,
 then 30 stumps + Platt on every other row); on ``shadow-on`` version 2
 shadows version 1 (``PUT /v1/models/magic/shadow``), on ``shadow-off`` nothing does.
-wrk (``-t1 -c1``, pinned to CPU 1) posts the single-row body of
-bench/serving/predict_ab.py to version 1; rounds alternate between the two (warm-up, then
-measured), and the report is the median over rounds of each one's p50 and mean, their
-ratio, and the shadow's counters (rows written and dropped) after the run.
+wrk (one thread, pinned to CPU 1) posts to version 1, in four cases: the single-row body of
+bench/serving/predict_ab.py and a 1,000-row body (the first 1,000 rows of magic, the
+same costs), each with 1 and with 16 connections. In each case rounds alternate between
+the two servers (warm-up, then measured); the report is, per case, the median over rounds
+of each one's p50 and mean, their ratio, and the shadow's counters (rows written and
+dropped: under overload the shadow gives way) after the run. The shadow thread runs in
+the server process, on the same core as the requests: its cost is in the figures.
 
-    python -m bench serving.shadow [--rounds 5] [--seconds 5]
+    python -m bench serving.shadow [--rounds 5] [--seconds 5] [--cases 1x1,1x16,1000x1,1000x16]
 
 Writes ``bench/results/serving/shadow.json`` (and ``.md``).
 """
@@ -37,18 +40,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument(
+        "--cases", default="1x1,1x16,1000x1,1000x16", help="ROWSxCONNECTIONS, comma-separated"
+    )
     args = parser.parse_args()
+    cases = [tuple(int(v) for v in c.split("x")) for c in args.cases.split(",")]
     X, y = magic(DATASETS / "magic.csv")
     first = {"features": X, "labels": y, "n_estimators": 100, "calibration": "platt",
              "algorithm": "adaboost"}  # fmt: skip
     second = {**first, "features": X[::2], "labels": y[::2], "n_estimators": 30}  # sorted by label
     os.sched_setaffinity(0, {1})
-    results: dict[str, list[dict[str, Any]]] = {name: [] for name in CONFIGS}
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     counts: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        body_file = tmp / "body.json"
-        body_file.write_text(json.dumps({**BODY, "version": 1}))
+        bodies = {}
+        for n_rows in {n for n, _ in cases}:
+            bodies[n_rows] = tmp / f"body-{n_rows}.json"
+            rows = BODY["instances"] if n_rows == 1 else X[:n_rows]
+            bodies[n_rows].write_text(json.dumps({**BODY, "instances": rows, "version": 1}))
         servers = {}
         try:
             for name in CONFIGS:
@@ -61,7 +71,11 @@ def main() -> int:
                     r = httpx.put(base + "/v1/models/magic/shadow", json={"version": 2})
                     assert r.status_code == 200, r.text[:500]
             load_before = os.getloadavg()
-            rounds(servers, list(CONFIGS), body_file, args, results)
+            for n_rows, connections in cases:
+                case = f"{n_rows}x{connections}"
+                print("case", case, "(rows x connections)", flush=True)
+                results[case] = {name: [] for name in CONFIGS}
+                rounds(servers, list(CONFIGS), bodies[n_rows], args, results[case], connections)
             load_after = os.getloadavg()
             for name in CONFIGS:
                 shadow = httpx.get(servers[name][1] + "/v1/models/magic/shadow").json()
@@ -70,7 +84,7 @@ def main() -> int:
             for proc, _ in servers.values():
                 proc.terminate()
                 proc.wait(timeout=30)
-    summary = summarize(results, "shadow-off")
+    summary = {case: summarize(runs, "shadow-off") for case, runs in results.items()}
     out = {
         **run_header(__file__),
         "load_average_before_after": [load_before, load_after],

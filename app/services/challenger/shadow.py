@@ -8,7 +8,10 @@ the shadow), stored on the model row. The request thread's share of the work is
 :meth:`ShadowScorer.offer`: a set look-up (is a shadow set for this model?) and, if so,
 an append of references to the request's arrays to a bounded queue. Everything else --
 resolving the shadow version, loading it, scoring, deciding, writing -- runs in one
-background thread. When the queue holds ``max_rows`` rows, an offered request is
+background thread, which lets requests gather for up to ``COALESCE_SECONDS`` (or
+``BATCH_ROWS`` rows) and scores the requests of the same served version and priors in one
+pass, each row under its own request's costs: a stream of one-row requests costs the
+served process a pass per block, not per request. When the queue holds ``max_rows`` rows, an offered request is
 **dropped and counted** (``dropped``): under overload the shadow gives way, never the
 served path. A request served by the shadow version itself is ``skipped`` (nothing to
 compare), a shadow that cannot decide the rows (other features, other classes, a model
@@ -46,6 +49,10 @@ log = logging.getLogger(__name__)
 __all__ = ["SHADOW_OUTCOMES", "ShadowScorer", "ShadowStats"]
 
 SHADOW_OUTCOMES = ("written", "duplicate", "dropped", "skipped", "failed")
+# the thread lets requests gather for this long (or up to this many rows) before a pass,
+# so that a stream of one-row requests is scored in blocks, not one pass per request
+COALESCE_SECONDS = 0.05
+BATCH_ROWS = 2048
 
 
 @dataclass
@@ -130,7 +137,8 @@ class ShadowScorer:
                 return
             self._queue.append(_Job(served, X, setting, priors, ids, datetime.now(UTC)))
             self.stats.queued += n
-            self._cond.notify()
+            if len(self._queue) == 1 or self.stats.queued >= BATCH_ROWS:
+                self._cond.notify()  # else the thread is gathering and wakes on its own
 
     # --------------------------------------------------------- configuration
     def set_shadow(self, name: str, version: int | None, alias: str | None) -> dict[str, Any]:
@@ -251,6 +259,10 @@ class ShadowScorer:
                     self._cond.wait(wait)
                 if self._stop and not self._queue:
                     return
+                if self._queue and not self._stop and self.stats.queued < BATCH_ROWS:
+                    self._cond.wait_for(
+                        lambda: self._stop or self.stats.queued >= BATCH_ROWS, COALESCE_SECONDS
+                    )
                 jobs = list(self._queue)
                 self._queue.clear()
             if time.monotonic() - self._refreshed >= self.refresh_seconds:
@@ -266,6 +278,10 @@ class ShadowScorer:
         rows: list[dict[str, Any]] = []
         counts = {"written": 0, "duplicate": 0, "skipped": 0, "failed": 0}
         resolved: dict[int, Resolved | None] = {}
+        # requests of the same served version, shadow and priors are decided together:
+        # one scoring pass over their rows (per-request work would cost the served path
+        # the GIL once per request), each row under its own request's costs
+        groups: dict[tuple[Any, ...], tuple[Resolved, list[_Job]]] = {}
         for job in jobs:
             n = len(job.ids)
             target = self._targets.get(job.served.model_id)
@@ -281,9 +297,13 @@ class ShadowScorer:
             if shadow.version_id == job.served.version_id:
                 counts["skipped"] += n
                 continue
-            made = self._decide(shadow, job)
+            priors = None if job.priors is None else tuple(job.priors)
+            same = (shadow.version_id, job.served.version_id, priors)
+            groups.setdefault(same, (shadow, []))[1].append(job)
+        for shadow, group in groups.values():
+            made = self._decide(shadow, group)
             if made is None:
-                counts["failed"] += n
+                counts["failed"] += sum(len(j.ids) for j in group)
                 continue
             rows += made
         if rows:
@@ -307,18 +327,20 @@ class ShadowScorer:
             log.warning("shadow of model %r cannot be resolved: %s", target.model, error)
             return None
 
-    def _decide(self, shadow: Resolved, job: _Job) -> list[dict[str, Any]] | None:
-        """The shadow's rows for ``job`` (None when it cannot decide them)."""
+    def _decide(self, shadow: Resolved, group: list[_Job]) -> list[dict[str, Any]] | None:
+        """The shadow's rows for the requests of ``group`` (same served version and
+        priors), decided in one pass (None when it cannot decide them)."""
+        first = group[0]
         try:
             loaded = self.predictor.entry(shadow)
-            served = self.predictor.entry(job.served).model
+            served = self.predictor.entry(first.served).model
             model = loaded.model
-            X = _columns_for(model, served, job.X)
             if list(model.classes) != list(served.classes) or model.rule == "fixed":
                 raise InvalidArgument(
                     "the shadow version decides other classes, or no probabilities"
                 )
-            out = decide_rows(model, X, job.setting, job.priors)
+            X = _columns_for(model, served, np.concatenate([j.X for j in group]))
+            out = decide_rows(model, X, _merged_setting(group), first.priors)
         except ServiceError as error:
             log.warning(
                 "shadow version %d of %r did not decide: %s", shadow.version, shadow.model, error
@@ -329,21 +351,40 @@ class ShadowScorer:
             return None
         d = out.decisions
         expected = d.expected_cost.tolist()
+        ids = [pid for j in group for pid in j.ids]
+        ats = [j.at for j in group for _ in j.ids]
         return [
             {
                 "model_id": shadow.model_id,
                 "version_id": shadow.version_id,
                 "version": shadow.version,
                 "prediction_id": pid,
-                "created_at": job.at,
+                "created_at": at,
                 "probabilities": p,
                 "decision": int(c),
                 "expected_cost": e if e == e else None,
             }
-            for pid, p, c, e in zip(
-                job.ids, proba.tolist(), d.labels_index.tolist(), expected, strict=True
+            for pid, at, p, c, e in zip(
+                ids, ats, proba.tolist(), d.labels_index.tolist(), expected, strict=True
             )
         ]
+
+
+def _merged_setting(group: list[_Job]) -> CostSetting:
+    """One cost setting for the rows of ``group``: the requests' own matrix when they all
+    carried the same one, else a per-row stack (each row under its request's costs)."""
+    first = group[0].setting
+    if len(group) == 1 or all(
+        not j.setting.per_row and np.array_equal(j.setting.matrix, first.matrix) for j in group
+    ):
+        return first
+    stacks = [
+        j.setting.matrix
+        if j.setting.per_row
+        else np.broadcast_to(j.setting.matrix, (len(j.ids), *j.setting.matrix.shape))
+        for j in group
+    ]
+    return CostSetting(np.concatenate(stacks), "row_costs")
 
 
 def _columns_for(shadow: Any, served: Any, X: np.ndarray) -> np.ndarray:

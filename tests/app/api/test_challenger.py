@@ -321,3 +321,40 @@ def test_a_full_shadow_queue_drops_and_counts(client: TestClient) -> None:
     assert counts["dropped"] == 30 and counts["written"] == 0
     metrics = client.get("/metrics").text
     assert 'costwise_shadow_rows_total{outcome="dropped"} 30.0' in metrics
+
+
+def test_requests_gathered_in_one_pass_keep_their_own_costs(client: TestClient) -> None:
+    """Requests queued together are scored in one pass (one-row streams would otherwise
+    cost the served path a pass each): every row still gets its own request's costs,
+    whichever form they came in, and the same decision version v2 makes directly."""
+    v1, v2 = _train(client, 200), _train(client, 300)
+    client.put("/v1/models/fraud/shadow", json={"version": v2})
+    X = X_ALL[:12].tolist()
+    bodies = [
+        {"instances": X[0:3], "costs": {"c_fp": 1, "c_fn": 9}},
+        {"instances": X[3:6], "cost_matrix": [[0, 7], [1, 0]]},
+        {"instances": X[6:9], "row_costs": [{"c_fp": 1, "c_fn": c} for c in (2, 30, 0.5)]},
+        {"instances": X[9:12]},  # 0-1 costs
+        {"instances": X[0:3], "costs": {"c_fp": 1, "c_fn": 9}, "priors": [0.5, 0.5]},
+    ]
+    scorer = _services(client).shadow
+    scorer.close()  # no thread: every request is queued before the first pass starts
+    served = [
+        client.post("/v1/models/fraud/predict", json={**b, "version": v1}).json() for b in bodies
+    ]
+    assert scorer.stats.queued == 15
+    scorer.start()
+    _flush(client)
+    assert client.get("/v1/models/fraud/shadow").json()["counts"]["written"] == 15
+    with _services(client).sessions() as s:
+        shadow = {r.prediction_id: r for r in s.scalars(select(ShadowPrediction)).all()}
+    for body, answer in zip(bodies, served, strict=True):
+        direct = client.post("/v1/models/fraud/predict", json={**body, "version": v2}).json()
+        mine = [shadow[p["id"]] for p in answer["predictions"]]
+        assert [r.decision for r in mine] == [p["decision"] for p in direct["predictions"]]
+        np.testing.assert_allclose(
+            [r.probabilities for r in mine], [p["probabilities"] for p in direct["predictions"]]
+        )
+        np.testing.assert_allclose(
+            [r.expected_cost for r in mine], [p["expected_cost"] for p in direct["predictions"]]
+        )
