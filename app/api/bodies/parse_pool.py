@@ -21,7 +21,10 @@ large body was several times slower) and hands freed memory back to the system a
 each body (glibc ``malloc_trim``). Errors come back as data: a pydantic validation error
 as its list of errors (:class:`BodyInvalid`), a service error (e.g. 413 over a limit)
 rebuilt as the same class. A worker that dies (killed, out of memory) makes that request
-a 503 and the pool is started afresh for the next one.
+a 503 and the pool is started afresh for the next one. A worker whose server process is
+gone (killed, or stopped before the pool was shut down) exits within
+``PARENT_CHECK_SECONDS``: idle workers would otherwise wait for work forever, one set
+left behind per server process stopped.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import logging
 import multiprocessing
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -45,6 +50,7 @@ from app.errors import ServiceError, Unavailable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+PARENT_CHECK_SECONDS = 1.0
 
 
 class BodyInvalid(Exception):
@@ -76,6 +82,18 @@ def _in_worker(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]
         gc.enable()
         if release_free_memory is not None:
             release_free_memory()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In each worker (the pool's initializer): a daemon thread that ends the process
+    once the server process that started it is gone (it is then adopted by another)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="costwise-parent-watch", daemon=True).start()
 
 
 def _spill(chunks: list[bytes]) -> str:
@@ -111,7 +129,10 @@ class ParsePool:
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
             )
         return self._pool
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +107,41 @@ def test_a_body_reaches_the_worker_whole_and_leaves_no_file(workers: int) -> Non
         assert spilled_files() - before == set()  # (another process may remove its own)
     finally:
         pool.close()
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or only its zombie (an orphan's exit status nobody collected)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return "\nState:\tZ" in status
+
+
+def test_workers_exit_when_their_server_process_is_killed() -> None:
+    """A server process killed (SIGKILL: no shutdown runs) leaves no idle worker behind."""
+    script = (
+        "import asyncio, os\n"
+        "from app.api.bodies.parse_pool import ParsePool\n"
+        "pool = ParsePool(1, offload_bytes=1024)\n"
+        "print(asyncio.run(pool.run(os.getpid)), flush=True)\n"
+        "import time; time.sleep(120)\n"
+    )
+    root = Path(__file__).resolve().parents[3]
+    server = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=root, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        worker = int(server.stdout.readline())  # type: ignore[union-attr]
+        assert worker != server.pid and not _gone(worker)
+    finally:
+        server.kill()
+        server.wait()
+        server.stdout.close()  # type: ignore[union-attr]
+    deadline = time.monotonic() + 15
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    outlived = not _gone(worker)
+    if outlived:  # leave nothing behind, then fail
+        os.kill(worker, signal.SIGKILL)
+    assert not outlived, f"worker {worker} outlived its server process"
