@@ -293,6 +293,40 @@ class Settings(BaseSettings):
         description="How often each process rereads which models have a shadow (a shadow "
         "set on another replica takes effect within this time).",
     )
+    webhook_allow_hosts: Annotated[list[str], NoDecode] = Field(
+        [],
+        description="Host names and networks (CIDR, or single addresses) a webhook may be "
+        "registered for although they are loopback, link-local, private, reserved or this "
+        "machine's own addresses, separated by commas; every other such address is refused "
+        "with 403 at registration and again before each delivery.",
+    )
+    webhook_timeout: float = Field(
+        5.0,
+        gt=0,
+        le=120,
+        description="Longest one delivery attempt may take (connection and answer), seconds.",
+    )
+    webhook_max_attempts: int = Field(
+        8,
+        ge=1,
+        le=100,
+        description="Attempts of one delivery before it is marked failed; a non-2xx answer "
+        "or no answer is retried after COSTWISE_WEBHOOK_RETRY_SECONDS, doubling each time "
+        "(at most an hour).",
+    )
+    webhook_retry_seconds: float = Field(
+        5.0,
+        gt=0,
+        le=3600,
+        description="Wait before the second attempt of a delivery (then doubled per attempt).",
+    )
+    webhook_poll_seconds: float = Field(
+        1.0,
+        gt=0,
+        le=3600,
+        description="How often each process looks for due deliveries (0 webhooks: one "
+        "indexed query per period).",
+    )
     prediction_log_overflow: Literal["wait", "drop"] = Field(
         "wait",
         description="What a predict does when its rows do not fit in the log queue: wait "
@@ -423,7 +457,9 @@ class Settings(BaseSettings):
         description="Most rows one training from a dataset reference reads.",
     )
 
-    @field_validator("data_roots", "data_protocols", "data_allow_hosts", mode="before")
+    @field_validator(
+        "data_roots", "data_protocols", "data_allow_hosts", "webhook_allow_hosts", mode="before"
+    )
     @classmethod
     def _split_list(cls, value: object) -> object:
         """Accept ``a,b`` (or a JSON list) from the environment."""
@@ -436,7 +472,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in text.split(",") if part.strip()]
         return value
 
-    @field_validator("data_allow_hosts")
+    @field_validator("data_allow_hosts", "webhook_allow_hosts")
     @classmethod
     def _check_networks(cls, value: list[str]) -> list[str]:
         """Each entry is a network (CIDR or an address) or a host name (no port, no

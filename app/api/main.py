@@ -30,8 +30,10 @@ from app.api.routes import (
     recalibration,
     registry,
     training,
+    webhooks,
 )
 from app.api.routes.keys import KeyCreate
+from app.api.routes.webhooks import WebhookCreate
 from app.api.schemas import (
     AliasRequest,
     BatchRequestIn,
@@ -88,6 +90,7 @@ def _document_manual_bodies(app: FastAPI) -> None:
             OutcomesRequest,
             BatchRequestIn,
             KeyCreate,
+            WebhookCreate,
             ModelUpdate,
             AliasRequest,
             PriorEstimateRequest,
@@ -138,6 +141,7 @@ def _include_routers(app: FastAPI, auth_on: bool) -> None:
         priors.router,
         algorithms.router,
         keys.router,
+        webhooks.router,
     ):
         # routes that need the database fail fast while it is down (predictions may be
         # answered from memory: not gated); after authentication (401 before 503)

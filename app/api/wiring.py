@@ -31,6 +31,7 @@ from app.services.batch.service import BatchService
 from app.services.challenger.comparison import Comparison
 from app.services.challenger.promotion import Promoter
 from app.services.challenger.shadow import ShadowScorer
+from app.services.events.webhooks import Deliverer, DeliveryPolicy, Webhooks
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
 from app.services.feedback.outcomes import Outcomes, PendingCounters
@@ -208,6 +209,8 @@ SERVICES: tuple[tuple[str, Callable[[Wiring], Any]], ...] = (
     ("comparison", lambda w: Comparison(w.read_sessions, max_rows=w.settings.monitoring_max_rows, max_concurrent=w.settings.monitoring_max_concurrent)),
     ("promoter", lambda w: Promoter(w.comparison, w.registry, w.read_sessions)),
     ("shadow", _shadow),
+    ("webhooks", lambda w: Webhooks(w.sessions, w.read_sessions, DeliveryPolicy.from_settings(w.settings))),
+    ("deliverer", lambda w: Deliverer(w.sessions, w.webhooks.policy)),
     ("keys", lambda w: Keys(w.sessions)),
     ("trainer", _trainer),
     ("batches", lambda w: BatchService(w.predictor, w.settings, w.jobs)),
@@ -329,6 +332,13 @@ async def _shadow_scorer(w: Wiring) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
+async def _webhook_deliverer(w: Wiring) -> AsyncIterator[None]:
+    w.deliverer.start()
+    yield
+    await anyio.to_thread.run_sync(w.deliverer.close)
+
+
+@asynccontextmanager
 async def _not_stopping(w: Wiring) -> AsyncIterator[None]:
     w.stopping.clear()  # before the queue starts: its in-process trainings check it
     yield
@@ -364,6 +374,7 @@ LIFESPAN: tuple[Callable[[Wiring], AbstractAsyncContextManager[Any]], ...] = (
     _parse_pool,
     _log_writer,
     _shadow_scorer,  # left before the log writer: it writes its last decisions first
+    _webhook_deliverer,
     _not_stopping,
     _job_queue,
     _stop_on_signal,

@@ -1,7 +1,9 @@
 """The audit trail of alias moves (``alias_moves``): written with each move, read newest first.
 
 :func:`record_move` adds one row in the caller's transaction (the one that moves the
-alias, so a move is never without its record nor a record without its move);
+alias, so a move is never without its record nor a record without its move), and with it
+the ``alias.moved`` event for every webhook that receives it (the outbox of
+:mod:`app.registry.webhooks`);
 :func:`alias_history` reads an alias's rows, newest first.
 """
 
@@ -13,7 +15,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.registry.orm import AliasMove
+from app.registry.orm import AliasMove, RegisteredModel
+from app.registry.webhooks import enqueue_event
 
 __all__ = ["Actor", "MOVE_REASONS", "alias_history", "record_move"]
 
@@ -56,6 +59,22 @@ def record_move(
     )
     session.add(move)
     session.flush()
+    model = session.get(RegisteredModel, model_id)
+    enqueue_event(
+        session,
+        "alias.moved",
+        {
+            "model": None if model is None else model.name,
+            "alias": alias,
+            "from_version": from_version,
+            "to_version": to_version,
+            "reason": reason,
+            "note": note,
+            "actor": move.actor,
+            "actor_role": actor.role,
+            "evidence": evidence,
+        },
+    )
     return move
 
 

@@ -55,6 +55,8 @@ __all__ = [
     "TrainingJob",
     "TrainingJobInput",
     "VersionPlot",
+    "Webhook",
+    "WebhookDelivery",
     "Base",
     "ModelVersion",
     "RegisteredModel",
@@ -503,3 +505,57 @@ class ShadowPrediction(Base):
         return (
             f"ShadowPrediction(version_id={self.version_id}, prediction_id={self.prediction_id!r})"
         )
+
+
+class Webhook(Base):
+    """An operator's webhook: events are POSTed to ``url``, signed with ``secret``.
+
+    ``events`` lists the event types it receives (see :data:`app.registry.webhooks.EVENTS`);
+    ``secret`` is the HMAC-SHA256 key of the signature header, shown once when the webhook
+    is registered. Removing a webhook removes its deliveries.
+    """
+
+    __tablename__ = "webhooks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    url: Mapped[str] = mapped_column(String(2048))
+    events: Mapped[Any] = mapped_column(JSONType)
+    secret: Mapped[str] = mapped_column(String(128))
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def __repr__(self) -> str:
+        return f"Webhook(id={self.id}, url={self.url!r})"
+
+
+class WebhookDelivery(Base):
+    """One event to deliver to one webhook, written in the transaction of what it reports.
+
+    ``status`` is ``pending`` (``next_attempt_at`` says when), ``delivered`` (a 2xx
+    answer) or ``failed`` (COSTWISE_WEBHOOK_MAX_ATTEMPTS attempts without one);
+    ``attempts``, ``last_status`` and ``last_error`` say what the receiver answered.
+    ``event_id`` is the same for every webhook that receives the event (receivers use it
+    to drop a repeated delivery).
+    """
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        Index("ix_webhook_deliveries_status_next_attempt_at", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_webhook_id_created_at", "webhook_id", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    webhook_id: Mapped[int] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
+    event_id: Mapped[str] = mapped_column(String(64))
+    event: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_status: Mapped[int | None] = mapped_column(default=None)
+    last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    delivered_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    def __repr__(self) -> str:
+        return f"WebhookDelivery(id={self.id}, event={self.event!r}, status={self.status!r})"

@@ -38,6 +38,8 @@ REGISTRY_TABLES = {
     "pending_outcomes",
     "alias_moves",
     "shadow_predictions",
+    "webhooks",
+    "webhook_deliveries",
 }
 
 

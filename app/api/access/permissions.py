@@ -82,6 +82,7 @@ _PROMOTE = "moves an alias when the comparison's evidence holds: which version s
 _READ_SHADOW = "reads which version shadows the model, and counters; writes nothing"
 _SHADOW = "names (or removes) the version that decides every predict of the model again"
 _KEYS = "API keys: who may do what (listing shows names, roles and use)"
+_WEBHOOKS = "where the service sends events (URLs, and what was sent to them)"
 
 PERMISSIONS: tuple[Permission, ...] = tuple(
     [
@@ -159,6 +160,9 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
         Permission("POST", "/v1/jobs/{job_id}/cancel", "admin", _CANCEL),
         *_rows(("GET", "POST"), ("/v1/keys",), "admin", _KEYS),
         Permission("DELETE", "/v1/keys/{key_id}", "admin", _KEYS),
+        *_rows(("GET", "POST"), ("/v1/webhooks",), "admin", _WEBHOOKS),
+        Permission("DELETE", "/v1/webhooks/{webhook_id}", "admin", _WEBHOOKS),
+        Permission("GET", "/v1/webhooks/{webhook_id}/deliveries", "admin", _WEBHOOKS),
     ]
 )
 

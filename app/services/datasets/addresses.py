@@ -100,14 +100,20 @@ class AddressPolicy:
     own_hosts : tuple of str
         The service's configured listening host (``COSTWISE_HOST``), refused like an
         address of this machine.
+    setting : str
+        The setting that allows hosts, named in a refusal (data references:
+        ``COSTWISE_DATA_ALLOW_HOSTS``; webhooks: ``COSTWISE_WEBHOOK_ALLOW_HOSTS``).
     """
 
     allow_hosts: tuple[str, ...] = ()
     allow_networks: tuple[IPNetwork, ...] = ()
     own_hosts: tuple[str, ...] = ()
+    setting: str = ALLOW_SETTING  # the allow-list a refusal names
 
     @classmethod
-    def from_entries(cls, entries: Iterable[str], own_hosts: Iterable[str] = ()) -> AddressPolicy:
+    def from_entries(
+        cls, entries: Iterable[str], own_hosts: Iterable[str] = (), setting: str = ALLOW_SETTING
+    ) -> AddressPolicy:
         """Build from ``COSTWISE_DATA_ALLOW_HOSTS`` entries: a CIDR or an IP address is a
         network, anything else a host name. Raises ValueError for an empty entry."""
         names: list[str] = []
@@ -123,7 +129,7 @@ class AddressPolicy:
                     raise ValueError(f"{raw!r} is not a network (CIDR) or host name") from None
                 names.append(entry.rstrip("."))
         own = tuple(h.strip("[]") for h in own_hosts if h)
-        return cls(tuple(names), tuple(networks), own)
+        return cls(tuple(names), tuple(networks), own, setting)
 
     def _allowed(self, host: str, ip: IPAddress) -> bool:
         return host in self.allow_hosts or any(ip in net for net in self.allow_networks)
@@ -184,7 +190,7 @@ class AddressPolicy:
             )
             raise Forbidden(
                 f"{field}: address refused: {where}; nothing was sent to it (an operator "
-                f"allows hosts or networks with {ALLOW_SETTING})",
+                f"allows hosts or networks with {self.setting})",
                 field=field,
             )
         if not addresses:
