@@ -208,13 +208,20 @@ class Deliverer:
             thread.join(timeout)
 
     def _run(self) -> None:
+        failing = False  # one warning per outage, not one per period
         while not self._stop.wait(self.policy.poll_seconds):
             try:
                 self.deliver_due()
             except ServiceError as error:  # the database is down: next period
-                log.warning("webhook deliveries not read (retried): %s", error)
+                if not failing:
+                    log.warning("webhook deliveries not read (retried): %s", error)
+                failing = True
             except Exception:  # never let the thread die
                 log.exception("webhook deliverer")
+            else:
+                if failing:
+                    log.warning("webhook deliveries read again")
+                failing = False
 
     def deliver_due(self) -> int:
         """Attempt every due delivery once (claimed in batches); returns how many."""
