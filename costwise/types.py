@@ -28,6 +28,7 @@ class Costs(TypedDict):
     c_fn: float
     c_tp: NotRequired[float]
     c_tn: NotRequired[float]
+    c_review: NotRequired[float]  # the cost of review: adds the actions negative/positive/review
 
 
 class TrainingParams(TypedDict, total=False):
@@ -129,11 +130,12 @@ class Alias(Answer):
 
 @dataclass(frozen=True)
 class Prediction(Answer):
-    decision: Label
+    decision: Label | None  # None: among actions, an action that stands for no class
     probabilities: list[float] | None
     threshold: float | None
     expected_cost: float | None
     id: str | None = None  # the row's id in the prediction log (report outcomes with it)
+    action: str | None = None  # among actions: the name of the action taken
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,7 @@ class AppliedCosts(Answer):
     # the server's recorded prior estimate applied by ``priors="estimated"`` (id, version,
     # estimated_at, since, until, n_rows); None otherwise
     priors_estimate: dict[str, Any] | None = None
+    actions: list[str] | None = None  # the cost matrix's columns when deciding among actions
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,7 @@ class Evaluation(Provenance):
     q: float | None
     skew: float | None
     brier: float | None
-    accuracy: float
+    accuracy: float | None  # None among actions
 
 
 @dataclass(frozen=True)

@@ -292,6 +292,12 @@ class BinaryCosts(_Strict):
     c_fn: float = Field(description="Cost of a false negative (a miss).")
     c_tp: float = Field(0.0, description="Cost of a true positive.")
     c_tn: float = Field(0.0, description="Cost of a true negative.")
+    c_review: float | None = Field(
+        None,
+        description="Cost of sending the row to review instead of deciding, whatever the "
+        "truth (two-class models only). Adds a third action: the actions are `negative`, "
+        "`positive` and `review`, in that order.",
+    )
 
 
 class RowCosts(TypedDict):
@@ -303,17 +309,31 @@ class RowCosts(TypedDict):
     c_fn: float
     c_tp: NotRequired[float]
     c_tn: NotRequired[float]
+    c_review: NotRequired[float]
 
 
 class _CostChoice(_Strict):
     costs: BinaryCosts | None = Field(None, description="One binary cost setting.")
     cost_matrix: list[list[float]] | None = Field(
-        None, description="K x K matrix, C[i][j] = cost of predicting j when the truth is i."
+        None,
+        description="K x K matrix, C[i][j] = cost of predicting j when the truth is i; "
+        "with `actions`, K x A: C[i][a] = cost of taking action a when the truth is i.",
     )
     row_costs: list[RowCosts] | None = Field(
         None,
         description="One binary cost setting per row (`c_fp`, `c_fn`, optional `c_tp`, "
-        "`c_tn`): example-dependent costs, e.g. a miss costs that transaction's amount.",
+        "`c_tn`, `c_review` (on every row or none)): example-dependent costs, e.g. a miss "
+        "costs that transaction's amount.",
+    )
+    row_cost_matrices: list[list[list[float]]] | None = Field(
+        None,
+        description="One K x K matrix per row (n x K x K), or with `actions` one K x A "
+        "matrix per row (n x K x A).",
+    )
+    actions: list[str] | None = Field(
+        None,
+        description="Names of the columns of `cost_matrix` / `row_cost_matrices` (distinct): "
+        "each row takes the action of least expected cost, ties to the action listed first.",
     )
     priors: list[float] | Literal["estimated"] | None = Field(
         None,
@@ -327,9 +347,10 @@ class _CostChoice(_Strict):
 
     @model_validator(mode="after")
     def _one_cost_setting(self) -> _CostChoice:
-        given = [k for k in ("costs", "cost_matrix", "row_costs") if getattr(self, k) is not None]
+        forms = ("costs", "cost_matrix", "row_costs", "row_cost_matrices")
+        given = [k for k in forms if getattr(self, k) is not None]
         if len(given) > 1:
-            raise ValueError(f"give only one of costs, cost_matrix, row_costs (got {given})")
+            raise ValueError(f"give only one of {', '.join(forms)} (got {given})")
         if self.version is not None and self.alias is not None:
             raise ValueError("give either version or alias, not both")
         return self
@@ -366,7 +387,17 @@ class PredictionOut(BaseModel):
         "the service): report its outcome with POST /v1/models/{name}/outcomes. Null "
         "when logging is off (service-wide or for this model) and no `ids` were given."
     )
-    decision: Label
+    decision: Label | None = Field(
+        description="The class decided. Among `actions`: the class the action taken stands "
+        "for (`c_review`: `negative` -> classes[0], `positive` -> classes[1]), null for "
+        "any other action."
+    )
+    action: str | None = Field(
+        None,
+        description="Among actions (`actions`, or `c_review`): the name of the action taken "
+        "(least expected cost, ties to the action listed first). Null for a K x K cost "
+        "setting.",
+    )
     probabilities: list[float] | None = Field(
         description="Probabilities the decision used, in `classes` order (after any prior "
         "shift); null for models that decide without probabilities."
@@ -376,7 +407,8 @@ class PredictionOut(BaseModel):
         "threshold. Null otherwise."
     )
     expected_cost: float | None = Field(
-        description="sum_i p_i C[i][decision]; null without probabilities."
+        description="sum_i p_i C[i][decision] (among actions: C[i][action]); null without "
+        "probabilities."
     )
 
 
@@ -412,6 +444,9 @@ class AppliedCostsOut(BaseModel):
         description="The one K x K matrix every row was decided with (null: per-row costs)."
     )
     row_costs: RowCostsSummary | None = Field(description="Summary of per-row costs, if any.")
+    actions: list[str] | None = Field(
+        None, description="The names of the cost matrix's columns when deciding among actions."
+    )
     priors: list[float] | None = Field(description="Deployment priors applied, if any.")
     priors_estimate: PriorEstimateRef | None = Field(
         None, description='The recorded estimate that `"priors": "estimated"` applied.'
@@ -466,13 +501,16 @@ class EvaluateRequest(RowsRequest):
 class EvaluateResponse(Provenance):
     classes: list[Label]
     n_rows: int
-    confusion_matrix: list[list[int]] = Field(description="Rows = truth, columns = decision.")
+    confusion_matrix: list[list[int]] = Field(
+        description="Rows = truth, columns = decision (among actions: K x A, columns = the "
+        "action taken, in `applied_costs.actions` order)."
+    )
     total_cost: float
     mean_cost: float
     q: float | None = Field(description="Normalised cost loss Q (Eq. 26) at this cost skew.")
     skew: float | None
     brier: float | None
-    accuracy: float
+    accuracy: float | None = Field(description="Share of rows decided right; null among actions.")
 
 
 # ------------------------------------------------------------------------ plots
@@ -683,8 +721,24 @@ class BatchRequestIn(_Strict):
 
     input: BatchInput
     output: BatchOutput
-    costs: dict[Literal["c_fp", "c_fn", "c_tp", "c_tn"], float | ColumnCost] | None = None
-    cost_matrix: list[list[float]] | None = None
+    costs: dict[Literal["c_fp", "c_fn", "c_tp", "c_tn", "c_review"], float | ColumnCost] | None = (
+        Field(
+            None,
+            description="Named two-class costs; `c_review` (the cost of review, whatever the "
+            "truth) adds the actions `negative`, `positive`, `review`.",
+        )
+    )
+    cost_matrix: list[list[float | ColumnCost]] | None = Field(
+        None,
+        description='K x K, or with `actions` K x A; a cell may be `{"column": name}`: '
+        "that cost per row from an input column (e.g. decline costs the amount).",
+    )
+    actions: list[str] | None = Field(
+        None,
+        description="Names of the columns of `cost_matrix`: each row takes the action of "
+        "least expected cost (ties to the action listed first); the output gains an "
+        "`action` column.",
+    )
     priors: list[float] | None = Field(None, description="Deployment class priors.")
     version: int | None = Field(None, ge=1, le=MAX_INT, description="Use this version.")
     alias: str | None = Field(None, description="Use the version this alias points at.")

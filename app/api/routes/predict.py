@@ -46,18 +46,25 @@ router = APIRouter(
 def _render(p: Prediction) -> dict[str, Any]:
     d = p.decisions
     classes = list(p.classes)
-    labels = [classes[i] for i in d.labels_index.tolist()]
-    n = len(labels)
+    n = len(d.labels_index)
+    actions: list[str | None] = [None] * n
+    if d.action_index is None:
+        labels = [classes[i] for i in d.labels_index.tolist()]
+    else:  # among actions: the class an action stands for, or null
+        names = p.provenance.actions or []
+        labels = [classes[i] if i >= 0 else None for i in d.labels_index.tolist()]
+        actions = [names[a] for a in d.action_index.tolist()]
     thresholds = [None] * n if d.threshold is None else d.threshold.tolist()
     probas = [None] * n if p.proba is None else p.proba.tolist()
     ids: list[str | None] = list(p.ids) if p.ids is not None else [None] * n
     # orjson writes NaN (no expected cost without probabilities) as null
     preds = [
-        {"id": i, "decision": lab, "probabilities": pr, "threshold": th, "expected_cost": ec}
-        for i, lab, pr, th, ec in zip(
-            ids, labels, probas, thresholds, d.expected_cost.tolist(), strict=True
+        {"id": i, "decision": lab, "action": act, "probabilities": pr, "threshold": th,
+         "expected_cost": ec}
+        for i, lab, act, pr, th, ec in zip(
+            ids, labels, actions, probas, thresholds, d.expected_cost.tolist(), strict=True
         )
-    ]
+    ]  # fmt: skip
     return {**p.provenance.fields(), "classes": classes, "predictions": preds}
 
 

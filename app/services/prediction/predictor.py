@@ -333,8 +333,11 @@ class Predictor:
         decisions are not returned unless their rows are queued.
 
         Models that decide without probabilities (``fixed`` rule) are not logged:
-        monitoring needs probabilities."""
+        monitoring needs probabilities. Nor are decisions among actions (``actions``,
+        ``c_review``): the log and monitoring hold class decisions under (K, K) costs."""
         if self.log is None or not r.log or proba is None or not r.model_id:
+            return None
+        if setting.actions is not None:
             return None
         row_ids = list(ids) if ids is not None else new_ids(len(X))
         entry = LogEntry(

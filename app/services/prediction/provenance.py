@@ -47,6 +47,8 @@ class Provenance:
     stale_since: float | None = None
     # the recorded prior estimate applied by "priors": "estimated" (id, version, when, rows)
     priors_estimate: dict[str, Any] | None = None
+    # the names of the cost matrix's columns when the request decided among actions
+    actions: list[str] | None = None
 
     @classmethod
     def of(
@@ -77,12 +79,14 @@ class Provenance:
             training_costs,
             stale_since,
             priors_estimate,
+            applied["actions"],
         )
 
     def applied_costs(self) -> dict[str, Any]:
         return {
             "cost_matrix": self.cost_matrix,
             "row_costs": self.row_costs,
+            "actions": self.actions,
             "priors": self.priors,
             "priors_estimate": self.priors_estimate,
         }
@@ -120,6 +124,7 @@ class Provenance:
             "cost_setting": self.cost_setting,
             "cost_matrix": self.cost_matrix,
             "row_costs": self.row_costs,
+            "actions": self.actions,
             "priors": self.priors,
             "priors_estimate": self.priors_estimate,
             "training_costs": self.training_costs,
