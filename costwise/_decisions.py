@@ -28,6 +28,7 @@ class DecisionOptions(TypedDict, total=False):
     version: int
     alias: str
     ids: Sequence[str]
+    shadow: bool
 
 
 def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str, Any]:
@@ -66,7 +67,9 @@ def predict(
     recorded estimate (:meth:`estimate_priors` with ``record=True``). ``version`` or
     ``alias`` pins the version (default: alias ``production``, else the latest). ``ids``: your id of each row (e.g.
     the transaction id) for :meth:`send_outcomes`; else each ``predictions[i].id`` is the
-    service's. Retried on 503 (a retried row keeps its first logged record).
+    service's. ``shadow=True``: also the model's shadow version's decisions of the rows,
+    in ``shadow`` (``{"version", "alias", "predictions"}``). Retried on 503 (a retried
+    row keeps its first logged record).
     """
     body = _decision_body(instances, options)
     return one(Call("POST", _model(name, "predict"), json=body), _as(PredictResponse))
@@ -80,8 +83,8 @@ def evaluate(
 ) -> Operation[Evaluation]:
     """``POST /v1/models/{name}/evaluate``: what deciding these labelled rows would cost
     (confusion matrix, total and mean cost, Q, Brier). Arguments as :meth:`predict`."""
-    if "ids" in options:
-        raise ValueError("ids are for predict: evaluate logs nothing")
+    if "ids" in options or "shadow" in options:
+        raise ValueError("ids and shadow are for predict: evaluate logs nothing")
     body = _decision_body(instances, options)
     body["labels"] = _plain(labels)
     return one(Call("POST", _model(name, "evaluate"), json=body), _as(Evaluation))

@@ -196,6 +196,9 @@ class PredictResponse(Provenance):
 
     classes: list[Label]
     predictions: list[Prediction]
+    # with shadow=True: {"version", "alias", "predictions": [{decision, action,
+    # probabilities, expected_cost}]}, the shadow version's decisions of the same rows
+    shadow: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

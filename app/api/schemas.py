@@ -379,6 +379,27 @@ class PredictRequest(RowsRequest):
         "Default: the prediction log makes one. An id already logged for the model keeps "
         "its first record (the new row is answered, not logged again).",
     )
+    shadow: bool = Field(
+        False,
+        description="Also decide the rows with the model's shadow version (PUT "
+        "/v1/models/{name}/shadow) now, under the same costs and priors, and answer with "
+        "its decisions in `shadow` (the served decisions are unchanged). Costs the shadow's "
+        "scoring on this request's time; without it the shadow decides after the response. "
+        "422 naming `shadow` when the model has none.",
+    )
+
+
+class ShadowPredictionOut(BaseModel):
+    decision: Label | None
+    action: str | None = None
+    probabilities: list[float] | None
+    expected_cost: float | None
+
+
+class ShadowDecisionsOut(BaseModel):
+    version: int = Field(description="The shadow version that decided.")
+    alias: str | None = Field(description="The alias the shadow follows, if any.")
+    predictions: list[ShadowPredictionOut] = Field(description="One per row, in row order.")
 
 
 class PredictionOut(BaseModel):
@@ -492,6 +513,9 @@ class Provenance(BaseModel):
 class PredictResponse(Provenance):
     classes: list[Label]
     predictions: list[PredictionOut]
+    shadow: ShadowDecisionsOut | None = Field(
+        None, description='With `"shadow": true`: the shadow version\'s decisions of the rows.'
+    )
 
 
 class EvaluateRequest(RowsRequest):

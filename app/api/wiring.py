@@ -173,6 +173,8 @@ def _shadow(w: Wiring) -> ShadowScorer:
         max_rows=s.shadow_queue_rows,
         refresh_seconds=s.shadow_refresh_seconds,
     )
+    if s.shadow_queue_rows > 0:
+        w.predictor.shadow_now = scorer  # "shadow": true (recorded when the log is on)
     if s.shadow_queue_rows > 0 and w.prediction_log is not None:
         w.predictor.shadow = scorer.offer
     w.metrics.registry.register(ShadowCollector(lambda: scorer.stats))

@@ -58,6 +58,10 @@ def test_shadow_then_the_gate_refuses_then_promotes(
     assert code == 0 and json.loads(out)["resolved_version"] == 2, out
     code, out, _ = _cli(server, capsys, "shadow", "show", "champ")
     assert code == 0 and json.loads(out)["version"] == 2
+    asked = client.predict("champ", X_ALL[1500:1503], alias="prod", shadow=True)
+    assert asked.version == 1 and asked.shadow is not None and asked.shadow["version"] == 2
+    assert len(asked.shadow["predictions"]) == 3
+    assert client.predict("champ", X_ALL[1500:1501], alias="prod").shadow is None
 
     X, y = X_ALL[800 : 800 + N_TRAFFIC], Y_ALL[800 : 800 + N_TRAFFIC]
     ids = [f"t{i}" for i in range(N_TRAFFIC)]

@@ -151,4 +151,5 @@ def predict_input(
         alias=req.alias,
         ids=getattr(req, "ids", None),  # predict only
         labels=getattr(req, "labels", None),  # evaluate only
+        shadow=getattr(req, "shadow", False),  # predict only
     )

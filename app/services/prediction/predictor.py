@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy.engine import Engine
@@ -45,7 +45,7 @@ from app.services.common.inputs import (
 )
 from app.services.decisions.evaluation import RequestMetrics, labels_index, request_metrics
 from app.services.decisions.request_costs import CostSetting
-from app.services.decisions.row_decisions import decide_rows
+from app.services.decisions.row_decisions import RowDecisions, decide_rows
 from app.services.feedback.prediction_log import (
     LogEntry,
     PredictionLogWriter,
@@ -71,6 +71,28 @@ ShadowHook = Callable[
 ]
 
 
+class ShadowAnswer(Protocol):
+    """What the shadow version decided for a request's rows (``"shadow": true``)."""
+
+    @property
+    def version(self) -> int: ...
+
+    alias: str | None
+    decisions: RowDecisions
+
+
+class ShadowNow(Protocol):
+    """The shadow scorer as a predict with ``"shadow": true`` uses it (set by the wiring):
+    decide the rows now (raising InvalidArgument naming ``shadow`` when it cannot), then
+    record the decisions against the logged ids."""
+
+    def decide_now(
+        self, served: Resolved, X: np.ndarray, setting: CostSetting, priors: Sequence[float] | None
+    ) -> ShadowAnswer: ...
+
+    def record_now(self, decided: Any, ids: Sequence[str]) -> None: ...
+
+
 # ---------------------------------------------------- values in and out
 @dataclass(frozen=True)
 class Resolved:
@@ -92,6 +114,7 @@ class Prediction:
     decisions: Decisions
     provenance: Provenance
     ids: list[str] | None = None  # the rows' ids: logged, or given by the client
+    shadow: ShadowAnswer | None = None  # "shadow": true: the shadow version's decisions
 
 
 @dataclass(frozen=True)
@@ -131,6 +154,7 @@ class Predictor:
         self.log = log  # None: the prediction log is off (COSTWISE_PREDICTION_LOG=false)
         self.log_features = log_features
         self.shadow: ShadowHook | None = None  # set by the wiring when shadow scoring is on
+        self.shadow_now: ShadowNow | None = None  # the same, for "shadow": true
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._cache_size = cache_size
@@ -310,12 +334,23 @@ class Predictor:
         proba, decisions, setting, raw = self._decide(loaded.model, X, costs)
         provenance = self._provenance(resolved, loaded, setting, costs)
         priors = None if isinstance(costs.priors, str) else costs.priors
+        shadow = None
+        if req.shadow:  # decided before anything is logged: a refusal fails the request whole
+            if self.shadow_now is None:
+                raise InvalidArgument(
+                    "shadow: shadow scoring is off in this process (COSTWISE_SHADOW_QUEUE_ROWS=0)",
+                    field="shadow",
+                )
+            shadow = self.shadow_now.decide_now(resolved, X, setting, priors)
         logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors)
-        if logged is not None and self.shadow is not None:  # the challenger: queued, not run here
+        if logged is not None and shadow is not None and self.shadow_now is not None:
+            self.shadow_now.record_now(shadow, logged)
+        elif logged is not None and self.shadow is not None:  # queued, not run here
             self.shadow(resolved, X, setting, priors, logged)
         return Prediction(
-            resolved, loaded.model.classes, proba, decisions, provenance, logged or ids_list(ids)
-        )
+            resolved, loaded.model.classes, proba, decisions, provenance,
+            logged or ids_list(ids), shadow,
+        )  # fmt: skip
 
     def _log(
         self,

@@ -84,3 +84,5 @@ class DecisionRequest:
     ids: Sequence[str] | None = None  # the caller's row ids (prediction log); predict only
     ids_field: str = "ids"  # how error messages name them
     labels: Sequence[Any] | None = None  # evaluate only: the true class of each row
+    # predict only: also decide with the model's shadow version, now, and answer with it
+    shadow: bool = False

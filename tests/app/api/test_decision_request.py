@@ -237,6 +237,7 @@ NOT_ON_V1 = {
 }
 NOT_ON_V2 = {
     "labels": "/v2 has no evaluate",
+    "shadow": "the shadow's decisions are answered on /v1 predict only",
     "costs.row_costs": "per-row costs come as the costs tensor (cost_array)",
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
 }
@@ -245,6 +246,7 @@ NOT_ON_BATCH = {
     "ids": "id columns are copied to the output, not logged",
     "ids_field": "no ids",
     "labels": "batch has no evaluate",
+    "shadow": "batch rows are not logged: no shadow pairs",
     "costs.cost_layout": "the /v2 costs tensor",
     "costs.priors_field": "the body's own name, priors, is the default",
     "costs.actions_field": "the body's own name, actions, is the default",
@@ -256,7 +258,7 @@ def test_every_request_field_is_mapped_by_every_door() -> None:
     every = _all_fields()
     on_v1 = _given(v1({"version": 2}))
     for members, *_ in FORMS.values():
-        on_v1 |= _given(v1({**members, "alias": "prod", "ids": ["a", "b", "c"]}))
+        on_v1 |= _given(v1({**members, "alias": "prod", "ids": ["a", "b", "c"], "shadow": True}))
         on_v1 |= _given(v1({**members, "labels": [0, 1, 0]}, EvaluateRequest))
     on_v2 = _given(v2({}, [], version="2"))
     ids = {"name": "ids", "shape": [3], "datatype": "BYTES", "data": ["a", "b", "c"]}
