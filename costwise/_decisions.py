@@ -29,6 +29,7 @@ class DecisionOptions(TypedDict, total=False):
     alias: str
     ids: Sequence[str]
     shadow: bool
+    routing_key: str
 
 
 def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str, Any]:

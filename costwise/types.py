@@ -188,6 +188,8 @@ class Provenance(Answer):
     applied_costs: AppliedCosts
     training_costs: list[list[float]] | None
     resolution: Resolution | None = dc_field(default=None, kw_only=True)
+    # when the alias is split: {"name": "champion" | "canary", "weight", "sticky"}
+    arm: dict[str, Any] | None = dc_field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -361,6 +361,14 @@ class RowsRequest(_CostChoice):
 
     instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
     records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")
+    routing_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=256,
+        description="When the alias is split (PUT .../aliases/{alias}/split): the key that "
+        "chooses the arm, e.g. a customer id; the same key always gets the same arm while "
+        "the split stands. Without it the arm is drawn at random per request.",
+    )
 
     @model_validator(mode="after")
     def _one_input(self) -> RowsRequest:
@@ -481,6 +489,29 @@ class ResolutionOut(BaseModel):
     )
 
 
+class ArmOut(BaseModel):
+    name: Literal["champion", "canary"]
+    weight: float = Field(description="The canary's share of the alias's requests.")
+    sticky: bool = Field(description="Chosen by the request's routing_key (else at random).")
+
+
+class SplitRequest(_Strict):
+    version: int = Field(ge=1, le=MAX_INT, description="The canary version.")
+    weight: float = Field(
+        allow_inf_nan=False, description="Share of the alias's requests it serves, in [0, 1]."
+    )
+
+
+class SplitOut(BaseModel):
+    model: str
+    alias: str
+    champion_version: int = Field(description="The alias's own version, now.")
+    canary_version: int
+    weight: float
+    created_by: str
+    created_at: datetime
+
+
 class Provenance(BaseModel):
     """Where a response came from (every predict and evaluate response carries it)."""
 
@@ -501,6 +532,11 @@ class Provenance(BaseModel):
     applied_costs: AppliedCostsOut = Field(description="The costs and priors applied.")
     training_costs: list[list[float]] | None = Field(
         description="The cost matrix the model was trained with, if it was."
+    )
+    arm: ArmOut | None = Field(
+        None,
+        description="Present only when the alias that chose the version is split: which "
+        "arm served (`champion`: the alias's version; `canary`: the split's version).",
     )
     resolution: ResolutionOut | None = Field(
         None,

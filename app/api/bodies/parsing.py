@@ -152,4 +152,5 @@ def predict_input(
         ids=getattr(req, "ids", None),  # predict only
         labels=getattr(req, "labels", None),  # evaluate only
         shadow=getattr(req, "shadow", False),  # predict only
+        routing_key=req.routing_key,
     )

@@ -208,6 +208,11 @@ def decode(req: InferenceRequest) -> Decoded:
     alias = params.get("alias")
     if alias is not None and not isinstance(alias, str):
         raise _bad("parameters.alias", f"expected a string, got {alias!r}")
+    routing_key = params.get("routing_key")
+    if routing_key is not None and (
+        not isinstance(routing_key, str) or not 1 <= len(routing_key) <= 256
+    ):
+        raise _bad("parameters.routing_key", f"expected a string of 1-256 characters, got {routing_key!r}")  # fmt: skip
     wanted = None
     if req.outputs is not None:
         wanted = tuple(o.name for o in req.outputs)
@@ -226,8 +231,9 @@ def decode(req: InferenceRequest) -> Decoded:
         actions_field="parameters.actions",
     )
     request = DecisionRequest(
-        Rows(matrix=X, field=where), costs, alias=alias, ids=ids, ids_field="inputs ('ids')"
-    )
+        Rows(matrix=X, field=where), costs, alias=alias, ids=ids, ids_field="inputs ('ids')",
+        routing_key=routing_key,
+    )  # fmt: skip
     return Decoded(request, wanted)
 
 

@@ -71,6 +71,22 @@ ShadowHook = Callable[
 ]
 
 
+@dataclass(frozen=True)
+class Arm:
+    """Which arm of an alias's traffic split served a request (see
+    :mod:`app.services.challenger.split`)."""
+
+    name: str  # champion | canary
+    weight: float  # the canary's share
+    sticky: bool  # chosen by the request's routing_key (else at random)
+
+
+class Router(Protocol):
+    """The alias's traffic split, as the predictor asks it (set by the wiring)."""
+
+    def route(self, served: Resolved, routing_key: str | None) -> tuple[int | None, Arm | None]: ...
+
+
 class ShadowAnswer(Protocol):
     """What the shadow version decided for a request's rows (``"shadow": true``)."""
 
@@ -104,6 +120,7 @@ class Resolved:
     stale_since: float | None = None  # epoch seconds: served from memory, database down
     model_id: int = 0
     log: bool = True  # the model's prediction-log switch
+    arm: Arm | None = None  # the arm of the alias's traffic split that served, if split
 
 
 @dataclass(frozen=True)
@@ -155,6 +172,7 @@ class Predictor:
         self.log_features = log_features
         self.shadow: ShadowHook | None = None  # set by the wiring when shadow scoring is on
         self.shadow_now: ShadowNow | None = None  # the same, for "shadow": true
+        self.router: Router | None = None  # aliases' traffic splits (set by the wiring)
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._cache_size = cache_size
@@ -300,6 +318,12 @@ class Predictor:
 
     def _run(self, name: str, req: DecisionRequest) -> tuple[Resolved, Loaded, np.ndarray]:
         resolved = self.resolve(name, req.version, req.alias)
+        if self.router is not None and req.version is None and resolved.alias is not None:
+            canary, arm = self.router.route(resolved, req.routing_key)
+            if canary is not None:  # the canary's version, still named by the alias
+                resolved = replace(self.resolve(name, canary), alias=resolved.alias, arm=arm)
+            elif arm is not None:
+                resolved = replace(resolved, arm=arm)
         loaded = self.entry(resolved)
         return resolved, loaded, self._matrix(loaded.model, req.rows)
 
@@ -317,6 +341,7 @@ class Predictor:
             trained,
             stale_since=r.stale_since,
             priors_estimate=c.priors_estimate,
+            arm=None if r.arm is None else vars(r.arm),
         )
 
     # -------------------------------------------------------------- use cases

@@ -86,3 +86,5 @@ class DecisionRequest:
     labels: Sequence[Any] | None = None  # evaluate only: the true class of each row
     # predict only: also decide with the model's shadow version, now, and answer with it
     shadow: bool = False
+    # the key of a sticky traffic split (e.g. a customer id): the same key, the same arm
+    routing_key: str | None = None

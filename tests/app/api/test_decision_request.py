@@ -247,6 +247,7 @@ NOT_ON_BATCH = {
     "ids_field": "no ids",
     "labels": "batch has no evaluate",
     "shadow": "batch rows are not logged: no shadow pairs",
+    "routing_key": "a batch names its version or alias; traffic splits route requests",
     "costs.cost_layout": "the /v2 costs tensor",
     "costs.priors_field": "the body's own name, priors, is the default",
     "costs.actions_field": "the body's own name, actions, is the default",
@@ -258,12 +259,17 @@ def test_every_request_field_is_mapped_by_every_door() -> None:
     every = _all_fields()
     on_v1 = _given(v1({"version": 2}))
     for members, *_ in FORMS.values():
-        on_v1 |= _given(v1({**members, "alias": "prod", "ids": ["a", "b", "c"], "shadow": True}))
+        on_v1 |= _given(
+            v1({**members, "alias": "prod", "ids": ["a", "b", "c"], "shadow": True,
+                "routing_key": "customer-1"})
+        )  # fmt: skip
         on_v1 |= _given(v1({**members, "labels": [0, 1, 0]}, EvaluateRequest))
     on_v2 = _given(v2({}, [], version="2"))
     ids = {"name": "ids", "shape": [3], "datatype": "BYTES", "data": ["a", "b", "c"]}
     for _, parameters, tensors, _ in FORMS.values():
-        on_v2 |= _given(v2({**parameters, "alias": "prod"}, [*tensors, ids]))
+        on_v2 |= _given(
+            v2({**parameters, "alias": "prod", "routing_key": "customer-1"}, [*tensors, ids])
+        )
     on_batch: set[str] = set()
     for form, (*_, members) in FORMS.items():
         if form not in BATCH_REFUSES:
