@@ -375,8 +375,8 @@ class ShadowScorer:
         target = self._targets.get(served.model_id)
         if target is None:
             raise InvalidArgument(
-                f"shadow: model {served.model!r} has no shadow version (PUT "
-                f"/v1/models/{served.model}/shadow names one)",
+                f"shadow: model {served.model!r} has no shadow version (an admin names one "
+                "with PUT on the model's shadow)",
                 field="shadow",
             )
         shadow = self.predictor.resolve(target.model, target.version, target.alias)

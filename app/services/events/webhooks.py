@@ -48,7 +48,7 @@ from app.services.datasets.connections import FencedBackend
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ALLOW_SETTING", "Deliverer", "DeliveryPolicy", "Webhooks", "signature"]
+__all__ = ["ALLOW_SETTING", "EVENTS", "Deliverer", "DeliveryPolicy", "Webhooks", "signature"]
 
 ALLOW_SETTING = "COSTWISE_WEBHOOK_ALLOW_HOSTS"
 MAX_BACKOFF_SECONDS = 3600.0
