@@ -173,8 +173,9 @@ def cmd_priors(args: argparse.Namespace, settings: Settings, sessions: Any) -> i
 
         factory = sessions(settings)
         estimates = PriorEstimates(factory, factory, max_rows=settings.monitoring_max_rows)
-        run = estimates.record if args.record else estimates.estimate
-        out = run(args.model, version=args.version, window=LogWindow(since, until))
+        out = estimates.estimate(
+            args.model, version=args.version, window=LogWindow(since, until), record=args.record
+        )
     print(json.dumps(out, indent=2, default=str))
     return 0
 

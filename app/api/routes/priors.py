@@ -75,5 +75,7 @@ async def record_priors(
     body: Annotated[PriorEstimateRequest, Depends(PRIORS_BODY)],
 ) -> Any:
     window = utc_window(body.since, body.until)
-    out = await run_in_threadpool(services.priors.record, name, version=body.version, window=window)
+    out = await run_in_threadpool(
+        lambda: services.priors.estimate(name, version=body.version, window=window, record=True)
+    )
     return FastJSONResponse(out, status_code=201)

@@ -3,7 +3,7 @@
 :meth:`PriorEstimates.estimate` (``GET /v1/models/{name}/priors``, role reader) runs the
 EM of Saerens, Latinne & Decaestecker (2002) (:func:`models.feedback.priors.estimate_priors`) over
 the probabilities logged for a version's recent predictions -- no labels needed -- and
-records nothing. :meth:`PriorEstimates.record` (``POST``, role admin) computes the same
+records nothing. With ``record=True`` (``POST``, role admin) it computes the same
 estimate and records it (table ``prior_estimates``): recording is a write that changes
 decisions, so reading never does it. Logged probabilities are those the decisions used:
 where a request applied its own deployment ``priors``, that shift is undone first (in
@@ -126,25 +126,21 @@ class PriorEstimates:
         name: str,
         version: int | None = None,
         window: LogWindow = EVERYTHING,
+        *,
+        record: bool = False,
     ) -> dict[str, Any]:
         """Estimate the priors of ``version`` (default: the version served now: the
         production alias, else the latest) from its latest logged predictions in
-        ``window`` (at most ``max_rows`` of them). Records nothing: ``id`` is
-        None and ``recorded`` False; no decision changes."""
-        est = self._compute(name, version, window)
-        out = {"model": name, **_ref_fields(est.row), "id": None, "estimated_at": _iso(_now())}
-        return {**out, **est.figures, "recorded": False}
+        ``window`` (at most ``max_rows`` of them).
 
-    def record(
-        self,
-        name: str,
-        version: int | None = None,
-        window: LogWindow = EVERYTHING,
-    ) -> dict[str, Any]:
-        """As :meth:`estimate`, and record the estimate: from now on it is what
-        ``"priors": "estimated"`` applies to ``version``'s predictions (on every replica
-        within :data:`CACHE_SECONDS`)."""
+        Without ``record`` nothing is recorded: ``id`` is None and ``recorded`` False;
+        no decision changes. With ``record`` the estimate is recorded: from now on it is
+        what ``"priors": "estimated"`` applies to ``version``'s predictions (on every
+        replica within :data:`CACHE_SECONDS`)."""
         est = self._compute(name, version, window)
+        if not record:
+            out = {"model": name, **_ref_fields(est.row), "id": None, "estimated_at": _iso(_now())}
+            return {**out, **est.figures, "recorded": False}
         with writing(self._sessions) as reg:
             PriorEstimateStore(reg.session).add(est.row)
             ref = _ref(est.row)
