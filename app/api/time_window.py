@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from app.errors import InvalidArgument
 from app.registry.log_window import LogWindow
 
-__all__ = ["utc_instant", "utc_window"]
+__all__ = ["LogWindow", "utc_instant", "utc_window"]
 
 
 def utc_instant(t: datetime | None, field: str) -> datetime | None:
@@ -38,7 +38,8 @@ def utc_instant(t: datetime | None, field: str) -> datetime | None:
 
 
 def utc_window(since: datetime | None, until: datetime | None, prefix: str = "") -> LogWindow:
-    """``[since, until)`` in UTC, each checked by :func:`utc_instant`; ``since`` must be
+    """``[since, until)`` in UTC as a :class:`LogWindow` (the value the services take),
+    each end checked by :func:`utc_instant`; ``since`` must be
     before ``until`` when both are given. Errors name ``{prefix}since`` / ``{prefix}until``."""
     start = utc_instant(since, f"{prefix}since")
     end = utc_instant(until, f"{prefix}until")

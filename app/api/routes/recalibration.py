@@ -15,9 +15,8 @@ from app.api.bodies.scan import Limits, refuse_oversized, rows_field
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import error_responses, validation_errors
 from app.api.schemas import MAX_INT, RecalibrationRequest, VersionOut
-from app.api.time_window import utc_window
+from app.api.time_window import LogWindow, utc_window
 from app.errors import InvalidArgument
-from app.registry.log_window import LogWindow
 from app.services.common.inputs import features_matrix
 from app.services.feedback.recalibration import LabelledInput
 from app.settings import Settings
