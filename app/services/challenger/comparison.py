@@ -30,15 +30,14 @@ import re
 from typing import Any
 
 import numpy as np
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, PayloadTooLarge
+from app.errors import InvalidArgument, NotFound
 from app.registry.log_window import EVERYTHING, LogWindow
 from app.registry.prediction_log import PredictionLog
 from app.registry.repository import Registry, reading
 from app.registry.shadow_log import PairedLog, PairedRows
 from app.services.common.core_errors import core_errors
-from app.services.common.slots import ReportSlots
+from app.services.common.slots import LogReports
 from models.evaluation.metrics import row_costs
 from models.feedback.comparison import (
     CostDifference,
@@ -51,7 +50,6 @@ from models.feedback.monitoring import calibration_summary
 __all__ = ["ASSUMPTIONS", "Comparison", "MODES"]
 
 MODES = ("auto", "paired", "unpaired")
-RETRY_AFTER_SECONDS = 2
 
 ASSUMPTIONS = {
     "paired": (
@@ -75,19 +73,11 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-class Comparison:
-    """Compares two versions' realised cost and calibration (read-only sessions)."""
+class Comparison(LogReports):
+    """Compares two versions' realised cost and calibration (read-only sessions; the
+    bounds of the monitoring reports: ``max_rows``, ``max_concurrent``)."""
 
-    def __init__(
-        self,
-        read_sessions: sessionmaker[Session],
-        max_rows: int = 1_000_000,
-        max_concurrent: int = 2,
-    ) -> None:
-        self._read = read_sessions
-        self.max_rows = max_rows
-        self.max_concurrent = max_concurrent
-        self._slots = ReportSlots(max_concurrent, "comparisons", RETRY_AFTER_SECONDS)
+    reports = "comparisons"
 
     # ----------------------------------------------------------------- inputs
     @staticmethod
@@ -197,27 +187,18 @@ class Comparison:
                 "assumptions": ASSUMPTIONS["paired" if paired else "unpaired"],
             }
             if paired:
-                self._bound(n_ab + n_ba)
+                self._bound(n_ab + n_ba, "labelled predictions")
                 parts = [pairs.rows(model.id, va, vb, k, window)]
                 parts.append(pairs.rows(model.id, vb, va, k, window).swapped())
                 rows = PairedRows.concat(parts)
                 self._labels_needed(len(rows), require_labels, window, "a", va, vb)
                 return {**head, **paired_report(rows, confidence, n_ab, n_ba)}
             counts = log.counts(model.id, window)
-            self._bound(sum(counts.get(v, (0, 0))[1] for v in (va, vb)))
+            self._bound(sum(counts.get(v, (0, 0))[1] for v in (va, vb)), "labelled predictions")
             cols = {v: log.columns(model.id, v, k, window, labelled=True) for v in (va, vb)}
         for field, v in (("a", va), ("b", vb)):
             self._labels_needed(len(cols[v]), require_labels, window, field, v, None)
         return {**head, **unpaired_report(cols[va], cols[vb], confidence)}
-
-    def _bound(self, n: int) -> None:
-        if n > self.max_rows:
-            raise PayloadTooLarge(
-                f"since/until: more than {self.max_rows} labelled predictions in this window "
-                "(setting COSTWISE_MONITORING_MAX_ROWS); narrow it",
-                field="since",
-                limit=self.max_rows,
-            )
 
     @staticmethod
     def _labels_needed(

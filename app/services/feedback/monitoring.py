@@ -27,19 +27,18 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, PayloadTooLarge
+from app.errors import InvalidArgument, NotFound
 from app.registry.log_window import EVERYTHING, LogWindow, utc_iso
 from app.registry.pending_outcomes import PendingOutcomes
 from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.common.core_errors import core_errors
-from app.services.common.slots import ReportSlots
+from app.services.common.slots import LogReports
 from models.feedback.monitoring import calibration_summary, realised_cost
 
 __all__ = ["BUCKETS", "Monitoring", "summarise"]
 
 BUCKETS = {"hour": 3600, "day": 86400}
-RETRY_AFTER_SECONDS = 2  # about one report over a large window
 
 
 def _mean(a: np.ndarray) -> list[float] | None:
@@ -98,8 +97,11 @@ def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
     return out
 
 
-class Monitoring:
-    """Reads the prediction log and summarises it (read-only sessions)."""
+class Monitoring(LogReports):
+    """Reads the prediction log and summarises it (read-only sessions); the gauges read
+    the latest ``gauge_rows`` labelled predictions of a version."""
+
+    reports = "monitoring reports"
 
     def __init__(
         self,
@@ -108,11 +110,8 @@ class Monitoring:
         gauge_rows: int = 100_000,
         max_concurrent: int = 2,
     ) -> None:
-        self._read = read_sessions
-        self.max_rows = max_rows
+        super().__init__(read_sessions, max_rows, max_concurrent)
         self.gauge_rows = gauge_rows
-        self.max_concurrent = max_concurrent
-        self._slots = ReportSlots(max_concurrent, "monitoring reports", RETRY_AFTER_SECONDS)
 
     def report(
         self,
@@ -153,13 +152,8 @@ class Monitoring:
             counts = log.counts(model.id, window)
             if version is not None:
                 counts = {v: c for v, c in counts.items() if v == version}
-            if sum(n for n, _ in counts.values()) > self.max_rows:  # counted, not read
-                raise PayloadTooLarge(
-                    f"since/until: more than {self.max_rows} logged predictions in this "
-                    "window (setting COSTWISE_MONITORING_MAX_ROWS); narrow it or give a version",
-                    field="since",
-                    limit=self.max_rows,
-                )
+            counted = sum(n for n, _ in counts.values())  # counted, not read
+            self._bound(counted, "logged predictions", "narrow it or give a version")
             classes = log.version_classes(model.id, set(counts))
             versions = []
             for v in sorted(counts):
