@@ -58,11 +58,9 @@ async def compare(
     mode: Literal["auto", "paired", "unpaired"] = "auto",
     confidence: Annotated[float, Query(ge=0.5, lt=1.0)] = 0.95,
 ) -> Any:
-    since, until = utc_window(since, until)
+    window = utc_window(since, until)
     report = await run_in_threadpool(
-        lambda: services.comparison.compare(
-            name, a, b, since=since, until=until, mode=mode, confidence=confidence
-        )
+        lambda: services.comparison.compare(name, a, b, window, mode=mode, confidence=confidence)
     )
     return FastJSONResponse(report)
 
@@ -89,7 +87,7 @@ async def promote(
     services: ServicesDep,
     caller: CallerDep,
 ) -> Any:
-    since, until = utc_window(body.since, body.until)
+    window = utc_window(body.since, body.until)
     rule = PromotionRule(**body.rule.model_dump())
     moved = await run_in_threadpool(
         lambda: services.promoter.promote(
@@ -98,8 +96,7 @@ async def promote(
             str(body.candidate),
             rule,
             Actor(caller.name, caller.role),
-            since=since,
-            until=until,
+            window,
             note=body.note,
         )
     )
