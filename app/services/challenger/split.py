@@ -27,9 +27,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, ServiceError
+from app.errors import InvalidArgument, NotFound
 from app.registry.orm import AliasSplit, RegisteredModel, utcnow
 from app.registry.repository import reading, writing
+from app.services.common.periodic import Periodic
 from app.services.prediction.predictor import Arm, Resolved
 
 log = logging.getLogger(__name__)
@@ -69,8 +70,9 @@ class TrafficSplits:
         self._splits: dict[tuple[int, str], Split] = {}
         self._lock = threading.Lock()
         self._changes = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = Periodic(
+            "costwise-splits", "reading the traffic splits", refresh_seconds, self.refresh
+        )
 
     # ------------------------------------------------------------ request path
     def route(self, served: Resolved, routing_key: str | None) -> tuple[int | None, Arm | None]:
@@ -164,30 +166,7 @@ class TrafficSplits:
 
     # ------------------------------------------------------------- the thread
     def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._stop.clear()
-        try:
-            self.refresh()
-        except ServiceError as error:  # the database is down: retried by the thread
-            log.warning("traffic splits: reading them failed (retried): %s", error)
-        self._thread = threading.Thread(target=self._run, name="costwise-splits", daemon=True)
-        self._thread.start()
+        self._thread.start(first=True)
 
     def close(self, timeout: float = 5.0) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._stop.set()
-            thread.join(timeout)
-
-    def _run(self) -> None:
-        failing = False
-        while not self._stop.wait(self.refresh_seconds):
-            try:
-                self.refresh()
-            except ServiceError as error:
-                if not failing:
-                    log.warning("traffic splits: reading them failed (retried): %s", error)
-                failing = True
-            else:
-                failing = False
+        self._thread.close(timeout)
