@@ -23,7 +23,14 @@ from models.decisions.actions import (
     validate_row_action_matrices,
 )
 
-__all__ = ["REVIEW_ACTIONS", "REVIEW_CLASSES", "action_matrix", "action_names", "with_review"]
+__all__ = [
+    "REVIEW_ACTIONS",
+    "REVIEW_CLASSES",
+    "action_matrix",
+    "action_names",
+    "multiclass_review",
+    "with_review",
+]
 
 #: The actions of two-class named costs with ``c_review``: decide ``classes[0]``, decide
 #: ``classes[1]``, or send to review (``c_review`` whatever the truth); in this order,

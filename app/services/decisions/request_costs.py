@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -177,7 +178,12 @@ def cost_setting(
             named = {k: v for k, v in costs.items() if k != "c_review"}
             with core_errors(f):
                 binary = _binary_matrix(named)
-            return _review(binary, costs["c_review"], "costs", f"{f}.c_review")
+            review = costs["c_review"]
+            valid = (type(review) is float or type(review) is int) and 0.0 <= review < math.inf
+            if valid:  # remembered, as _binary_matrix (an invalid one: the error below)
+                m = _review_matrix_of(binary.tobytes(), float(review).hex())
+                return CostSetting(m, "costs", REVIEW_ACTIONS, REVIEW_CLASSES)
+            return _review(binary, review, "costs", f"{f}.c_review")
         with core_errors(f):
             return CostSetting(_binary_matrix(costs), "costs")
     if cost_matrix is not None:
@@ -235,6 +241,16 @@ def _row_reviews(row_costs: Sequence[Costs], field: str) -> dict[str, np.ndarray
             field=f"{field}[{r}].c_review",
         )
     return {"c_review": np.array([float(r["c_review"]) for r in row_costs], np.float64)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _review_matrix_of(binary: bytes, c_review: str) -> np.ndarray:
+    """The (2, 3) matrix of a validated binary matrix (its bytes) with ``c_review`` (its
+    ``float.hex``), read-only; an invalid ``c_review`` raises and is not kept."""
+    matrix = np.frombuffer(binary, dtype=np.float64).reshape(2, 2)
+    m = with_review(matrix, float.fromhex(c_review), "costs.c_review")
+    m.setflags(write=False)
+    return m
 
 
 @functools.lru_cache(maxsize=1024)
