@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from models.exceptions import ArtifactError
+from models.inference.layouts.attribution import tag_map
 from models.inference.layouts.rows import CHUNK, block, row_sums
 from models.kernels.tree_records import pack_nodes
 from models.specs.layout import EnsembleLayout
@@ -147,6 +148,59 @@ def _sums(ensemble: Any, X: np.ndarray, tag: str) -> np.ndarray:
     return out
 
 
+def _explain_arrays(ensemble: Any, tag: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's value under ``g`` of ``tag`` and every node's parent (-1: a root),
+    made on the first explanation and kept with the ensemble.
+
+    An inner node's value is the mean of its two children's values (each branch weighted
+    equally: the artifact keeps no training counts per node), leaves keep their output.
+    """
+    key = f"explain{tag}"
+    found: tuple[np.ndarray, np.ndarray] | None = ensemble._derived.get(key)
+    if found is not None:
+        return found
+    a, g = ensemble.arrays, ensemble._derived
+    inner = np.flatnonzero(a["node_feature"] != -1)
+    left, right = g["left"][inner], g["right"][inner]
+    values = tag_map(tag)(a["node_value"]).copy()
+    for _ in range(int(g["depth"])):  # each pass fixes one more level, from the leaves up
+        values[inner] = (values[left] + values[right]) / 2.0
+    parent = np.full(values.size, -1, dtype=np.intp)
+    parent[left] = inner
+    parent[right] = inner
+    ensemble._derived[key] = found = (values, parent)
+    return found
+
+
+def _explain(ensemble: Any, X: np.ndarray, tag: str) -> tuple[float, np.ndarray]:
+    """Path attribution (Saabas): along the path of a row to its leaf in tree ``t``, each
+    inner node's feature gets ``alpha_t (value(child) - value(node))``; the bias is
+    ``sum_t alpha_t value(root_t)``. The differences telescope, so bias plus
+    contributions is the sum of the leaves' values. The leaves are those the served sums
+    reach (:func:`tree_nodes`), walked back to the roots."""
+    values, parent = _explain_arrays(ensemble, tag)
+    feature = ensemble.arrays["node_feature"].astype(np.intp)
+    alphas, d = ensemble.alphas, int(ensemble.n_features)
+    out = np.empty((X.shape[0], d))
+    for i in range(0, X.shape[0], CHUNK):
+        xc = block(X, i)
+        rows = xc.shape[0]
+        cur = tree_nodes(ensemble, xc)
+        base = (np.arange(rows, dtype=np.intp) * d)[:, None]
+        acc = np.zeros(rows * d)
+        for _ in range(int(ensemble._derived["depth"])):
+            up = parent[cur]
+            moved = up >= 0
+            up = np.where(moved, up, cur)
+            diff = np.where(moved, values[cur] - values[up], 0.0) * alphas
+            cells = base + np.where(moved, feature[up], 0)
+            acc += np.bincount(cells.ravel(), weights=diff.ravel(), minlength=rows * d)
+            cur = up
+        out[i : i + rows] = acc.reshape(rows, d)
+    roots = ensemble.arrays["tree_offsets"][:-1]
+    return float(alphas @ values[roots]), out
+
+
 class _Votes:
     """Votes (``total = 0``) or vote fractions (divided and clipped in the same call) of
     trees whose leaves are class indices, compiled; a class, not a closure, so that a
@@ -181,5 +235,5 @@ DESCRIPTION = (
 )
 LAYOUT = EnsembleLayout(
     "trees", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _Votes, offsets="tree_offsets",
-    class_arrays=("node_value",), cuts=("node_feature", "node_threshold"),
+    class_arrays=("node_value",), cuts=("node_feature", "node_threshold"), explain=_explain,
 )  # fmt: skip
