@@ -358,6 +358,39 @@ class PredictRequest(RowsRequest):
         "Default: the prediction log makes one. An id already logged for the model keeps "
         "its first record (the new row is answered, not logged again).",
     )
+    explain: bool = Field(
+        False,
+        description="Add each row's `explanation`: the contribution of each feature to "
+        "the boosting score, summing with `bias` to the `score` the calibration map took, "
+        "and the probability and expected-cost margin it leads to. Two-class models whose "
+        "algorithm has an exact attribution only (the default `auto` has); others are "
+        "refused (INVALID_ARGUMENT naming `explain`). Costs more per row than the plain "
+        "decision (docs/api.md).",
+    )
+
+
+class ExplanationOut(BaseModel):
+    """Why a row got its score (``explain: true``)."""
+
+    bias: float = Field(
+        description="The part of the score no feature accounts for: the learners' "
+        "reference values (the same for every row, up to rounding)."
+    )
+    contributions: dict[str, float] = Field(
+        description="Feature name -> its contribution to the score (x0, x1, ... for a "
+        "model trained without names); bias + their sum = score, to float rounding."
+    )
+    score: float = Field(
+        description="The raw boosting score the calibration map took (calibration.score: "
+        "the vote fraction or the logistic score, the mean over folds for a fold ensemble)."
+    )
+    probability: float = Field(
+        description="The probability of classes[1] the decision used (equal to probabilities[1])."
+    )
+    expected_cost_margin: float = Field(
+        description="Expected cost of the second-best decision minus the chosen one's "
+        "(>= 0, 0 on a tie): how far the decision is from changing, in cost units."
+    )
 
 
 class PredictionOut(BaseModel):
@@ -377,6 +410,9 @@ class PredictionOut(BaseModel):
     )
     expected_cost: float | None = Field(
         description="sum_i p_i C[i][decision]; null without probabilities."
+    )
+    explanation: ExplanationOut | None = Field(
+        None, description="Present only when the request asked for it (`explain: true`)."
     )
 
 

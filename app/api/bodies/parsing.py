@@ -121,4 +121,5 @@ def predict_input(
         alias=req.alias,
         ids=getattr(req, "ids", None),  # predict only
         labels=getattr(req, "labels", None),  # evaluate only
+        explain=getattr(req, "explain", False),  # predict only
     )

@@ -73,3 +73,4 @@ class DecisionRequest:
     ids: Sequence[str] | None = None  # the caller's row ids (prediction log); predict only
     ids_field: str = "ids"  # how error messages name them
     labels: Sequence[Any] | None = None  # evaluate only: the true class of each row
+    explain: bool = False  # predict only: each row's explanation (prediction.explanations)

@@ -191,11 +191,13 @@ NOT_ON_V1 = {
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
 }
 NOT_ON_V2 = {
+    "explain": "explanations are a /v1 predict option",
     "labels": "/v2 has no evaluate",
     "costs.row_costs": "per-row costs come as the costs tensor (cost_array)",
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
 }
 NOT_ON_BATCH = {
+    "explain": "explanations are a /v1 predict option, not a batch output column",
     "rows": "the rows are the input data set's, read block by block",
     "ids": "id columns are copied to the output, not logged",
     "ids_field": "no ids",
@@ -209,7 +211,7 @@ NOT_ON_BATCH = {
 
 def test_every_request_field_is_mapped_by_every_door() -> None:
     every = _all_fields()
-    on_v1 = _given(v1({"version": 2}))
+    on_v1 = _given(v1({"version": 2, "explain": True}))
     for members, *_ in FORMS.values():
         on_v1 |= _given(v1({**members, "alias": "prod", "ids": ["a", "b", "c"]}))
         on_v1 |= _given(v1({**members, "labels": [0, 1, 0]}, EvaluateRequest))
