@@ -25,6 +25,8 @@ from models.specs.layout import EnsembleLayout
 
 __all__ = ["LAYOUT", "learner_outputs"]
 
+_EXPLAIN_CELLS = 1 << 20  # rows x learners x features per block of an explanation
+
 
 def _prepare(alphas: np.ndarray, arrays: dict[str, np.ndarray], n_features: int) -> dict[str, Any]:
     """Validate the arrays; return them reshaped per learner (and R, functions per learner)."""
@@ -102,16 +104,19 @@ def _explain(ensemble: Any, X: np.ndarray, tag: str) -> tuple[float, np.ndarray]
     steps = np.arange(alphas.size)
     reference = g(value[steps, (at_mu[:, 1] > at_mu[:, 0]).astype(np.intp)])
     delta = (g(learner_outputs(ensemble, X)) - reference) * alphas
-    out = np.zeros((X.shape[0], mu.shape[1]))
-    for t in np.flatnonzero((delta != 0).any(axis=0)):
-        rows = np.flatnonzero(delta[:, t])
-        xs = X[rows]
-        xs = np.where(np.isnan(xs), mu[t], xs)
-        terms = (xs - mu[t]) * w[t]
-        total = terms.sum(axis=1)
-        ok = total != 0
-        share = np.where(ok[:, None], terms / np.where(ok, total, 1.0)[:, None], 1.0 / mu.shape[1])
-        out[rows] += delta[rows, t][:, None] * share
+    m, d = mu.shape
+    out = np.empty((X.shape[0], d))
+    step = max(1, _EXPLAIN_CELLS // (m * d))  # rows per block: (rows, M, d) temporaries
+    for i in range(0, X.shape[0], step):
+        xc = X[i : i + step, None, :]
+        xs = np.where(np.isnan(xc), mu, xc)  # (rows, M, d): each learner's fill
+        terms = (xs - mu) * w
+        total = terms.sum(axis=2)
+        moves = delta[i : i + step]
+        ok = (moves != 0) & (total != 0)
+        scale = np.where(ok, moves / np.where(ok, total, 1.0), 0.0)  # (rows, M)
+        even = np.where(ok, 0.0, moves).sum(axis=1) / d  # a zero total: shared equally
+        out[i : i + step] = np.matmul(scale[:, None, :], terms)[:, 0, :] + even[:, None]
     return float(alphas @ reference), out
 
 

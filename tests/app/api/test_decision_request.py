@@ -191,7 +191,6 @@ NOT_ON_V1 = {
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
 }
 NOT_ON_V2 = {
-    "explain": "explanations are a /v1 predict option",
     "labels": "/v2 has no evaluate",
     "costs.row_costs": "per-row costs come as the costs tensor (cost_array)",
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
@@ -215,7 +214,7 @@ def test_every_request_field_is_mapped_by_every_door() -> None:
     for members, *_ in FORMS.values():
         on_v1 |= _given(v1({**members, "alias": "prod", "ids": ["a", "b", "c"]}))
         on_v1 |= _given(v1({**members, "labels": [0, 1, 0]}, EvaluateRequest))
-    on_v2 = _given(v2({}, [], version="2"))
+    on_v2 = _given(v2({"explain": True}, [], version="2"))
     ids = {"name": "ids", "shape": [3], "datatype": "BYTES", "data": ["a", "b", "c"]}
     for _, parameters, tensors, _ in FORMS.values():
         on_v2 |= _given(v2({**parameters, "alias": "prod"}, [*tensors, ids]))

@@ -78,3 +78,34 @@ def test_explain_is_refused_where_there_is_no_exact_attribution(client: TestClie
         assert client.post(
             f"/v1/models/{name}/predict", json={"instances": X[:2].tolist()}
         ).is_success
+
+
+def test_v2_explain_parameter_gives_the_same_explanations(client: TestClient) -> None:
+    r = client.post("/v1/models/auto/versions", json=_default_body())
+    assert r.status_code == 201, r.text
+    X, _ = dataset(6, seed=4)
+    v1 = client.post(
+        "/v1/models/auto/predict",
+        json={"instances": X.tolist(), "costs": COSTS, "explain": True},
+    ).json()["predictions"]
+    features = {"name": "x", "shape": list(X.shape), "datatype": "FP64", "data": X.ravel().tolist()}
+    body = {"inputs": [features], "parameters": {**COSTS, "explain": True}}
+    r = client.post("/v2/models/auto/infer", json=body)
+    assert r.status_code == 200, r.text
+    out = {t["name"]: t for t in r.json()["outputs"]}
+    contrib = out["contributions"]
+    assert contrib["shape"] == [6, 4] and contrib["parameters"]["features"] == FEATURES
+    values = np.asarray(contrib["data"]).reshape(6, 4)
+    for i, p in enumerate(v1):
+        e = p["explanation"]
+        assert values[i].tolist() == list(e["contributions"].values())
+        assert out["explanation_bias"]["data"][i] == e["bias"]
+        assert out["score"]["data"][i] == e["score"]
+        assert out["expected_cost_margin"]["data"][i] == e["expected_cost_margin"]
+    plain = client.post("/v2/models/auto/infer", json={"inputs": [features]}).json()
+    assert {t["name"] for t in plain["outputs"]}.isdisjoint({"contributions", "score"})
+    asked = {"inputs": [features], "outputs": [{"name": "contributions"}]}
+    r = client.post("/v2/models/auto/infer", json=asked)
+    assert r.status_code == 400 and "parameters.explain" in r.text, r.text
+    r = client.post("/v2/models/auto/infer", json={**body, "parameters": {"explain": "yes"}})
+    assert r.status_code == 400 and "parameters.explain" in r.text, r.text
