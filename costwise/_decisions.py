@@ -25,6 +25,7 @@ class DecisionOptions(TypedDict, total=False):
     version: int
     alias: str
     ids: Sequence[str]
+    explain: bool
 
 
 def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str, Any]:
@@ -58,7 +59,9 @@ def predict(
     recorded estimate (:meth:`estimate_priors` with ``record=True``). ``version`` or
     ``alias`` pins the version (default: alias ``production``, else the latest). ``ids``: your id of each row (e.g.
     the transaction id) for :meth:`send_outcomes`; else each ``predictions[i].id`` is the
-    service's. Retried on 503 (a retried row keeps its first logged record).
+    service's. ``explain=True``: each prediction's ``explanation`` (two-class models: the
+    contribution of each feature to the raw score, the probability and the expected-cost
+    margin). Retried on 503 (a retried row keeps its first logged record).
     """
     body = _decision_body(instances, options)
     return one(Call("POST", _model(name, "predict"), json=body), _as(PredictResponse))
@@ -74,6 +77,8 @@ def evaluate(
     (confusion matrix, total and mean cost, Q, Brier). Arguments as :meth:`predict`."""
     if "ids" in options:
         raise ValueError("ids are for predict: evaluate logs nothing")
+    if "explain" in options:
+        raise ValueError("explain is for predict: evaluate returns no rows")
     body = _decision_body(instances, options)
     body["labels"] = _plain(labels)
     return one(Call("POST", _model(name, "evaluate"), json=body), _as(Evaluation))

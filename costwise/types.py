@@ -128,12 +128,25 @@ class Alias(Answer):
 
 
 @dataclass(frozen=True)
+class Explanation(Answer):
+    """Why a row got its score (predict with ``explain=True``): ``bias`` plus the
+    ``contributions`` (feature name -> value) sum to ``score``, the raw boosting score."""
+
+    bias: float
+    contributions: dict[str, float]
+    score: float
+    probability: float
+    expected_cost_margin: float
+
+
+@dataclass(frozen=True)
 class Prediction(Answer):
     decision: Label
     probabilities: list[float] | None
     threshold: float | None
     expected_cost: float | None
     id: str | None = None  # the row's id in the prediction log (report outcomes with it)
+    explanation: Explanation | None = None  # asked for with explain=True
 
 
 @dataclass(frozen=True)
