@@ -4,8 +4,8 @@ Trains the service default (``build_estimator("auto", {"random_state": 0})``, wh
 ``POST /v1/models`` trains without parameters: a fold ensemble of the chosen weak learner
 under one calibration map) on a stratified 75% of each two-class data set of
 ``../shared/datasets`` given (``--datasets``; by default pima, whose default is oblique,
-spambase, depth-3 trees, and german), stores it as an artifact and loads it back (as the
-service serves it). Then, alternating the two in rounds so that machine noise hits them
+spambase and german, depth-3 trees, and housevotes, stumps), stores it as an artifact and
+loads it back (as the service serves it). Then, alternating the two in rounds so that machine noise hits them
 alike, it times on held-out rows (repeated to 10,000), under per-row named costs:
 
 * ``plain``: the decision as the predictor makes it,
@@ -209,7 +209,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--datasets", nargs="+", default=["pima", "spambase", "german"])
+    p.add_argument("--datasets", nargs="+", default=["pima", "spambase", "german", "housevotes"])
     p.add_argument("--calls", type=int, default=300, help="one-row calls per round")
     p.add_argument("--rounds", type=int, default=7)
     args = p.parse_args(argv)

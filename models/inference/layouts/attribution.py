@@ -41,18 +41,19 @@ def single_feature_terms(
 
     ``reference`` holds ``r_t`` (already mapped by ``g``); ``outputs`` is the layout's
     ``h_t(x)``, the same function the served sums use. A row's terms
-    ``alpha_t (g(h_t(x)) - r_t)`` are added into their features' columns by a product with
-    the (M, d) one-hot matrix of the learners' features (adding zeros is exact).
+    ``alpha_t (g(h_t(x)) - r_t)`` are summed per feature (learners sorted by feature,
+    one ``add.reduceat`` per row block: no BLAS product, whose threads can cost
+    milliseconds on a busy machine).
     """
     g = tag_map(tag)
     alphas = ensemble.alphas  # type: ignore[attr-defined]
     d = int(ensemble.n_features)  # type: ignore[attr-defined]
     feature = ensemble.arrays["feature"].astype(np.intp)  # type: ignore[attr-defined]
-    onehot = np.zeros((alphas.size, d))
-    onehot[np.arange(alphas.size), feature] = 1.0
-    out = np.empty((X.shape[0], d))
+    order = np.argsort(feature, kind="stable")
+    used, starts = np.unique(feature[order], return_index=True)
+    out = np.zeros((X.shape[0], d))
     for i in range(0, X.shape[0], CHUNK):
         xc = block(X, i)
         terms = (g(outputs(ensemble, xc)) - reference) * alphas
-        out[i : i + xc.shape[0]] = terms @ onehot
+        out[i : i + xc.shape[0], used] = np.add.reduceat(terms[:, order], starts, axis=1)
     return float(alphas @ reference), out
