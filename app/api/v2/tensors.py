@@ -30,7 +30,12 @@ OUTPUTS = ("probabilities", "decision", "expected_cost", "threshold", "id")
 #: with ``parameters.explain: true`` (app.services.prediction.explanations): each row's
 #: bias, contributions ([N, n_features], the feature names in the tensor's parameters),
 #: raw score and expected-cost margin
-EXPLAIN_OUTPUTS = ("explanation_bias", "contributions", "score", "expected_cost_margin")
+EXPLAIN_OUTPUTS = (
+    "explanation_bias",
+    "contributions",
+    "explanation_score",
+    "expected_cost_margin",
+)
 COSTS_INPUT = "costs"
 IDS_INPUT = "ids"  # the client's id of each row (BYTES, shape [N]): see the prediction log
 NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn")
@@ -277,7 +282,7 @@ def encode(p: Prediction, wanted: tuple[str, ...] | None) -> list[dict[str, Any]
         out["explanation_bias"] = _tensor("explanation_bias", "FP64", [n], e.bias)
         contrib = _tensor("contributions", "FP64", [n, len(e.features)], e.contributions.ravel())
         out["contributions"] = {**contrib, "parameters": {"features": list(e.features)}}
-        out["score"] = _tensor("score", "FP64", [n], e.score)
+        out["explanation_score"] = _tensor("explanation_score", "FP64", [n], e.score)
         out["expected_cost_margin"] = _tensor("expected_cost_margin", "FP64", [n], e.margin)
     if wanted is None:
         return [out[name] for name in OUTPUTS + EXPLAIN_OUTPUTS if name in out]

@@ -100,10 +100,10 @@ def test_v2_explain_parameter_gives_the_same_explanations(client: TestClient) ->
         e = p["explanation"]
         assert values[i].tolist() == list(e["contributions"].values())
         assert out["explanation_bias"]["data"][i] == e["bias"]
-        assert out["score"]["data"][i] == e["score"]
+        assert out["explanation_score"]["data"][i] == e["score"]
         assert out["expected_cost_margin"]["data"][i] == e["expected_cost_margin"]
     plain = client.post("/v2/models/auto/infer", json={"inputs": [features]}).json()
-    assert {t["name"] for t in plain["outputs"]}.isdisjoint({"contributions", "score"})
+    assert {t["name"] for t in plain["outputs"]}.isdisjoint({"contributions", "explanation_score"})
     asked = {"inputs": [features], "outputs": [{"name": "contributions"}]}
     r = client.post("/v2/models/auto/infer", json=asked)
     assert r.status_code == 400 and "parameters.explain" in r.text, r.text
