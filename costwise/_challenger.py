@@ -73,3 +73,22 @@ def clear_shadow(name: str) -> Operation[None]:
     """``DELETE /v1/models/{name}/shadow`` (admin): stop shadow scoring (logged shadow
     decisions stay)."""
     return one(Call("DELETE", _model(name, "shadow")), _nothing)
+
+
+def set_split(name: str, alias: str, version: int, weight: float) -> Operation[dict[str, Any]]:
+    """``PUT /v1/models/{name}/aliases/{alias}/split`` (admin): ``weight`` of the alias's
+    requests to ``version`` (a canary); ``routing_key=`` on a predict makes its arm sticky."""
+    call = Call(
+        "PUT", _model(name, "aliases", alias, "split"), json={"version": version, "weight": weight}
+    )
+    return one(call, _document)
+
+
+def get_split(name: str, alias: str) -> Operation[dict[str, Any]]:
+    """``GET /v1/models/{name}/aliases/{alias}/split``."""
+    return one(Call("GET", _model(name, "aliases", alias, "split")), _document)
+
+
+def clear_split(name: str, alias: str) -> Operation[None]:
+    """``DELETE /v1/models/{name}/aliases/{alias}/split`` (admin)."""
+    return one(Call("DELETE", _model(name, "aliases", alias, "split")), _nothing)

@@ -14,17 +14,22 @@ from costwise.types import Costs, Evaluation, Label, Plot, PredictResponse, What
 
 class DecisionOptions(TypedDict, total=False):
     """How to decide: the rows as ``records`` (instead of ``instances``), the costs (at
-    most one of ``costs``, ``cost_matrix``, ``row_costs``), ``priors``, and which
-    ``version`` or ``alias`` to use."""
+    most one of ``costs``, ``cost_matrix``, ``row_costs``, ``row_cost_matrices``; with
+    ``actions`` the matrices are K x A), ``priors``, and which ``version`` or ``alias``
+    to use."""
 
     records: Records
     costs: Costs | Mapping[str, float]
     cost_matrix: Sequence[Sequence[float]] | Any
     row_costs: Sequence[Costs | Mapping[str, float]]
+    row_cost_matrices: Sequence[Sequence[Sequence[float]]] | Any
+    actions: Sequence[str]
     priors: Sequence[float] | Any
     version: int
     alias: str
     ids: Sequence[str]
+    shadow: bool
+    routing_key: str
     explain: bool
 
 
@@ -43,6 +48,8 @@ def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str
         body["records"] = [dict(r) for r in body["records"]]
     if "ids" in body:
         body["ids"] = [str(i) for i in body["ids"]]
+    if "actions" in body:
+        body["actions"] = [str(a) for a in body["actions"]]
     return body
 
 
@@ -55,13 +62,18 @@ def predict(
     feature name); ``None`` is a missing value. Costs: one of ``costs``
     (``{"c_fp": 1, "c_fn": 5}``), ``cost_matrix`` (``C[i][j]`` = cost of predicting j
     when the truth is i) or ``row_costs`` (one ``costs`` per row); none = 0-1 costs.
+    ``actions`` (names of the columns of a K x A ``cost_matrix`` or ``row_cost_matrices``)
+    or ``c_review`` in ``costs``: each row takes the action of least expected cost
+    (``predictions[i].action``).
     ``priors``: deployment class priors, or ``"estimated"`` for the server's latest
     recorded estimate (:meth:`estimate_priors` with ``record=True``). ``version`` or
     ``alias`` pins the version (default: alias ``production``, else the latest). ``ids``: your id of each row (e.g.
     the transaction id) for :meth:`send_outcomes`; else each ``predictions[i].id`` is the
-    service's. ``explain=True``: each prediction's ``explanation`` (two-class models: the
-    contribution of each feature to the raw score, the probability and the expected-cost
-    margin). Retried on 503 (a retried row keeps its first logged record).
+    service's. ``shadow=True``: also the model's shadow version's decisions of the rows,
+    in ``shadow`` (``{"version", "alias", "predictions"}``). ``explain=True``: each
+    prediction's ``explanation`` (two-class models: the contribution of each feature to
+    the raw score, the probability and the expected-cost margin). Retried on 503 (a retried
+    row keeps its first logged record).
     """
     body = _decision_body(instances, options)
     return one(Call("POST", _model(name, "predict"), json=body), _as(PredictResponse))
@@ -75,8 +87,8 @@ def evaluate(
 ) -> Operation[Evaluation]:
     """``POST /v1/models/{name}/evaluate``: what deciding these labelled rows would cost
     (confusion matrix, total and mean cost, Q, Brier). Arguments as :meth:`predict`."""
-    if "ids" in options:
-        raise ValueError("ids are for predict: evaluate logs nothing")
+    if "ids" in options or "shadow" in options:
+        raise ValueError("ids and shadow are for predict: evaluate logs nothing")
     if "explain" in options:
         raise ValueError("explain is for predict: evaluate returns no rows")
     body = _decision_body(instances, options)

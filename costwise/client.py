@@ -144,6 +144,9 @@ class _Base(Generic[H]):
     set_shadow = _Method(chal.set_shadow)
     get_shadow = _Method(chal.get_shadow)
     clear_shadow = _Method(chal.clear_shadow)
+    set_split = _Method(chal.set_split)
+    get_split = _Method(chal.get_split)
+    clear_split = _Method(chal.clear_split)
     set_prediction_log = _Method(mon.set_prediction_log)
 
 

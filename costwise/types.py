@@ -28,6 +28,7 @@ class Costs(TypedDict):
     c_fn: float
     c_tp: NotRequired[float]
     c_tn: NotRequired[float]
+    c_review: NotRequired[float]  # the cost of review: adds the actions negative/positive/review
 
 
 class TrainingParams(TypedDict, total=False):
@@ -141,11 +142,12 @@ class Explanation(Answer):
 
 @dataclass(frozen=True)
 class Prediction(Answer):
-    decision: Label
+    decision: Label | None  # None: among actions, an action that stands for no class
     probabilities: list[float] | None
     threshold: float | None
     expected_cost: float | None
     id: str | None = None  # the row's id in the prediction log (report outcomes with it)
+    action: str | None = None  # among actions: the name of the action taken
     explanation: Explanation | None = None  # asked for with explain=True
 
 
@@ -174,6 +176,7 @@ class AppliedCosts(Answer):
     # the server's recorded prior estimate applied by ``priors="estimated"`` (id, version,
     # estimated_at, since, until, n_rows); None otherwise
     priors_estimate: dict[str, Any] | None = None
+    actions: list[str] | None = None  # the cost matrix's columns when deciding among actions
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,8 @@ class Provenance(Answer):
     applied_costs: AppliedCosts
     training_costs: list[list[float]] | None
     resolution: Resolution | None = dc_field(default=None, kw_only=True)
+    # when the alias is split: {"name": "champion" | "canary", "weight", "sticky"}
+    arm: dict[str, Any] | None = dc_field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,9 @@ class PredictResponse(Provenance):
 
     classes: list[Label]
     predictions: list[Prediction]
+    # with shadow=True: {"version", "alias", "predictions": [{decision, action,
+    # probabilities, expected_cost}]}, the shadow version's decisions of the same rows
+    shadow: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -220,7 +228,7 @@ class Evaluation(Provenance):
     q: float | None
     skew: float | None
     brier: float | None
-    accuracy: float
+    accuracy: float | None  # None among actions
 
 
 @dataclass(frozen=True)

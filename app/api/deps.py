@@ -22,6 +22,7 @@ from app.services.batch.service import BatchService
 from app.services.challenger.comparison import Comparison
 from app.services.challenger.promotion import Promoter
 from app.services.challenger.shadow import ShadowScorer
+from app.services.challenger.split import TrafficSplits
 from app.services.events.webhooks import Deliverer, Webhooks
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
@@ -63,6 +64,7 @@ class Services:
     comparison: Comparison  # two versions' realised cost and calibration, from the log
     promoter: Promoter  # the promotion gate: moves an alias when the evidence holds
     shadow: ShadowScorer  # a model's shadow version decides its logged predicts again
+    splits: TrafficSplits  # aliases' traffic splits (canaries)
     webhooks: Webhooks  # operators' webhooks and their deliveries
     deliverer: Deliverer  # posts due events to the webhooks (a thread per process)
     recalibrator: Recalibrator

@@ -292,6 +292,12 @@ class BinaryCosts(_Strict):
     c_fn: float = Field(description="Cost of a false negative (a miss).")
     c_tp: float = Field(0.0, description="Cost of a true positive.")
     c_tn: float = Field(0.0, description="Cost of a true negative.")
+    c_review: float | None = Field(
+        None,
+        description="Cost of sending the row to review instead of deciding, whatever the "
+        "truth (two-class models only). Adds a third action: the actions are `negative`, "
+        "`positive` and `review`, in that order.",
+    )
 
 
 class RowCosts(TypedDict):
@@ -303,17 +309,31 @@ class RowCosts(TypedDict):
     c_fn: float
     c_tp: NotRequired[float]
     c_tn: NotRequired[float]
+    c_review: NotRequired[float]
 
 
 class _CostChoice(_Strict):
     costs: BinaryCosts | None = Field(None, description="One binary cost setting.")
     cost_matrix: list[list[float]] | None = Field(
-        None, description="K x K matrix, C[i][j] = cost of predicting j when the truth is i."
+        None,
+        description="K x K matrix, C[i][j] = cost of predicting j when the truth is i; "
+        "with `actions`, K x A: C[i][a] = cost of taking action a when the truth is i.",
     )
     row_costs: list[RowCosts] | None = Field(
         None,
         description="One binary cost setting per row (`c_fp`, `c_fn`, optional `c_tp`, "
-        "`c_tn`): example-dependent costs, e.g. a miss costs that transaction's amount.",
+        "`c_tn`, `c_review` (on every row or none)): example-dependent costs, e.g. a miss "
+        "costs that transaction's amount.",
+    )
+    row_cost_matrices: list[list[list[float]]] | None = Field(
+        None,
+        description="One K x K matrix per row (n x K x K), or with `actions` one K x A "
+        "matrix per row (n x K x A).",
+    )
+    actions: list[str] | None = Field(
+        None,
+        description="Names of the columns of `cost_matrix` / `row_cost_matrices` (distinct): "
+        "each row takes the action of least expected cost, ties to the action listed first.",
     )
     priors: list[float] | Literal["estimated"] | None = Field(
         None,
@@ -327,9 +347,10 @@ class _CostChoice(_Strict):
 
     @model_validator(mode="after")
     def _one_cost_setting(self) -> _CostChoice:
-        given = [k for k in ("costs", "cost_matrix", "row_costs") if getattr(self, k) is not None]
+        forms = ("costs", "cost_matrix", "row_costs", "row_cost_matrices")
+        given = [k for k in forms if getattr(self, k) is not None]
         if len(given) > 1:
-            raise ValueError(f"give only one of costs, cost_matrix, row_costs (got {given})")
+            raise ValueError(f"give only one of {', '.join(forms)} (got {given})")
         if self.version is not None and self.alias is not None:
             raise ValueError("give either version or alias, not both")
         return self
@@ -340,6 +361,14 @@ class RowsRequest(_CostChoice):
 
     instances: list[list[Number]] | None = Field(None, description="Rows in feature order.")
     records: list[dict[str, Number]] | None = Field(None, description="Rows keyed by name.")
+    routing_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=256,
+        description="When the alias is split (PUT .../aliases/{alias}/split): the key that "
+        "chooses the arm, e.g. a customer id; the same key always gets the same arm while "
+        "the split stands. Without it the arm is drawn at random per request.",
+    )
 
     @model_validator(mode="after")
     def _one_input(self) -> RowsRequest:
@@ -357,6 +386,14 @@ class PredictRequest(RowsRequest):
         "distinct, 1-128 characters, unique per model: outcomes are reported against it. "
         "Default: the prediction log makes one. An id already logged for the model keeps "
         "its first record (the new row is answered, not logged again).",
+    )
+    shadow: bool = Field(
+        False,
+        description="Also decide the rows with the model's shadow version (PUT "
+        "/v1/models/{name}/shadow) now, under the same costs and priors, and answer with "
+        "its decisions in `shadow` (the served decisions are unchanged). Costs the shadow's "
+        "scoring on this request's time; without it the shadow decides after the response. "
+        "422 naming `shadow` when the model has none.",
     )
     explain: bool = Field(
         False,
@@ -393,13 +430,36 @@ class ExplanationOut(BaseModel):
     )
 
 
+class ShadowPredictionOut(BaseModel):
+    decision: Label | None
+    action: str | None = None
+    probabilities: list[float] | None
+    expected_cost: float | None
+
+
+class ShadowDecisionsOut(BaseModel):
+    version: int = Field(description="The shadow version that decided.")
+    alias: str | None = Field(description="The alias the shadow follows, if any.")
+    predictions: list[ShadowPredictionOut] = Field(description="One per row, in row order.")
+
+
 class PredictionOut(BaseModel):
     id: str | None = Field(
         description="The row's id in the prediction log (yours from `ids`, else made by "
         "the service): report its outcome with POST /v1/models/{name}/outcomes. Null "
         "when logging is off (service-wide or for this model) and no `ids` were given."
     )
-    decision: Label
+    decision: Label | None = Field(
+        description="The class decided. Among `actions`: the class the action taken stands "
+        "for (`c_review`: `negative` -> classes[0], `positive` -> classes[1]), null for "
+        "any other action."
+    )
+    action: str | None = Field(
+        None,
+        description="Among actions (`actions`, or `c_review`): the name of the action taken "
+        "(least expected cost, ties to the action listed first). Null for a K x K cost "
+        "setting.",
+    )
     probabilities: list[float] | None = Field(
         description="Probabilities the decision used, in `classes` order (after any prior "
         "shift); null for models that decide without probabilities."
@@ -409,7 +469,8 @@ class PredictionOut(BaseModel):
         "threshold. Null otherwise."
     )
     expected_cost: float | None = Field(
-        description="sum_i p_i C[i][decision]; null without probabilities."
+        description="sum_i p_i C[i][decision] (among actions: C[i][action]); null without "
+        "probabilities."
     )
     explanation: ExplanationOut | None = Field(
         None, description="Present only when the request asked for it (`explain: true`)."
@@ -448,6 +509,9 @@ class AppliedCostsOut(BaseModel):
         description="The one K x K matrix every row was decided with (null: per-row costs)."
     )
     row_costs: RowCostsSummary | None = Field(description="Summary of per-row costs, if any.")
+    actions: list[str] | None = Field(
+        None, description="The names of the cost matrix's columns when deciding among actions."
+    )
     priors: list[float] | None = Field(description="Deployment priors applied, if any.")
     priors_estimate: PriorEstimateRef | None = Field(
         None, description='The recorded estimate that `"priors": "estimated"` applied.'
@@ -459,6 +523,29 @@ class ResolutionOut(BaseModel):
     resolved_at: str = Field(
         description="When the version was last resolved from the registry (UTC, ISO 8601)."
     )
+
+
+class ArmOut(BaseModel):
+    name: Literal["champion", "canary"]
+    weight: float = Field(description="The canary's share of the alias's requests.")
+    sticky: bool = Field(description="Chosen by the request's routing_key (else at random).")
+
+
+class SplitRequest(_Strict):
+    version: int = Field(ge=1, le=MAX_INT, description="The canary version.")
+    weight: float = Field(
+        allow_inf_nan=False, description="Share of the alias's requests it serves, in [0, 1]."
+    )
+
+
+class SplitOut(BaseModel):
+    model: str
+    alias: str
+    champion_version: int = Field(description="The alias's own version, now.")
+    canary_version: int
+    weight: float
+    created_by: str
+    created_at: datetime
 
 
 class Provenance(BaseModel):
@@ -482,6 +569,11 @@ class Provenance(BaseModel):
     training_costs: list[list[float]] | None = Field(
         description="The cost matrix the model was trained with, if it was."
     )
+    arm: ArmOut | None = Field(
+        None,
+        description="Present only when the alias that chose the version is split: which "
+        "arm served (`champion`: the alias's version; `canary`: the split's version).",
+    )
     resolution: ResolutionOut | None = Field(
         None,
         description="Null normally. While the registry database is down or stalled, a "
@@ -493,6 +585,9 @@ class Provenance(BaseModel):
 class PredictResponse(Provenance):
     classes: list[Label]
     predictions: list[PredictionOut]
+    shadow: ShadowDecisionsOut | None = Field(
+        None, description='With `"shadow": true`: the shadow version\'s decisions of the rows.'
+    )
 
 
 class EvaluateRequest(RowsRequest):
@@ -502,13 +597,16 @@ class EvaluateRequest(RowsRequest):
 class EvaluateResponse(Provenance):
     classes: list[Label]
     n_rows: int
-    confusion_matrix: list[list[int]] = Field(description="Rows = truth, columns = decision.")
+    confusion_matrix: list[list[int]] = Field(
+        description="Rows = truth, columns = decision (among actions: K x A, columns = the "
+        "action taken, in `applied_costs.actions` order)."
+    )
     total_cost: float
     mean_cost: float
     q: float | None = Field(description="Normalised cost loss Q (Eq. 26) at this cost skew.")
     skew: float | None
     brier: float | None
-    accuracy: float
+    accuracy: float | None = Field(description="Share of rows decided right; null among actions.")
 
 
 # ------------------------------------------------------------------------ plots
@@ -719,8 +817,24 @@ class BatchRequestIn(_Strict):
 
     input: BatchInput
     output: BatchOutput
-    costs: dict[Literal["c_fp", "c_fn", "c_tp", "c_tn"], float | ColumnCost] | None = None
-    cost_matrix: list[list[float]] | None = None
+    costs: dict[Literal["c_fp", "c_fn", "c_tp", "c_tn", "c_review"], float | ColumnCost] | None = (
+        Field(
+            None,
+            description="Named two-class costs; `c_review` (the cost of review, whatever the "
+            "truth) adds the actions `negative`, `positive`, `review`.",
+        )
+    )
+    cost_matrix: list[list[float | ColumnCost]] | None = Field(
+        None,
+        description='K x K, or with `actions` K x A; a cell may be `{"column": name}`: '
+        "that cost per row from an input column (e.g. decline costs the amount).",
+    )
+    actions: list[str] | None = Field(
+        None,
+        description="Names of the columns of `cost_matrix`: each row takes the action of "
+        "least expected cost (ties to the action listed first); the output gains an "
+        "`action` column.",
+    )
     priors: list[float] | None = Field(None, description="Deployment class priors.")
     version: int | None = Field(None, ge=1, le=MAX_INT, description="Use this version.")
     alias: str | None = Field(None, description="Use the version this alias points at.")

@@ -15,8 +15,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from app.errors import InvalidArgument
+from app.registry.log_window import LogWindow
 
-__all__ = ["utc_instant", "utc_window"]
+__all__ = ["LogWindow", "utc_instant", "utc_window"]
 
 
 def utc_instant(t: datetime | None, field: str) -> datetime | None:
@@ -36,10 +37,9 @@ def utc_instant(t: datetime | None, field: str) -> datetime | None:
         ) from None
 
 
-def utc_window(
-    since: datetime | None, until: datetime | None, prefix: str = ""
-) -> tuple[datetime | None, datetime | None]:
-    """``[since, until)`` in UTC, each checked by :func:`utc_instant`; ``since`` must be
+def utc_window(since: datetime | None, until: datetime | None, prefix: str = "") -> LogWindow:
+    """``[since, until)`` in UTC as a :class:`LogWindow` (the value the services take),
+    each end checked by :func:`utc_instant`; ``since`` must be
     before ``until`` when both are given. Errors name ``{prefix}since`` / ``{prefix}until``."""
     start = utc_instant(since, f"{prefix}since")
     end = utc_instant(until, f"{prefix}until")
@@ -48,4 +48,4 @@ def utc_window(
             f"{prefix}since: {start.isoformat()} is not before {prefix}until ({end.isoformat()})",
             field=f"{prefix}since",
         )
-    return start, end
+    return LogWindow(start, end)

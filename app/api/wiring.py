@@ -31,6 +31,7 @@ from app.services.batch.service import BatchService
 from app.services.challenger.comparison import Comparison
 from app.services.challenger.promotion import Promoter
 from app.services.challenger.shadow import ShadowScorer
+from app.services.challenger.split import TrafficSplits
 from app.services.events.webhooks import Deliverer, DeliveryPolicy, Webhooks
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
@@ -173,10 +174,19 @@ def _shadow(w: Wiring) -> ShadowScorer:
         max_rows=s.shadow_queue_rows,
         refresh_seconds=s.shadow_refresh_seconds,
     )
+    if s.shadow_queue_rows > 0:
+        w.predictor.shadow_now = scorer  # "shadow": true (recorded when the log is on)
     if s.shadow_queue_rows > 0 and w.prediction_log is not None:
         w.predictor.shadow = scorer.offer
     w.metrics.registry.register(ShadowCollector(lambda: scorer.stats))
     return scorer
+
+
+def _splits(w: Wiring) -> TrafficSplits:
+    """Aliases' traffic splits, asked by the predictor for every request by alias."""
+    splits = TrafficSplits(w.sessions, w.read_sessions, w.settings.shadow_refresh_seconds)
+    w.predictor.router = splits
+    return splits
 
 
 def _recalibrator(w: Wiring) -> Recalibrator:
@@ -209,6 +219,7 @@ SERVICES: tuple[tuple[str, Callable[[Wiring], Any]], ...] = (
     ("comparison", lambda w: Comparison(w.read_sessions, max_rows=w.settings.monitoring_max_rows, max_concurrent=w.settings.monitoring_max_concurrent)),
     ("promoter", lambda w: Promoter(w.comparison, w.registry, w.read_sessions)),
     ("shadow", _shadow),
+    ("splits", _splits),
     ("webhooks", lambda w: Webhooks(w.sessions, w.read_sessions, DeliveryPolicy.from_settings(w.settings))),
     ("deliverer", lambda w: Deliverer(w.sessions, w.webhooks.policy)),
     ("keys", lambda w: Keys(w.sessions)),
@@ -332,6 +343,13 @@ async def _shadow_scorer(w: Wiring) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
+async def _traffic_splits(w: Wiring) -> AsyncIterator[None]:
+    await anyio.to_thread.run_sync(w.splits.start)  # reads the splits once: off the loop
+    yield
+    await anyio.to_thread.run_sync(w.splits.close)
+
+
+@asynccontextmanager
 async def _webhook_deliverer(w: Wiring) -> AsyncIterator[None]:
     w.deliverer.start()
     yield
@@ -374,6 +392,7 @@ LIFESPAN: tuple[Callable[[Wiring], AbstractAsyncContextManager[Any]], ...] = (
     _parse_pool,
     _log_writer,
     _shadow_scorer,  # left before the log writer: it writes its last decisions first
+    _traffic_splits,
     _webhook_deliverer,
     _not_stopping,
     _job_queue,

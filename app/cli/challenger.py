@@ -21,6 +21,7 @@ from app.settings import Settings
 from costwise.errors import Conflict
 
 REFUSED = 1  # the gate said no: not a usage error (2), a decision
+ALIAS_A = ("alias", "the alias to move (its version is the champion, a)")
 
 
 def _print(doc: Any) -> int:
@@ -88,13 +89,26 @@ def _rule_options(p: Any) -> None:
     )
 
 
+def _server_command(
+    sub: Any, name: str, text: str, func: Any, *positionals: tuple[str, str]
+) -> Any:
+    """A command that talks to a server about one model: ``model`` and ``positionals``
+    first, ``--url`` / ``--api-key`` added, ``func`` run (options go in between)."""
+    p = sub.add_parser(name, help=text)
+    p.add_argument("model", help="registered model name")
+    for positional, what in positionals:
+        p.add_argument(positional, help=what)
+    add_remote_options(p, progress=False, server_only=True)
+    p.set_defaults(func=func)
+    return p
+
+
 def add_challenger_parsers(sub: Any) -> None:
-    c = sub.add_parser(
-        "compare",
-        help="would version b have decided more cheaply than a? realised cost on the labelled "
-        "predictions, paired (shadow) or not, with its interval; read from a server",
-    )
-    c.add_argument("model", help="registered model name")
+    c = _server_command(
+        sub, "compare", "would version b have decided more cheaply than a? realised cost on "
+        "the labelled predictions, paired (shadow) or not, with its interval; read from a "
+        "server", cmd_compare,
+    )  # fmt: skip
     c.add_argument("--a", required=True, help="the champion: a version, an alias or model:version")
     c.add_argument(
         "--b", required=True, help="the challenger: a version, an alias or model:version"
@@ -102,16 +116,11 @@ def add_challenger_parsers(sub: Any) -> None:
     add_window_options(c)
     c.add_argument("--mode", choices=["auto", "paired", "unpaired"], default="auto")
     c.add_argument("--confidence", type=float, default=0.95, help="of the interval (default 0.95)")
-    add_remote_options(c, progress=False, server_only=True)
-    c.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser(
-        "promote",
-        help="move an alias to a candidate only if its realised cost is proven lower "
-        "(the promotion gate; exit 1 and the evidence when refused)",
-    )
-    p.add_argument("model", help="registered model name")
-    p.add_argument("alias", help="the alias to move (its version is the champion, a)")
+    p = _server_command(
+        sub, "promote", "move an alias to a candidate only if its realised cost is proven "
+        "lower (the promotion gate; exit 1 and the evidence when refused)", cmd_promote, ALIAS_A,
+    )  # fmt: skip
     p.add_argument(
         "--candidate",
         required=True,
@@ -122,31 +131,25 @@ def add_challenger_parsers(sub: Any) -> None:
     p.add_argument("--mode", choices=["auto", "paired", "unpaired"])
     p.add_argument("--confidence", type=float, help="of the interval (server default 0.95)")
     p.add_argument("--note", default="", help="why (kept in the alias's history)")
-    add_remote_options(p, progress=False, server_only=True)
-    p.set_defaults(func=cmd_promote)
 
-    a = sub.add_parser("aliases", help="an alias's audit trail, read from a server")
-    asub = a.add_subparsers(dest="action", required=True)
-    h = asub.add_parser("history", help="every move of an alias, newest first (JSON)")
-    h.add_argument("model", help="registered model name")
-    h.add_argument("alias")
+    aliases = sub.add_parser("aliases", help="an alias's audit trail, read from a server")
+    asub = aliases.add_subparsers(dest="action", required=True)
+    h = _server_command(
+        asub,
+        "history",
+        "every move of an alias, newest first (JSON)",
+        cmd_history,
+        ("alias", "the alias"),
+    )
     h.add_argument("--limit", type=int, default=100)
-    add_remote_options(h, progress=False, server_only=True)
-    h.set_defaults(func=cmd_history)
 
     s = sub.add_parser(
         "shadow",
         help="the model's shadow: a version that also decides every logged prediction",
     )
     ssub = s.add_subparsers(dest="action", required=True)
-    for action, text in (
-        ("set", "name the shadow: a version number or an alias (followed when it moves)"),
-        ("show", "the shadow, the version it resolves to and this server's counts"),
-        ("clear", "stop shadow scoring (logged shadow decisions stay)"),
-    ):
-        q = ssub.add_parser(action, help=text)
-        q.add_argument("model", help="registered model name")
-        if action == "set":
-            q.add_argument("target", help="a version number or an alias")
-        add_remote_options(q, progress=False, server_only=True)
-        q.set_defaults(func=cmd_shadow)
+    _server_command(ssub, "set", "name the shadow: a version number or an alias (followed "
+                    "when it moves)", cmd_shadow, ("target", "a version number or an alias"))  # fmt: skip
+    _server_command(ssub, "show", "the shadow, the version it resolves to and this server's "
+                    "counts", cmd_shadow)  # fmt: skip
+    _server_command(ssub, "clear", "stop shadow scoring (logged shadow decisions stay)", cmd_shadow)

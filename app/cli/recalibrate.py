@@ -98,7 +98,8 @@ def cmd_recalibrate(args: argparse.Namespace, settings: Settings, sessions: Any)
                 holdout_fraction=args.holdout_fraction,
             )
     else:
-        from app.services.feedback.recalibration import LabelledInput, OutcomeWindow, Recalibrator
+        from app.registry.log_window import LogWindow
+        from app.services.feedback.recalibration import LabelledInput, Recalibrator
 
         recalibrator = Recalibrator(
             sessions(settings),
@@ -112,7 +113,7 @@ def cmd_recalibrate(args: argparse.Namespace, settings: Settings, sessions: Any)
             method=args.method,
             rows=None if records is None else LabelledInput(labels or [], records=records),
             outcomes=(
-                OutcomeWindow(_when(args.since, "since"), _when(args.until, "until"))
+                LogWindow(_when(args.since, "since"), _when(args.until, "until"))
                 if args.from_outcomes
                 else None
             ),
@@ -167,12 +168,14 @@ def cmd_priors(args: argparse.Namespace, settings: Settings, sessions: Any) -> i
             )  # fmt: skip
         out = {k: v for k, v in dataclasses.asdict(est).items() if k != "extra"}
     else:
+        from app.registry.log_window import LogWindow
         from app.services.feedback.priors import PriorEstimates
 
         factory = sessions(settings)
         estimates = PriorEstimates(factory, factory, max_rows=settings.monitoring_max_rows)
-        run = estimates.record if args.record else estimates.estimate
-        out = run(args.model, version=args.version, since=since, until=until)
+        out = estimates.estimate(
+            args.model, version=args.version, window=LogWindow(since, until), record=args.record
+        )
     print(json.dumps(out, indent=2, default=str))
     return 0
 

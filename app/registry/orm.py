@@ -46,6 +46,7 @@ __all__ = [
     "VERSION_STATUSES",
     "Alias",
     "AliasMove",
+    "AliasSplit",
     "ApiKey",
     "Artifact",
     "JOB_STATUSES",
@@ -559,3 +560,23 @@ class WebhookDelivery(Base):
 
     def __repr__(self) -> str:
         return f"WebhookDelivery(id={self.id}, event={self.event!r}, status={self.status!r})"
+
+
+class AliasSplit(Base):
+    """A weighted traffic split of an alias (a canary): ``weight`` of the requests that
+    name ``alias`` (or take it as the default) are served by ``version`` instead of the
+    alias's own version; sticky by the request's ``routing_key`` when it has one."""
+
+    __tablename__ = "alias_splits"
+    __table_args__ = (UniqueConstraint("model_id", "alias"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    alias: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    version: Mapped[int]
+    weight: Mapped[float] = mapped_column(Float)
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def __repr__(self) -> str:
+        return f"AliasSplit(model_id={self.model_id}, alias={self.alias!r}, weight={self.weight})"

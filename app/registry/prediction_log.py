@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from app.db import database_errors
 from app.errors import Conflict, Unavailable
+from app.registry.log_window import EVERYTHING, LogWindow
 from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel, utcnow
 
 __all__ = [
@@ -287,14 +288,6 @@ class OutcomeResult:
     detail: str | None = None
 
 
-def _window(query: Any, since: datetime | None, until: datetime | None) -> Any:
-    if since is not None:
-        query = query.where(_T.c.created_at >= since)
-    if until is not None:
-        query = query.where(_T.c.created_at < until)
-    return query
-
-
 class PredictionLog:
     """Logged predictions of registered models, within one session."""
 
@@ -320,8 +313,7 @@ class PredictionLog:
         model_id: int,
         version: int,
         n_classes: int | None,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        window: LogWindow = EVERYTHING,
         *,
         latest: int | None = None,
         labelled: bool = False,
@@ -353,7 +345,7 @@ class PredictionLog:
         ).where(_T.c.model_id == model_id, _T.c.version == version)
         if labelled:
             query = query.where(_T.c.label.is_not(None))
-        query = _window(query, since, until)
+        query = window.where(query, _T.c.created_at)
         if latest is not None:
             query = query.order_by(_T.c.created_at.desc(), _T.c.id.desc()).limit(latest)
         else:
@@ -389,15 +381,13 @@ class PredictionLog:
         )
         return out.reversed() if latest is not None else out  # newest first: oldest first
 
-    def counts(
-        self, model_id: int, since: datetime | None = None, until: datetime | None = None
-    ) -> dict[int, tuple[int, int]]:
+    def counts(self, model_id: int, window: LogWindow = EVERYTHING) -> dict[int, tuple[int, int]]:
         """Per version of ``model_id``: (logged predictions, of which labelled) in the
         window, counted by the database (no row leaves it)."""
         query = select(_T.c.version, func.count(), func.count(_T.c.label)).where(
             _T.c.model_id == model_id
         )
-        query = _window(query, since, until).group_by(_T.c.version)
+        query = window.where(query, _T.c.created_at).group_by(_T.c.version)
         with database_errors():
             return {int(v): (int(n), int(m)) for v, n, m in self.session.execute(query)}
 
@@ -417,10 +407,9 @@ class PredictionLog:
         self,
         model: str,
         version: int,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        window: LogWindow = EVERYTHING,
     ) -> LabelledRows:
-        """Labelled predictions of version ``version`` of ``model`` in ``[since, until)``.
+        """Labelled predictions of version ``version`` of ``model`` in ``window``.
 
         Empty when the model, the version or its labelled predictions do not exist; the
         caller says which is wrong (e.g. with :class:`app.registry.repository.Registry`).
@@ -433,7 +422,7 @@ class PredictionLog:
             .where(RegisteredModel.name == model, _T.c.version == version)
             .where(_T.c.label.is_not(None))
         )
-        query = _window(query, since, until).order_by(_T.c.created_at, _T.c.id)
+        query = window.where(query, _T.c.created_at).order_by(_T.c.created_at, _T.c.id)
         with database_errors():
             found = list(self.session.execute(query))
         return LabelledRows(

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db import database_errors
+from app.registry.log_window import LogWindow
 from app.registry.orm import LoggedPrediction, PriorEstimate
 
 __all__ = ["LoggedPosteriors", "PriorEstimateStore"]
@@ -44,19 +45,18 @@ class PriorEstimateStore:
     def posteriors(
         self,
         version_id: int,
-        since: datetime | None,
-        until: datetime | None,
+        window: LogWindow,
         limit: int,
     ) -> LoggedPosteriors:
-        """The latest ``limit`` logged predictions of ``version_id`` in ``[since, until)``."""
+        """The latest ``limit`` logged predictions of ``version_id`` in ``window``."""
         query = select(_T.c.probabilities, _T.c.priors, _T.c.created_at).where(
             _T.c.version_id == version_id, _T.c.probabilities.is_not(None)
         )
-        if since is not None:
-            query = query.where(_T.c.created_at >= since)
-        if until is not None:
-            query = query.where(_T.c.created_at < until)
-        query = query.order_by(_T.c.created_at.desc(), _T.c.id.desc()).limit(limit)
+        query = (
+            window.where(query, _T.c.created_at)
+            .order_by(_T.c.created_at.desc(), _T.c.id.desc())
+            .limit(limit)
+        )
         with database_errors():
             rows = list(self.session.execute(query))[::-1]
         return LoggedPosteriors(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
@@ -25,8 +24,9 @@ from sqlalchemy.orm import Session
 
 from app.db import database_errors
 from app.errors import Conflict, Unavailable
+from app.registry.log_window import EVERYTHING, LogWindow
 from app.registry.orm import LoggedPrediction, ShadowPrediction
-from app.registry.prediction_log import _parse_json_rows, _transient, _window
+from app.registry.prediction_log import _parse_json_rows, _transient
 
 __all__ = ["PairedLog", "PairedRows", "write_shadow_rows"]
 
@@ -130,13 +130,12 @@ class PairedLog:
         model_id: int,
         served: int,
         shadow: int,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        window: LogWindow = EVERYTHING,
     ) -> int:
         """Labelled pairs (``served`` served, ``shadow`` shadowed) in the window, counted
         by the database."""
         joined, where = self._joined(model_id, served, shadow)
-        query = _window(select(func.count()).select_from(joined).where(where), since, until)
+        query = window.where(select(func.count()).select_from(joined).where(where), _T.c.created_at)
         with database_errors():
             return int(self.session.scalar(query) or 0)
 
@@ -146,8 +145,7 @@ class PairedLog:
         served: int,
         shadow: int,
         n_classes: int,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        window: LogWindow = EVERYTHING,
     ) -> PairedRows:
         """The labelled pairs of the window, oldest first (JSON parsed once per column)."""
         joined, where = self._joined(model_id, served, shadow)
@@ -167,7 +165,7 @@ class PairedLog:
             .order_by(_T.c.created_at, _T.c.id)
         )
         with database_errors():
-            result = list(self.session.execute(_window(query, since, until)))
+            result = list(self.session.execute(window.where(query, _T.c.created_at)))
         k = (n_classes,)
         if not result:
             empty = np.empty(0)

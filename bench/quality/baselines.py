@@ -692,6 +692,21 @@ def costwise_server(tmp: Path) -> Iterator[str]:
 
 
 # ============================================================== running
+def add_binary_plan_options(ap: argparse.ArgumentParser, params_help: str) -> None:
+    """``--data-dir``, ``--seeds``, ``--datasets`` (read by :func:`binary_units`) and
+    ``--params`` (a JSON object) of the scripts that score the binary tasks alone."""
+    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--datasets", nargs="*", default=None)
+    ap.add_argument("--params", default="{}", help=params_help)
+
+
+def binary_units(args: argparse.Namespace) -> list[Unit]:
+    """The binary units of the options of :func:`add_binary_plan_options`."""
+    seeds = list(range(args.seeds))
+    return [u for u in plan_units(args.data_dir, args.datasets, seeds, False) if u.kind == "binary"]
+
+
 def plan_units(
     data_dir: Path, datasets: Sequence[str] | None, seeds: Sequence[int], fraud: bool
 ) -> list[Unit]:

@@ -41,12 +41,13 @@ from bench.quality import baselines
 from bench.quality.baselines import (
     RATIOS,
     TEST_SIZE,
+    add_binary_plan_options,
     bayes_binary,
     binary_cost,
+    binary_units,
     brier,
     cost_ratio,
     geomean,
-    plan_units,
     ratio_label,
     unit_cost,
     unit_data,
@@ -106,21 +107,14 @@ def variants(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "datasets")
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--datasets", nargs="*", default=None)
-    ap.add_argument("--params", default="{}", help="JSON: AutoCalibratedBoosting parameters")
+    add_binary_plan_options(ap, "JSON: AutoCalibratedBoosting parameters")
     ap.add_argument("--served-only", action="store_true", help="score only what is served")
     ap.add_argument("--baseline-csv", type=Path, default=DEFAULT_BASELINES)
     ap.add_argument("--label", default="")
     args = ap.parse_args(argv)
     params = json.loads(args.params)
     best = best_baseline_costs(args.baseline_csv)
-    units = [
-        u
-        for u in plan_units(args.data_dir, args.datasets, list(range(args.seeds)), False)
-        if u.kind == "binary"
-    ]
+    units = binary_units(args)
     started = time.perf_counter()
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from bench.papers.common import stratified_split
-from bench.quality.baselines import TEST_SIZE, plan_units, unit_data
+from bench.quality.baselines import TEST_SIZE, add_binary_plan_options, binary_units, unit_data
 from bench.record import run_header, write_result
 from models.auto.default import AutoCalibrated
 from models.boosting.crossfit import cross_calibrated, fold_indices
@@ -60,7 +60,6 @@ from models.calibration import spread
 from models.calibration.calibrators import make_calibrator
 from models.inference.fold_ensemble import FoldEnsembleScorer
 
-ROOT = Path(__file__).resolve().parents[2]
 MAPS = ("platt", "isotonic", "beta")
 EPS = 1e-6
 BINS = 10
@@ -184,21 +183,14 @@ def summarise(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "datasets")
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--datasets", nargs="*", default=None)
-    ap.add_argument("--params", default="{}", help="JSON: AutoCalibrated parameters")
+    add_binary_plan_options(ap, "JSON: AutoCalibrated parameters")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/costwise-served-calibration"))
     ap.add_argument("--summary-only", action="store_true", help="fit nothing: cached units")
     ap.add_argument("--skip-cached", action="store_true", help="fit only units not cached")
     ap.add_argument("--label", default="")
     args = ap.parse_args(argv)
     params = json.loads(args.params)
-    units = [
-        u
-        for u in plan_units(args.data_dir, args.datasets, list(range(args.seeds)), False)
-        if u.kind == "binary"
-    ]
+    units = binary_units(args)
     args.cache.mkdir(parents=True, exist_ok=True)
     # the cached units of these parameters (the default's: no prefix)
     tag = (

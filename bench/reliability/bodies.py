@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.record import write_result  # noqa: E402
 from bench.reliability.hostile import PeakRss, children_rss_mib, rss_mib  # noqa: E402
-from bench.reliability.server import Server, start_server  # noqa: E402
+from bench.reliability.server import Server, probe_live, start_server  # noqa: E402
 
 MODEL = "big"
 PATH_VALUES = {"name": MODEL, "version": "1", "alias": "production", "job_id": "nosuchjob"}
@@ -106,15 +106,7 @@ def hostile_body(target: Target, size: int) -> tuple[bytes, str]:
 
 def _probe(base_url: str, samples: Any, stop: Any) -> None:
     """The prober's process: (sent at, latency, status) of each probe, every 20 ms."""
-    with httpx.Client(base_url=base_url, timeout=30) as c:
-        while not stop.is_set():
-            sent = time.perf_counter()
-            try:
-                status = c.get("/health/live").status_code
-            except httpx.HTTPError:
-                status = 0
-            samples.put((sent, time.perf_counter() - sent, status))
-            time.sleep(0.02)
+    probe_live(base_url, stop, lambda *sample: samples.put(sample), clock=time.perf_counter)
 
 
 class Prober:

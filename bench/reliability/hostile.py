@@ -80,6 +80,22 @@ class PeakRss:
         self._stop.set()
         self._thread.join()
 
+    def figures(self, first: float, first_label: str) -> dict[str, list[float]]:
+        """The RSS in MiB of the process (``first``, the peak, now) and of its children
+        (the peak, now), keyed ``rss_mib_{first_label}_peak_after`` and
+        ``children_rss_mib_peak_after``."""
+        return {
+            f"rss_mib_{first_label}_peak_after": [
+                round(first, 1),
+                round(self.peak, 1),
+                round(rss_mib(self.pid), 1),
+            ],
+            "children_rss_mib_peak_after": [
+                round(self.peak_children, 1),
+                round(children_rss_mib(self.pid), 1),
+            ],
+        }
+
 
 def percentiles(values: list[float]) -> dict[str, float]:
     v = sorted(values)
@@ -138,15 +154,7 @@ def phase_live(server: Server, seconds: float) -> dict[str, Any]:
         "request_seconds": round(took, 2),
         "live_idle": baseline,
         "live_during": percentiles(holder["v"]),
-        "rss_mib_start_peak_after": [
-            round(start, 1),
-            round(peak.peak, 1),
-            round(rss_mib(server.pid), 1),
-        ],
-        "children_rss_mib_peak_after": [
-            round(peak.peak_children, 1),
-            round(children_rss_mib(server.pid), 1),
-        ],
+        **peak.figures(start, "start"),
     }
 
 
@@ -174,15 +182,7 @@ def phase_largest(server: Server, n: int) -> dict[str, Any]:
         out[f"concurrent_{k}"] = {
             "statuses": sorted(statuses),
             "seconds": round(took, 2),
-            "rss_mib_before_peak_after": [
-                round(before, 1),
-                round(peak.peak, 1),
-                round(rss_mib(server.pid), 1),
-            ],
-            "children_rss_mib_peak_after": [
-                round(peak.peak_children, 1),
-                round(children_rss_mib(server.pid), 1),
-            ],
+            **peak.figures(before, "before"),
         }
     return out
 

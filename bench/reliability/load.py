@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,19 @@ async def _sampler(pid: int, stop: float, samples: list[tuple[float, int]]) -> N
     samples.append((time.monotonic() - t0, _rss(pid)))
 
 
+async def timed_run(
+    pid: int, seconds: float, clients: Callable[[float], list[Coroutine[Any, Any, Any]]]
+) -> tuple[float, dict[str, Any]]:
+    """Run the coroutines ``clients(stop)`` (``stop``: the ``time.monotonic()`` at which
+    they end, ``seconds`` from now) while sampling the RSS of ``pid`` every 0.5 s; the
+    seconds it took and :func:`memory_summary` of the samples."""
+    samples: list[tuple[float, int]] = []
+    start = time.monotonic()
+    stop = start + seconds
+    await asyncio.gather(_sampler(pid, stop, samples), *clients(stop))
+    return time.monotonic() - start, memory_summary(samples)
+
+
 def _percentiles(values: list[float]) -> dict[str, float]:
     ms = np.asarray(values) * 1000
     return {
@@ -203,18 +217,17 @@ async def _drive(
 ) -> dict[str, Any]:
     pool, _ = _data(5000, seed=1)
     tally = Tally()
-    samples: list[tuple[float, int]] = []
-    start = time.monotonic()
-    stop = start + seconds
-    await asyncio.gather(
-        _sampler(server.pid, stop, samples),
-        _trainer(server.base_url, stop, train_every, tally, _bearer(keys.get("admin"))),
-        *(
-            _client(server.base_url, stop, i, tally, pool, _bearer(keys.get("predictor")))
-            for i in range(clients)
-        ),
+    elapsed, memory = await timed_run(
+        server.pid,
+        seconds,
+        lambda stop: [
+            _trainer(server.base_url, stop, train_every, tally, _bearer(keys.get("admin"))),
+            *(
+                _client(server.base_url, stop, i, tally, pool, _bearer(keys.get("predictor")))
+                for i in range(clients)
+            ),
+        ],
     )
-    elapsed = time.monotonic() - start
     requests = sum(len(v) for v in tally.latencies.values())
     return {
         "requests": requests,
@@ -223,7 +236,7 @@ async def _drive(
         "error_examples": tally.examples,
         "throughput_rps": round(requests / elapsed, 1),
         "latency": {k: _percentiles(v) for k, v in sorted(tally.latencies.items())},
-        "memory": memory_summary(samples),
+        "memory": memory,
         "elapsed_s": round(elapsed, 1),
     }
 

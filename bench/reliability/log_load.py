@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,8 @@ from bench.record import command, run_header, write_result  # noqa: E402
 from bench.reliability.load import (  # noqa: E402
     _data,
     _percentiles,
-    _sampler,
     _train_body,
-    memory_summary,
+    timed_run,
 )
 from bench.reliability.server import Server, start_server  # noqa: E402
 
@@ -169,18 +169,17 @@ async def _round(
 ) -> dict[str, Any]:
     pool, _ = _data(5000, seed=1)
     tally = Tally()
-    samples: list[tuple[float, int]] = []
-    start = time.monotonic()
-    stop = start + seconds
-    clients = [
-        _predictor(server.base_url, stop, i, 1, pool, tally, outcomes) for i in range(one_row)
-    ]
-    clients += [
-        _predictor(server.base_url, stop, 1000 + i, big_rows, pool, tally, outcomes)
-        for i in range(big)
-    ]
-    await asyncio.gather(_sampler(server.pid, stop, samples), *clients)
-    elapsed = time.monotonic() - start
+
+    def clients(stop: float) -> list[Coroutine[Any, Any, None]]:
+        one = [
+            _predictor(server.base_url, stop, i, 1, pool, tally, outcomes) for i in range(one_row)
+        ]
+        return one + [
+            _predictor(server.base_url, stop, 1000 + i, big_rows, pool, tally, outcomes)
+            for i in range(big)
+        ]
+
+    elapsed, memory = await timed_run(server.pid, seconds, clients)
     return {
         "seconds": round(elapsed, 1),
         "requests": dict(tally.requests),
@@ -197,7 +196,7 @@ async def _round(
         "outcome_errors": len(tally.outcome_errors),
         "outcome_retries_503": tally.outcome_retries,
         "outcome_error_examples": tally.outcome_errors[:5],
-        "memory": memory_summary(samples),
+        "memory": memory,
     }
 
 

@@ -12,9 +12,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -26,6 +27,27 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def probe_live(
+    base_url: str,
+    stop: Any,
+    record: Callable[[float, float, int], None],
+    *,
+    timeout: float = 30.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """GET ``/health/live`` every 20 ms until ``stop`` (an Event) is set, calling
+    ``record(sent at, latency, status)`` for each probe (status 0: no answer)."""
+    with httpx.Client(base_url=base_url, timeout=timeout) as client:
+        while not stop.is_set():
+            sent = clock()
+            try:
+                status = client.get("/health/live").status_code
+            except httpx.HTTPError:
+                status = 0
+            record(sent, clock() - sent, status)
+            time.sleep(0.02)
 
 
 @dataclass

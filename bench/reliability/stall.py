@@ -52,7 +52,7 @@ if str(ROOT) not in sys.path:
 from app.db import normalize_url, upgrade_to_head  # noqa: E402
 from bench.record import run_header, write_result  # noqa: E402
 from bench.reliability.relay import Relay  # noqa: E402
-from bench.reliability.server import Server, start_server  # noqa: E402
+from bench.reliability.server import Server, probe_live, start_server  # noqa: E402
 
 ROW = [0.1, 0.2, 0.3, 0.4]
 
@@ -94,15 +94,7 @@ class Observed:
 
 
 def _live_prober(base_url: str, stop: threading.Event, out: list[Record]) -> None:
-    with httpx.Client(base_url=base_url, timeout=120) as client:
-        while not stop.is_set():
-            t = time.monotonic()
-            try:
-                status = client.get("/health/live").status_code
-            except httpx.HTTPError:
-                status = 0
-            out.append(Record(t, time.monotonic() - t, status))
-            time.sleep(0.02)
+    probe_live(base_url, stop, lambda *sample: out.append(Record(*sample)), timeout=120)
 
 
 def _predictor(base_url: str, stop: threading.Event, out: list[Record], model: str) -> None:

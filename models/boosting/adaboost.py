@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from models.boosting.loop import BaseBoosting
+from models.specs.algorithm import AlgorithmSpec
 
 __all__ = ["AdaBoost"]
 
@@ -80,25 +81,19 @@ def _build(common: dict, params: dict) -> AdaBoost:
     return AdaBoost(**common)
 
 
-def _spec() -> object:
-    from models.specs.algorithm import AlgorithmSpec
-
-    return AlgorithmSpec(
-        name="adaboost",
-        title="AdaBoost / AdaMEC",
-        family="binary",
-        source="Freund & Schapire (1997); AdaMEC rule of Ting (2000); calibrated AdaMEC of "
-        "Nikolaou et al. (2016)",
-        equations="Nikolaou et al. 2016: Eqs. 5-7 (training), 9/19-20 (AdaMEC decision), "
-        "24-25 (scores)",
-        trains_with_costs=False,
-        decision_rule="sign[p(y=1|x) - c], c = c_fp / (c_fp + c_fn), at the request's costs "
-        "(Table 3: AdaMEC)",
-        build=_build,
-        properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": True},
-        notes="Trained without costs; costs enter only at prediction time, so one version "
-        "serves every cost setting. With calibration this is the paper's recommendation.",
-    )
-
-
-SPEC = _spec()
+SPEC = AlgorithmSpec(
+    name="adaboost",
+    title="AdaBoost / AdaMEC",
+    family="binary",
+    source="Freund & Schapire (1997); AdaMEC rule of Ting (2000); calibrated AdaMEC of "
+    "Nikolaou et al. (2016)",
+    equations="Nikolaou et al. 2016: Eqs. 5-7 (training), 9/19-20 (AdaMEC decision), "
+    "24-25 (scores)",
+    trains_with_costs=False,
+    decision_rule="sign[p(y=1|x) - c], c = c_fp / (c_fp + c_fn), at the request's costs "
+    "(Table 3: AdaMEC)",
+    build=_build,
+    properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": True},
+    notes="Trained without costs; costs enter only at prediction time, so one version "
+    "serves every cost setting. With calibration this is the paper's recommendation.",
+)

@@ -524,11 +524,17 @@ class Decisions:
         ``sum_i p_i C[i][j]`` of the chosen ``j`` per row.
     threshold : ndarray of shape (n,) or None
         For two classes, the per-row threshold ``t`` (positive iff ``p1 >= t``); else None.
+    action_index : ndarray of shape (n,), int64, or None
+        Decisions among named actions (:mod:`models.decisions.actions`): the chosen action
+        (column of the ``(K, A)`` cost matrix) per row; ``labels_index`` then holds the
+        class an action stands for, or -1 for an action that stands for no class. None
+        for square cost matrices (the decision is a class).
     """
 
     labels_index: np.ndarray
     expected_cost: np.ndarray
     threshold: np.ndarray | None
+    action_index: np.ndarray | None = None
 
 
 def _threshold(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | float:

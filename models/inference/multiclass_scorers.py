@@ -20,6 +20,7 @@ values are all 0 becomes uniform (Zadrozny and Elkan 2002 normalise the same way
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -140,8 +141,16 @@ def _ensemble_spec(ensemble: VoteEnsemble) -> dict[str, Any]:
 
 
 def _join_votes(
-    spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
+    spec: dict[str, Any],
+    arrays: dict[str, np.ndarray],
+    n_features: int,
+    kind: tuple[str, Collection[str], str],
 ) -> VoteEnsemble:
+    """The vote ensemble of a scorer's parts; ``kind`` is (key, known values, what the
+    error calls it): the spec's ``key`` must be one of the known values."""
+    key, known, what = kind
+    if spec.get(key) not in known:
+        raise ArtifactError(f"unknown {what} {spec.get(key)!r}")
     k = spec.get("n_classes")
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
         raise ArtifactError(f"scorer n_classes must be an integer >= 2, got {k!r}")
@@ -194,9 +203,7 @@ class AngleScorer(_OnVotes):
     def from_parts(
         cls, spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
     ) -> AngleScorer:
-        if spec.get("loss") not in LOSSES:
-            raise ArtifactError(f"unknown angle-based loss {spec.get('loss')!r}")
-        ens = _join_votes(spec, arrays, n_features)
+        ens = _join_votes(spec, arrays, n_features, ("loss", LOSSES, "angle-based loss"))
         if "cost_matrix" not in arrays:
             raise ArtifactError("angle scorer needs a 'cost_matrix' array")
         try:
@@ -290,9 +297,7 @@ class CalibratedVoteScorer(_OnVotes, TwoStepScorer):
     def from_parts(
         cls, spec: dict[str, Any], arrays: dict[str, np.ndarray], n_features: int
     ) -> CalibratedVoteScorer:
-        if spec.get("score_kind") not in VOTE_SCORES:
-            raise ArtifactError(f"unknown score_kind {spec.get('score_kind')!r}")
-        ens = _join_votes(spec, arrays, n_features)
+        ens = _join_votes(spec, arrays, n_features, ("score_kind", VOTE_SCORES, "score_kind"))
         states = spec.get("calibrators")
         if "joint_calibrator" in spec:
             if states != []:

@@ -30,6 +30,7 @@ from models.multiclass.calibrated import (
     ServedByThreshold,
     check_calibration_params,
 )
+from models.specs.algorithm import AlgorithmSpec
 from models.specs.estimator_params import declared_init
 
 __all__ = ["OneVsRestAdaBoost"]
@@ -170,24 +171,18 @@ def _build(common: dict[str, Any], params: dict[str, Any]) -> OneVsRestAdaBoost:
     return est
 
 
-def _spec() -> Any:
-    from models.specs.algorithm import AlgorithmSpec
-
-    return AlgorithmSpec(
-        name="ovr_adaboost",
-        title="One-vs-rest calibrated AdaBoost (multiclass calibrated AdaMEC)",
-        family="multiclass",
-        source="Nikolaou et al. (2016), calibrated AdaMEC, per class; Zadrozny & Elkan (2002) "
-        "normalisation",
-        equations="Nikolaou et al. 2016: Eqs. 5-7 per binary model, section 4 (calibration); "
-        "decision: Eq. 4 of Yang et al. (argmin_k sum_j C_jk P_j)",
-        trains_with_costs=False,
-        decision_rule="argmin_j sum_i p_i C[i][j] over the normalised calibrated "
-        "one-vs-rest probabilities at the request's K x K cost matrix (0-1 costs: argmax p)",
-        build=_build,
-        notes="K binary AdaBoost models, each calibrated on rows it did not boost on; one "
-        "version serves every K x K cost matrix.",
-    )
-
-
-SPEC = _spec()
+SPEC = AlgorithmSpec(
+    name="ovr_adaboost",
+    title="One-vs-rest calibrated AdaBoost (multiclass calibrated AdaMEC)",
+    family="multiclass",
+    source="Nikolaou et al. (2016), calibrated AdaMEC, per class; Zadrozny & Elkan (2002) "
+    "normalisation",
+    equations="Nikolaou et al. 2016: Eqs. 5-7 per binary model, section 4 (calibration); "
+    "decision: Eq. 4 of Yang et al. (argmin_k sum_j C_jk P_j)",
+    trains_with_costs=False,
+    decision_rule="argmin_j sum_i p_i C[i][j] over the normalised calibrated "
+    "one-vs-rest probabilities at the request's K x K cost matrix (0-1 costs: argmax p)",
+    build=_build,
+    notes="K binary AdaBoost models, each calibrated on rows it did not boost on; one "
+    "version serves every K x K cost matrix.",
+)

@@ -54,6 +54,7 @@ from models.inference.jous_scorer import (
     monotone_decisions,
 )
 from models.inference.model import InferenceModel
+from models.specs.algorithm import AlgorithmSpec, ParamSpec
 from models.specs.estimator_params import declared_init
 
 __all__ = [
@@ -469,60 +470,54 @@ def _build(common: dict[str, Any], params: dict[str, Any]) -> JOUSBoost:
     )
 
 
-def _spec() -> object:
-    from models.specs.algorithm import AlgorithmSpec, ParamSpec
-
-    return AlgorithmSpec(
-        name="jous",
-        title="JOUS-Boost (AdaBoost + jittering + over/under-sampling, quantized p_hat)",
-        family="binary",
-        source="Mease, Wyner & Buja (2007), JMLR 8, 409-439",
-        equations="Mease et al. 2007: section 3.1 (q-classifier by over/under-sampling, Eq. 7), "
-        "3.2 (jitter U(-nu sd_j, nu sd_j)), 4 (p_hat from delta-1 q-classifiers, "
-        "monotonised from the median), 5.1 (sizes, nesting, noise recycling)",
-        trains_with_costs=False,
-        decision_rule="positive iff p_hat(x) >= c, c = c_fp / (c_fp + c_fn), at the request's "
-        "costs (section 3: cost c = quantile q); p_hat takes the values (2k+1)/(2 delta), so "
-        "a grid threshold c = i/delta reproduces the monotonised q-classifier at q = c",
-        build=_build,
-        params=(
-            ParamSpec(
-                "delta",
-                "int",
-                10,
-                "quantization level: delta - 1 AdaBoost fits at "
-                "q = i/delta; must be even (q = 1/2 on the grid)",
-                minimum=2,
-                maximum=MAX_DELTA,
-            ),
-            ParamSpec(
-                "nu",
-                "float",
-                1.0,
-                "jitter scale: Uniform(-nu sd_j, nu sd_j) noise on "
-                "replicated rows (over-sampling only)",
-                minimum=0,
-            ),
-            ParamSpec(
-                "sampling",
-                "str",
-                "over",
-                "over-sampling with jitter, or under-sampling without replacement",
-                choices=SAMPLINGS,
-            ),
+SPEC = AlgorithmSpec(
+    name="jous",
+    title="JOUS-Boost (AdaBoost + jittering + over/under-sampling, quantized p_hat)",
+    family="binary",
+    source="Mease, Wyner & Buja (2007), JMLR 8, 409-439",
+    equations="Mease et al. 2007: section 3.1 (q-classifier by over/under-sampling, Eq. 7), "
+    "3.2 (jitter U(-nu sd_j, nu sd_j)), 4 (p_hat from delta-1 q-classifiers, "
+    "monotonised from the median), 5.1 (sizes, nesting, noise recycling)",
+    trains_with_costs=False,
+    decision_rule="positive iff p_hat(x) >= c, c = c_fp / (c_fp + c_fn), at the request's "
+    "costs (section 3: cost c = quantile q); p_hat takes the values (2k+1)/(2 delta), so "
+    "a grid threshold c = i/delta reproduces the monotonised q-classifier at q = c",
+    build=_build,
+    params=(
+        ParamSpec(
+            "delta",
+            "int",
+            10,
+            "quantization level: delta - 1 AdaBoost fits at "
+            "q = i/delta; must be even (q = 1/2 on the grid)",
+            minimum=2,
+            maximum=MAX_DELTA,
         ),
-        properties=None,
-        calibrated_probabilities=True,
-        notes="Table 4 of Nikolaou et al. does not cover JOUS (properties: null). Its "
-        "probability estimates come from the quantile construction itself, so it is NOT "
-        "wrapped in CalibratedBoosting: the service fits build(common, params) on all "
-        "training rows and serves to_inference() (rule threshold); the request's "
-        "calibration settings and score kind do not apply. Costs delta - 1 AdaBoost fits; "
-        "over-sampled data sets hold up to delta * max class size rows each (about 41x one "
-        "AdaBoost fit for balanced data at delta=10, under-sampling about 5x). The paper "
-        "states no default sampling; 'over' is its jittered form (use 'under' for "
-        "categorical predictors or large data).",
-    )
-
-
-SPEC = _spec()
+        ParamSpec(
+            "nu",
+            "float",
+            1.0,
+            "jitter scale: Uniform(-nu sd_j, nu sd_j) noise on "
+            "replicated rows (over-sampling only)",
+            minimum=0,
+        ),
+        ParamSpec(
+            "sampling",
+            "str",
+            "over",
+            "over-sampling with jitter, or under-sampling without replacement",
+            choices=SAMPLINGS,
+        ),
+    ),
+    properties=None,
+    calibrated_probabilities=True,
+    notes="Table 4 of Nikolaou et al. does not cover JOUS (properties: null). Its "
+    "probability estimates come from the quantile construction itself, so it is NOT "
+    "wrapped in CalibratedBoosting: the service fits build(common, params) on all "
+    "training rows and serves to_inference() (rule threshold); the request's "
+    "calibration settings and score kind do not apply. Costs delta - 1 AdaBoost fits; "
+    "over-sampled data sets hold up to delta * max class size rows each (about 41x one "
+    "AdaBoost fit for balanced data at delta=10, under-sampling about 5x). The paper "
+    "states no default sampling; 'over' is its jittered form (use 'under' for "
+    "categorical predictors or large data).",
+)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from models.boosting.adaboost import AdaBoost
+from models.specs.algorithm import AlgorithmSpec
 
 __all__ = ["SPEC", "build_p_adaboost"]
 
@@ -41,35 +42,29 @@ def build_p_adaboost(common: dict[str, Any], params: dict[str, Any]) -> AdaBoost
     return AdaBoost(**{**common, "score_kind": "logistic"})
 
 
-def _spec() -> object:
-    from models.specs.algorithm import AlgorithmSpec
-
-    return AlgorithmSpec(
-        name="p_adaboost",
-        title="P-AdaBoost (AdaBoost + logistic link p = 1/(1+exp(-2F)))",
-        family="binary",
-        source="Mease, Wyner & Buja (2007), JMLR 8, section 2; link of Friedman, Hastie & "
-        "Tibshirani (2000)",
-        equations="Mease et al. 2007: section 2 (discrete AdaBoost), Eq. 1 "
-        "p = 1/(1+exp(-2F(x))); = Nikolaou et al. 2016 Eqs. 5-7 and Eq. 25 (s'(x))",
-        trains_with_costs=False,
-        decision_rule="sign[p(y=1|x) - c], p = 1/(1+exp(-2F(x))) (Eq. 1) or its calibrated "
-        "version, c = c_fp / (c_fp + c_fn) at the request's costs (section 3 of Mease et al.: "
-        "classify +1 iff p > c). Uncalibrated this is exactly AdaMEC (Table 3 of Nikolaou et "
-        "al.): p >= c iff F(x) >= 1/2 log(c_fp / c_fn)",
-        build=build_p_adaboost,
-        properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": True},
-        # P-AdaBoost's probabilities are its link, not calibrated (Mease et al. section 2).
-        calibrated_probabilities=False,
-        notes="AdaBoost served with the score s'(x) = 1/(1+exp(-2F)) regardless of the "
-        "request's score kind. calibrated_probabilities is false: P-AdaBoost's probabilities "
-        "are this link, which Mease et al. show overfit (diverge to 0/1 with M) while the 1/2 "
-        "classification does not. It is the paper's (uncalibrated) P-AdaBoost only when the "
-        "request sets calibration 'none'; the service wraps the estimator in "
-        "CalibratedBoosting with the request's calibration, so platt/isotonic serve a "
-        "calibrated map of the link instead (the same model as 'adaboost' with score "
-        "'logistic'). Use 'jous', or 'adaboost' with a calibration, for probabilities.",
-    )
-
-
-SPEC = _spec()
+SPEC = AlgorithmSpec(
+    name="p_adaboost",
+    title="P-AdaBoost (AdaBoost + logistic link p = 1/(1+exp(-2F)))",
+    family="binary",
+    source="Mease, Wyner & Buja (2007), JMLR 8, section 2; link of Friedman, Hastie & "
+    "Tibshirani (2000)",
+    equations="Mease et al. 2007: section 2 (discrete AdaBoost), Eq. 1 "
+    "p = 1/(1+exp(-2F(x))); = Nikolaou et al. 2016 Eqs. 5-7 and Eq. 25 (s'(x))",
+    trains_with_costs=False,
+    decision_rule="sign[p(y=1|x) - c], p = 1/(1+exp(-2F(x))) (Eq. 1) or its calibrated "
+    "version, c = c_fp / (c_fp + c_fn) at the request's costs (section 3 of Mease et al.: "
+    "classify +1 iff p > c). Uncalibrated this is exactly AdaMEC (Table 3 of Nikolaou et "
+    "al.): p >= c iff F(x) >= 1/2 log(c_fp / c_fn)",
+    build=build_p_adaboost,
+    properties={"fgd_consistent": True, "cost_consistent": True, "asymmetry_preserving": True},
+    # P-AdaBoost's probabilities are its link, not calibrated (Mease et al. section 2).
+    calibrated_probabilities=False,
+    notes="AdaBoost served with the score s'(x) = 1/(1+exp(-2F)) regardless of the "
+    "request's score kind. calibrated_probabilities is false: P-AdaBoost's probabilities "
+    "are this link, which Mease et al. show overfit (diverge to 0/1 with M) while the 1/2 "
+    "classification does not. It is the paper's (uncalibrated) P-AdaBoost only when the "
+    "request sets calibration 'none'; the service wraps the estimator in "
+    "CalibratedBoosting with the request's calibration, so platt/isotonic serve a "
+    "calibrated map of the link instead (the same model as 'adaboost' with score "
+    "'logistic'). Use 'jous', or 'adaboost' with a calibration, for probabilities.",
+)

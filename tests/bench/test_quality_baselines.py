@@ -88,30 +88,19 @@ def _row(task: str, setting: str, seed: int, method: str, cost: float) -> dict[s
     }
 
 
+def _setting(task: str, setting: str, costs: dict[str, float]) -> list[dict[str, Any]]:
+    """One row per method of one (task, cost setting), seed 0."""
+    return [_row(task, setting, 0, method, cost) for method, cost in costs.items()]
+
+
 def test_summary_arithmetic() -> None:
     rows = []
     # task a: ratios 2.0 (1:1) and 0.5 (3:1) -> task geomean 1.0
-    rows += [
-        _row("a", "1:1", 0, "costwise", 20),
-        _row("a", "1:1", 0, "logreg", 10),
-        _row("a", "1:1", 0, "ada+cal", 15),
-    ]
-    rows += [
-        _row("a", "3:1", 0, "costwise", 5),
-        _row("a", "3:1", 0, "logreg", 10),
-        _row("a", "3:1", 0, "ada+cal", 40),
-    ]
+    rows += _setting("a", "1:1", {"costwise": 20, "logreg": 10, "ada+cal": 15})
+    rows += _setting("a", "3:1", {"costwise": 5, "logreg": 10, "ada+cal": 40})
     # task b: ratios 1.6 (1:1, best is ada+cal 10) and 4.0 (3:1, best cost 0, unit 1) -> 2.53
-    rows += [
-        _row("b", "1:1", 0, "costwise", 16),
-        _row("b", "1:1", 0, "logreg", 12),
-        _row("b", "1:1", 0, "ada+cal", 10),
-    ]
-    rows += [
-        _row("b", "3:1", 0, "costwise", 3),
-        _row("b", "3:1", 0, "logreg", 0),
-        _row("b", "3:1", 0, "ada+cal", 2),
-    ]
+    rows += _setting("b", "1:1", {"costwise": 16, "logreg": 12, "ada+cal": 10})
+    rows += _setting("b", "3:1", {"costwise": 3, "logreg": 0, "ada+cal": 2})
     s = Q.summarise(rows, "binary")
     assert s["n"] == 4 and s["n_tasks"] == 2
     assert s["geomean"] == pytest.approx((2.0 * 0.5 * 1.6 * 4.0) ** 0.25)
@@ -160,16 +149,8 @@ def test_summary_zero_costs_excluded_and_goals() -> None:
 
 
 def test_summary_ties_count_for_every_tied_baseline() -> None:
-    rows = [
-        _row("a", "1:1", 0, "costwise", 4),
-        _row("a", "1:1", 0, "catboost", 2),
-        _row("a", "1:1", 0, "logreg", 2),
-        _row("a", "1:1", 0, "ada+cal", 3),
-        _row("a", "3:1", 0, "costwise", 4),
-        _row("a", "3:1", 0, "catboost", 1),
-        _row("a", "3:1", 0, "logreg", 2),
-        _row("a", "3:1", 0, "ada+cal", 3),
-    ]
+    rows = _setting("a", "1:1", {"costwise": 4, "catboost": 2, "logreg": 2, "ada+cal": 3})
+    rows += _setting("a", "3:1", {"costwise": 4, "catboost": 1, "logreg": 2, "ada+cal": 3})
     s = Q.summarise(rows, "binary")
     assert s["best_baseline_counts"] == {"catboost": 2, "logreg": 1}
     assert s["per_task_best"] == {"a": "catboost"}

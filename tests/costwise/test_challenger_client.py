@@ -58,6 +58,10 @@ def test_shadow_then_the_gate_refuses_then_promotes(
     assert code == 0 and json.loads(out)["resolved_version"] == 2, out
     code, out, _ = _cli(server, capsys, "shadow", "show", "champ")
     assert code == 0 and json.loads(out)["version"] == 2
+    asked = client.predict("champ", X_ALL[1500:1503], alias="prod", shadow=True)
+    assert asked.version == 1 and asked.shadow is not None and asked.shadow["version"] == 2
+    assert len(asked.shadow["predictions"]) == 3
+    assert client.predict("champ", X_ALL[1500:1501], alias="prod").shadow is None
 
     X, y = X_ALL[800 : 800 + N_TRAFFIC], Y_ALL[800 : 800 + N_TRAFFIC]
     ids = [f"t{i}" for i in range(N_TRAFFIC)]
@@ -117,3 +121,24 @@ def test_shadow_then_the_gate_refuses_then_promotes(
     code, out, _ = _cli(server, capsys, "shadow", "show", "champ")
     shown = json.loads(out)
     assert code == 0 and shown["version"] is None and shown["resolved_version"] is None, shown
+
+
+def test_a_split_through_the_client_is_sticky(client: Client) -> None:
+    for n in (100, 400):
+        client.train("split", X_ALL[:n], Y_ALL[:n], feature_names=FEATURES, n_estimators=10,
+                     mode="sync")  # fmt: skip
+    client.set_alias("split", "production", 1)
+    split = client.set_split("split", "production", 2, 0.5)
+    assert (split["champion_version"], split["canary_version"]) == (1, 2)
+    assert client.get_split("split", "production")["weight"] == 0.5
+    arms = {}
+    for key in ("k1", "k2", "k3", "k4", "k5", "k6"):
+        answers = [client.predict("split", X_ALL[:1], routing_key=key) for _ in range(3)]
+        assert len({a.version for a in answers}) == 1  # sticky
+        arm = answers[0].arm
+        assert arm is not None and arm["sticky"] and arm["name"] == (
+            "canary" if answers[0].version == 2 else "champion"
+        )
+        arms[key] = arm["name"]
+    client.clear_split("split", "production")
+    assert client.predict("split", X_ALL[:1], routing_key="k1").arm is None

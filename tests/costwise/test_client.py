@@ -119,6 +119,23 @@ def test_predict_records_cost_matrix_row_costs_and_priors(
     assert by_matrix.calibration.method == "platt" and by_matrix.decision_rule == "threshold"
 
 
+def test_predict_among_actions_names_the_action_taken(
+    client: Client, fraud: dict[str, Any]
+) -> None:
+    X = fraud["X"][:40]
+    matrix = [[0.0, 4.0, 10.0], [100.0, 4.0, 0.0]]
+    r = client.predict("fraud", X, actions=["approve", "review", "decline"], cost_matrix=matrix)
+    assert r.applied_costs.actions == ["approve", "review", "decline"]
+    for p in r.predictions:
+        assert p.probabilities is not None and p.decision is None
+        costs = [sum(q * matrix[i][a] for i, q in enumerate(p.probabilities)) for a in range(3)]
+        assert p.action == ["approve", "review", "decline"][int(np.argmin(costs))]
+    review = client.predict("fraud", X, costs={"c_fp": 1, "c_fn": 5, "c_review": 0.5})
+    assert {p.action for p in review.predictions} <= {"negative", "positive", "review"}
+    plain = client.predict("fraud", X, costs={"c_fp": 1, "c_fn": 5})
+    assert all(p.action is None for p in plain.predictions)
+
+
 def test_evaluate_reports_the_confusion_matrix_and_cost(
     client: Client, fraud: dict[str, Any]
 ) -> None:

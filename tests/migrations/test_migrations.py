@@ -40,6 +40,7 @@ REGISTRY_TABLES = {
     "shadow_predictions",
     "webhooks",
     "webhook_deliveries",
+    "alias_splits",
 }
 
 

@@ -84,19 +84,29 @@ def test_a_killed_run_resumes_from_its_checkpoint(quick_run: Path, tmp_path: Pat
     assert {r["ratio"] for r in _rows(out / "raw.csv")} == {"2", "1/2"}
 
 
-def test_report_merges_a_second_run(quick_run: Path, tmp_path: Path) -> None:
-    """A later run's tasks replace the same tasks of the first run; others are kept."""
+def _two_copies(quick_run: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Two folders (``first``, ``second``) holding the quick run's results."""
     first, second = tmp_path / "first", tmp_path / "second"
     for folder in (first, second):
         folder.mkdir()
         for name in ("raw.csv", "fig6.csv", "defaults.csv", "run.json"):
             (folder / name).write_bytes((quick_run / name).read_bytes())
+    return first, second
+
+
+def _write_rows(path: Path, rows: list[dict[str, str]], fieldnames: list[str]) -> None:
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fieldnames)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_report_merges_a_second_run(quick_run: Path, tmp_path: Path) -> None:
+    """A later run's tasks replace the same tasks of the first run; others are kept."""
+    first, second = _two_copies(quick_run, tmp_path)
     raw = _rows(second / "raw.csv")  # the second run: only wine, one split
     kept = [r for r in raw if r["task"] == "wine:0-vs-rest" and r["repeat"] == "0"]
-    with (second / "raw.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(raw[0]))
-        writer.writeheader()
-        writer.writerows(kept)
+    _write_rows(second / "raw.csv", kept, list(raw[0]))
     assert nikolaou_report.main(["--out", str(first), "--merge", str(second)]) == 0
     merged = _rows(first / "raw.csv")
     assert {(r["task"], r["repeat"]) for r in merged} == {
@@ -115,17 +125,10 @@ def test_report_merges_a_second_run(quick_run: Path, tmp_path: Path) -> None:
 
 def test_report_merges_a_run_by_method(quick_run: Path, tmp_path: Path) -> None:
     """--by-method: only the (task, method) pairs of the other run are replaced."""
-    first, second = tmp_path / "first", tmp_path / "second"
-    for folder in (first, second):
-        folder.mkdir()
-        for name in ("raw.csv", "fig6.csv", "defaults.csv", "run.json"):
-            (folder / name).write_bytes((quick_run / name).read_bytes())
+    first, second = _two_copies(quick_run, tmp_path)
     raw = _rows(second / "raw.csv")
     new = [{**r, "Q": "0.25"} for r in raw if r["method"] == "AdaMEC-vote"]
-    with (second / "raw.csv").open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(raw[0]))
-        writer.writeheader()
-        writer.writerows(new)
+    _write_rows(second / "raw.csv", new, list(raw[0]))
     args = ["--out", str(first), "--merge", str(second), "--by-method"]
     assert nikolaou_report.main(args) == 0
     merged = _rows(first / "raw.csv")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +12,12 @@ from bench.papers import kfold_shift
 from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedBoosting
 from models.evaluation.metrics import brier_score
+from tests.papers.quick_runs import run_quick
 
 
 def test_quick_run_writes_the_tables(tmp_path: Path) -> None:
     out = tmp_path / "kfold"
-    assert kfold_shift.main(["--quick", "--out", str(out)]) == 0
-    doc = json.loads((out / "kfold_shift.json").read_text())
-    assert {"command", "date", "machine", "duration_s"} <= set(doc["run"])
+    doc = run_quick(kfold_shift, out, "kfold_shift")
     assert len(doc["rows"]) == 2 * 2  # 2 tasks x 1 seed x 2 scores
     for kind in ("vote", "logistic"):
         s = doc["summary"][kind]

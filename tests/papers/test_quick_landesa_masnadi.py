@@ -7,8 +7,6 @@ conclusions.
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -16,18 +14,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.papers import landesa, masnadi
-
-
-def _csv(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="") as fh:
-        return list(csv.DictReader(fh))
+from tests.papers.quick_runs import read_csv, run_quick
 
 
 def test_landesa_quick(tmp_path: Path) -> None:
     out = tmp_path / "landesa"
-    assert landesa.main(["--quick", "--out", str(out)]) == 0
-    doc = json.loads((out / "landesa.json").read_text())
-    assert {"command", "date", "machine", "duration_s"} <= set(doc["run"])
+    doc = run_quick(landesa, out, "landesa")
     assert [r["dataset"] for r in doc["results"]] == ["cloud", "breast_cancer"]
     for res in doc["results"]:
         assert [r["gamma"] for r in res["rows"]] == ["1/2", "3/5", "2/3", "7/8"]
@@ -37,7 +29,7 @@ def test_landesa_quick(tmp_path: Path) -> None:
             ours = r["ours"]
             assert all(0.0 <= ours[m] <= 100.0 for m in ("FN", "FP", "ClErr", "AsErr"))
             assert math.isclose(ours["AsErr"], g * ours["FN"] + (1 - g) * ours["FP"], abs_tol=1e-9)
-    rows = _csv(out / "landesa.csv")
+    rows = read_csv(out / "landesa.csv")
     assert len(rows) == 8 and rows[0]["FN_paper"] == "31.6"  # the cloud's Table 2 values
     md = (out / "landesa.md").read_text()
     assert "Positive class:" in md and "command:" in md and "| gamma |" in md
@@ -63,9 +55,7 @@ def test_masnadi_boundary_of_a_threshold_rule() -> None:
 
 def test_masnadi_quick(tmp_path: Path) -> None:
     out = tmp_path / "masnadi"
-    assert masnadi.main(["--quick", "--out", str(out)]) == 0
-    doc = json.loads((out / "masnadi.json").read_text())
-    assert {"command", "date", "machine", "duration_s"} <= set(doc["run"])
+    doc = run_quick(masnadi, out, "masnadi")
     syn = doc["synthetic"]
     assert {r["method"] for r in syn} == {*masnadi.CS_METHODS, "adaboost_shift"}
     assert all(math.isfinite(r["boundary"]) and r["excess_cost"] >= -1e-9 for r in syn)
@@ -73,7 +63,7 @@ def test_masnadi_quick(tmp_path: Path) -> None:
     for name, s in rep["scores"].items():
         assert set(s["per_f"]) == {"2.0", "5.0", "10.0"}, name
         assert s["avg_min"] <= s["avg_selected"] + 1e-9 and s["avg_min"] >= 0.0
-    assert _csv(out / "masnadi_uci.csv") and _csv(out / "masnadi_synthetic.csv")
+    assert read_csv(out / "masnadi_uci.csv") and read_csv(out / "masnadi_synthetic.csv")
     md = (out / "masnadi.md").read_text()
     assert "Bayes x*" in md and "min eps" in md and "Positive class" in md
     # the paper's own learners run beside the stumps, and the asymmetry test is reported
@@ -89,7 +79,7 @@ def test_masnadi_quick(tmp_path: Path) -> None:
 def test_landesa_rounds_sweep_quick(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     assert landesa.main(["--quick", "--rounds-sweep", "2,5", "--out", str(out)]) == 0
-    rows = _csv(out / "landesa_rounds.csv")
+    rows = read_csv(out / "landesa_rounds.csv")
     assert len(rows) == 2 * 4 * 2  # datasets x gammas x T values
     assert {r["rounds"] for r in rows} == {"2", "5"}
     assert "T = 5" in (out / "landesa_rounds.md").read_text()

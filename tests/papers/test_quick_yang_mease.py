@@ -7,7 +7,6 @@ papers' conclusions.
 
 from __future__ import annotations
 
-import csv
 import importlib.util
 import json
 import math
@@ -16,11 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.papers import mease, yang
-
-
-def _csv(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="") as fh:
-        return list(csv.DictReader(fh))
+from tests.papers.quick_runs import read_csv, run_quick
 
 
 def test_yang_generators_follow_section_5_1() -> None:
@@ -45,9 +40,7 @@ def test_yang_test_cost() -> None:
 
 def test_yang_quick(tmp_path: Path) -> None:
     out = tmp_path / "yang"
-    assert yang.main(["--quick", "--out", str(out)]) == 0
-    doc = json.loads((out / "yang.json").read_text())
-    assert {"command", "date", "machine", "duration_s"} <= set(doc["run"])
+    doc = run_quick(yang, out, "yang")
     res = doc["results"]
     assert {"Simulation 1", "Simulation 1c", "Simulation 2", "Simulation 2c", "wine"} <= set(res)
     for exp, methods in res.items():
@@ -55,7 +48,7 @@ def test_yang_quick(tmp_path: Path) -> None:
         assert set(methods) == set(wanted)
         for v in methods.values():
             assert 0.0 <= v["mean"] <= 5.0 and 0.0 <= v["error_rate"] <= 1.0 and v["n"] == 2
-    rows = _csv(out / "yang.csv")
+    rows = read_csv(out / "yang.csv")
     assert len(rows) == 2 * (4 * 3) + 2 * 5
     md = (out / "yang.md").read_text()
     assert (
@@ -84,9 +77,7 @@ def test_mease_losses_and_ten_norm() -> None:
 
 def test_mease_quick(tmp_path: Path) -> None:
     out = tmp_path / "mease"
-    assert mease.main(["--quick", "--out", str(out)]) == 0
-    doc = json.loads((out / "mease.json").read_text())
-    assert {"command", "date", "machine", "duration_s"} <= set(doc["run"])
+    doc = run_quick(mease, out, "mease")
     keys = [r["key"] for r in doc["results"]]
     assert keys == ["tenorm_n120_g10", "tenorm_n120_g0.5", "breast_cancer"]
     for r in doc["results"]:
@@ -107,7 +98,7 @@ def test_mease_quick(tmp_path: Path) -> None:
         png = out / f"{r['key']}.png"
         if importlib.util.find_spec("matplotlib") is not None:  # the "papers" extra
             assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    rows = _csv(out / "mease.csv")
+    rows = read_csv(out / "mease.csv")
     assert len(rows) == 3 * 5 and {"squared", "log", "exponential", "paper_log"} <= set(rows[0])
     md = (out / "mease.md").read_text()
     assert "command:" in md and "## log loss" in md
@@ -117,7 +108,7 @@ def test_mease_resume_reuses_finished_problems(tmp_path: Path, monkeypatch) -> N
     out = tmp_path / "mease"
     args = ["--quick", "--no-gbm", "--datasets", "tenorm", "--out", str(out)]
     assert mease.main(args) == 0
-    first = _csv(out / "mease.csv")
+    first = read_csv(out / "mease.csv")
     ckpts = sorted(p.name for p in (out / "checkpoints").iterdir())
     assert ckpts == ["tenorm_n120_g0.5-seed0.json", "tenorm_n120_g10-seed0.json"]
     # a changed setting is not reused: the problem runs again
@@ -137,7 +128,7 @@ def test_mease_resume_reuses_finished_problems(tmp_path: Path, monkeypatch) -> N
     def strip_seconds(rows: list[dict[str, str]]) -> list[dict[str, str]]:
         return [{k: v for k, v in r.items() if k != "fit_seconds"} for r in rows]
 
-    assert strip_seconds(_csv(out / "mease.csv")) == strip_seconds(first)
+    assert strip_seconds(read_csv(out / "mease.csv")) == strip_seconds(first)
     calls.clear()
     assert mease.main([*args, "--resume", "--rounds", "10"]) == 0
     assert calls == ["tenorm_n120_g10", "tenorm_n120_g0.5"]

@@ -81,6 +81,8 @@ _HISTORY = "reads the audit trail of an alias's moves; writes nothing"
 _PROMOTE = "moves an alias when the comparison's evidence holds: which version serves everybody"
 _READ_SHADOW = "reads which version shadows the model, and counters; writes nothing"
 _SHADOW = "names (or removes) the version that decides every predict of the model again"
+_SPLIT = "sends a share of an alias's traffic to another version: which version serves people"
+_READ_SPLIT = "reads an alias's traffic split; writes nothing"
 _KEYS = "API keys: who may do what (listing shows names, roles and use)"
 _WEBHOOKS = "where the service sends events (URLs, and what was sent to them)"
 
@@ -123,6 +125,7 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
         Permission("GET", "/v1/models/{name}/priors", "reader", _READ_PRIORS),
         Permission("GET", "/v1/models/{name}/compare", "reader", _COMPARE),
         Permission("GET", "/v1/models/{name}/shadow", "reader", _READ_SHADOW),
+        Permission("GET", "/v1/models/{name}/aliases/{alias}/split", "reader", _READ_SPLIT),
         Permission("GET", "/v1/models/{name}/aliases/{alias}/history", "reader", _HISTORY),
         *_rows(("GET",), ("/v1/jobs", "/v1/jobs/{job_id}"), "reader", _READ_JOBS),
         *_rows(
@@ -154,6 +157,7 @@ PERMISSIONS: tuple[Permission, ...] = tuple(
         *_rows(("PUT", "DELETE"), ("/v1/models/{name}/aliases/{alias}",), "admin", _ALIAS),
         Permission("POST", "/v1/models/{name}/aliases/{alias}/promote", "admin", _PROMOTE),
         *_rows(("PUT", "DELETE"), ("/v1/models/{name}/shadow",), "admin", _SHADOW),
+        *_rows(("PUT", "DELETE"), ("/v1/models/{name}/aliases/{alias}/split",), "admin", _SPLIT),
         Permission("POST", "/v1/models/{name}/versions/{version}/recalibrate", "admin", _RECAL),
         Permission("POST", "/v1/models/{name}/priors", "admin", _RECORD_PRIORS),
         Permission("POST", "/v1/models/{name}/batch", "admin", _BATCH),

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from app.api.bodies.scan import Limits, refuse_oversized, rows_field
 from app.api.schemas import RowsRequest
-from app.errors import ServiceError
+from app.errors import InvalidArgument, ServiceError
 from app.services.common.inputs import check_limits, features_matrix
 from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 
@@ -55,9 +55,35 @@ async def json_body(request: Request, model: type[M]) -> M:
 
 
 # ------------------------------------------------- predict and evaluate bodies
-def _row_costs_array(row_costs: list[Any]) -> np.ndarray:
-    cells = [(r["c_fp"], r["c_fn"], r.get("c_tp", 0.0), r.get("c_tn", 0.0)) for r in row_costs]
-    return np.array(cells, dtype=np.float64).reshape(-1, 4)
+def _row_costs_array(row_costs: list[Any]) -> np.ndarray | list[Any]:
+    """Per-row named costs as an (n, 4) array, (n, 5) with c_review on every row; the
+    list itself when only some rows give c_review (the service names the first without)."""
+    reviews = sum("c_review" in r for r in row_costs)
+    if reviews and reviews != len(row_costs):
+        return row_costs
+    cells: list[tuple[Any, ...]] = [
+        (r["c_fp"], r["c_fn"], r.get("c_tp", 0.0), r.get("c_tn", 0.0)) for r in row_costs
+    ]
+    if reviews:
+        cells = [(*c, r["c_review"]) for c, r in zip(cells, row_costs, strict=True)]
+    return np.array(cells, dtype=np.float64).reshape(-1, 5 if reviews else 4)
+
+
+def _row_cost_matrices(matrices: list[Any]) -> np.ndarray:
+    """``row_cost_matrices`` as an (n, K, A) array; ragged nesting named (400)."""
+    try:
+        return np.array(matrices, dtype=np.float64)
+    except ValueError:
+        shape = (len(matrices[0]), len(matrices[0][0]) if matrices[0] else 0)
+        for r, m in enumerate(matrices):
+            widths = {len(row) for row in m}
+            if len(m) != shape[0] or widths != {shape[1]}:
+                raise InvalidArgument(
+                    f"row_cost_matrices[{r}]: expected a {shape[0]} x {shape[1]} matrix like "
+                    f"row 0's, got {len(m)} rows of {sorted(widths)} entries",
+                    field="row_cost_matrices",
+                ) from None
+        raise
 
 
 def _records_matrix(records: list[dict[str, Any]]) -> Rows:
@@ -108,11 +134,15 @@ def predict_input(
         rows = _records_matrix(listed)
     if decode and row_costs is not None:
         row_costs = _row_costs_array(row_costs)
+    matrices = req.row_cost_matrices
     costs = CostRequest(
-        costs=None if req.costs is None else req.costs.model_dump(),
+        costs=None if req.costs is None else req.costs.model_dump(exclude_none=True),
         cost_matrix=req.cost_matrix,
         row_costs=row_costs,
+        cost_array=None if matrices is None else _row_cost_matrices(matrices),
+        cost_field=None if matrices is None else "row_cost_matrices",
         priors=req.priors,
+        actions=req.actions,
     )
     return DecisionRequest(
         rows,
@@ -121,5 +151,7 @@ def predict_input(
         alias=req.alias,
         ids=getattr(req, "ids", None),  # predict only
         labels=getattr(req, "labels", None),  # evaluate only
+        shadow=getattr(req, "shadow", False),  # predict only
+        routing_key=req.routing_key,
         explain=getattr(req, "explain", False),  # predict only
     )

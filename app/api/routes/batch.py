@@ -18,14 +18,14 @@ router = APIRouter(prefix="/v1", tags=["batch"])
 
 def batch_request(body: BatchRequestIn) -> BatchRequest:
     """The batch door's one request value (costs as the predictor's, per block of rows)."""
-    costs = body.model_dump(include={"costs"})["costs"]  # {"column": name} as a mapping
+    dumped = body.model_dump(include={"costs", "cost_matrix"})  # {"column": name} as mappings
     return BatchRequest(
         input_uri=body.input.uri,
         output_uri=body.output.uri,
         input_format=body.input.format,
         columns=body.input.columns,
         id_columns=list(body.id_columns),
-        costs=BatchCosts.of(costs, body.cost_matrix, body.priors),
+        costs=BatchCosts.of(dumped["costs"], dumped["cost_matrix"], body.priors, body.actions),
         version=body.version,
         alias=body.alias,
     )

@@ -19,6 +19,8 @@ from app.api.schemas import (
     PromoteResponse,
     ShadowOut,
     ShadowRequest,
+    SplitOut,
+    SplitRequest,
 )
 from app.api.time_window import utc_window
 from app.services.challenger.promotion import PromotionRule
@@ -56,11 +58,9 @@ async def compare(
     mode: Literal["auto", "paired", "unpaired"] = "auto",
     confidence: Annotated[float, Query(ge=0.5, lt=1.0)] = 0.95,
 ) -> Any:
-    since, until = utc_window(since, until)
+    window = utc_window(since, until)
     report = await run_in_threadpool(
-        lambda: services.comparison.compare(
-            name, a, b, since=since, until=until, mode=mode, confidence=confidence
-        )
+        lambda: services.comparison.compare(name, a, b, window, mode=mode, confidence=confidence)
     )
     return FastJSONResponse(report)
 
@@ -87,7 +87,7 @@ async def promote(
     services: ServicesDep,
     caller: CallerDep,
 ) -> Any:
-    since, until = utc_window(body.since, body.until)
+    window = utc_window(body.since, body.until)
     rule = PromotionRule(**body.rule.model_dump())
     moved = await run_in_threadpool(
         lambda: services.promoter.promote(
@@ -96,8 +96,7 @@ async def promote(
             str(body.candidate),
             rule,
             Actor(caller.name, caller.role),
-            since=since,
-            until=until,
+            window,
             note=body.note,
         )
     )
@@ -136,4 +135,55 @@ async def get_shadow(name: ModelName, services: ServicesDep) -> Any:
 )
 async def delete_shadow(name: ModelName, services: ServicesDep) -> Response:
     await run_in_threadpool(services.shadow.clear_shadow, name)
+    return Response(status_code=204)
+
+
+SPLIT_BODY = JsonBody(SplitRequest, max_bytes=SMALL_BODY_BYTES)
+
+
+@router.put(
+    "/models/{name}/aliases/{alias}/split",
+    response_model=SplitOut,
+    summary="Split an alias's traffic: a share of its requests to a canary version",
+    description="`weight` (in [0, 1]) of the predicts and evaluates that take this alias "
+    "(named, or as the default) without a `version` are served by `version`; the rest by "
+    "the alias's own version. A request's `routing_key` makes its arm sticky (a hash of "
+    "the key); without one the arm is drawn at random. The answer's `arm` says which "
+    "arm served; the log holds the version that decided, so GET .../compare (unpaired) "
+    "compares the arms. Takes effect at once here, within "
+    "COSTWISE_SHADOW_REFRESH_SECONDS on other replicas.",
+    openapi_extra=SPLIT_BODY.openapi(),
+)
+async def set_split(
+    name: ModelName,
+    alias: AliasName,
+    body: Annotated[SplitRequest, Depends(SPLIT_BODY)],
+    services: ServicesDep,
+    caller: CallerDep,
+) -> Any:
+    out = await run_in_threadpool(
+        services.splits.set_split, name, alias, body.version, body.weight, caller.name
+    )
+    return FastJSONResponse(out)
+
+
+@router.get(
+    "/models/{name}/aliases/{alias}/split",
+    response_model=SplitOut,
+    responses=error_responses(404),
+    summary="An alias's traffic split",
+)
+async def get_split(name: ModelName, alias: AliasName, services: ServicesDep) -> Any:
+    return FastJSONResponse(await run_in_threadpool(services.splits.status, name, alias))
+
+
+@router.delete(
+    "/models/{name}/aliases/{alias}/split",
+    status_code=204,
+    response_class=Response,
+    responses=error_responses(404),
+    summary="End an alias's traffic split (all its requests to its own version)",
+)
+async def delete_split(name: ModelName, alias: AliasName, services: ServicesDep) -> Response:
+    await run_in_threadpool(services.splits.clear_split, name, alias)
     return Response(status_code=204)

@@ -95,8 +95,6 @@ def monitoring(
     until: datetime | None = None,
     bucket: Literal["hour", "day"] = "day",
 ) -> Any:
-    since, until = utc_window(since, until)
-    report = services.monitoring.report(
-        name, version=version, since=since, until=until, bucket=bucket
-    )
+    window = utc_window(since, until)
+    report = services.monitoring.report(name, version=version, window=window, bucket=bucket)
     return FastJSONResponse(report)

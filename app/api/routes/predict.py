@@ -32,6 +32,7 @@ from app.api.schemas import (
 from app.services.prediction.explanations import RowExplanations
 from app.services.prediction.predictor import Prediction, Predictor
 from app.services.prediction.request import DecisionRequest
+from models.decisions.rule import Decisions
 
 CORRUPTED = (
     "ARTIFACT_CORRUPTED: the version's stored artifact (or the base artifact whose booster "
@@ -44,24 +45,56 @@ router = APIRouter(
 )
 
 
+def _labels_and_actions(
+    d: Decisions, classes: list[Any], names: list[str] | None
+) -> tuple[list[Any], list[str | None]]:
+    """Each row's class decided and, among actions, the action taken (else None)."""
+    if d.action_index is None:
+        return [classes[i] for i in d.labels_index.tolist()], [None] * len(d.labels_index)
+    # among actions: the class an action stands for, or null
+    labels = [classes[i] if i >= 0 else None for i in d.labels_index.tolist()]
+    return labels, [(names or [])[a] for a in d.action_index.tolist()]
+
+
+def _shadow(p: Prediction, classes: list[Any]) -> dict[str, Any] | None:
+    """``"shadow": true``: the shadow version's decisions of the rows."""
+    if p.shadow is None:
+        return None
+    out = p.shadow.decisions
+    labels, actions = _labels_and_actions(out.decisions, classes, p.provenance.actions)
+    probas = [None] * len(labels) if out.proba is None else out.proba.tolist()
+    preds = [
+        {"decision": lab, "action": act, "probabilities": pr, "expected_cost": ec}
+        for lab, act, pr, ec in zip(
+            labels, actions, probas, out.decisions.expected_cost.tolist(), strict=True
+        )
+    ]
+    return {"version": p.shadow.version, "alias": p.shadow.alias, "predictions": preds}
+
+
 def _render(p: Prediction) -> dict[str, Any]:
     d = p.decisions
     classes = list(p.classes)
-    labels = [classes[i] for i in d.labels_index.tolist()]
-    n = len(labels)
+    n = len(d.labels_index)
+    labels, actions = _labels_and_actions(d, classes, p.provenance.actions)
     thresholds = [None] * n if d.threshold is None else d.threshold.tolist()
     probas = [None] * n if p.proba is None else p.proba.tolist()
     ids: list[str | None] = list(p.ids) if p.ids is not None else [None] * n
     # orjson writes NaN (no expected cost without probabilities) as null
     preds = [
-        {"id": i, "decision": lab, "probabilities": pr, "threshold": th, "expected_cost": ec}
-        for i, lab, pr, th, ec in zip(
-            ids, labels, probas, thresholds, d.expected_cost.tolist(), strict=True
+        {"id": i, "decision": lab, "action": act, "probabilities": pr, "threshold": th,
+         "expected_cost": ec}
+        for i, lab, act, pr, th, ec in zip(
+            ids, labels, actions, probas, thresholds, d.expected_cost.tolist(), strict=True
         )
-    ]
+    ]  # fmt: skip
+    content = {**p.provenance.fields(), "classes": classes}
+    if p.shadow is not None:
+        content["shadow"] = _shadow(p, classes)
     if p.explanations is not None:
         _add_explanations(preds, p.explanations)
-    return {**p.provenance.fields(), "classes": classes, "predictions": preds}
+    content["predictions"] = preds  # last: large answers are encoded in slices of it
+    return content
 
 
 def _add_explanations(preds: list[dict[str, Any]], e: RowExplanations) -> None:

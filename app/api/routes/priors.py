@@ -47,8 +47,7 @@ def priors(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> Any:
-    since, until = utc_window(since, until)
-    out = services.priors.estimate(name, version=version, since=since, until=until)
+    out = services.priors.estimate(name, version=version, window=utc_window(since, until))
     return FastJSONResponse(out)
 
 
@@ -75,8 +74,8 @@ async def record_priors(
     services: ServicesDep,
     body: Annotated[PriorEstimateRequest, Depends(PRIORS_BODY)],
 ) -> Any:
-    since, until = utc_window(body.since, body.until)
+    window = utc_window(body.since, body.until)
     out = await run_in_threadpool(
-        services.priors.record, name, version=body.version, since=since, until=until
+        lambda: services.priors.estimate(name, version=body.version, window=window, record=True)
     )
     return FastJSONResponse(out, status_code=201)

@@ -15,10 +15,10 @@ from app.api.bodies.scan import Limits, refuse_oversized, rows_field
 from app.api.deps import ModelName, ServicesDep
 from app.api.errors import error_responses, validation_errors
 from app.api.schemas import MAX_INT, RecalibrationRequest, VersionOut
-from app.api.time_window import utc_window
+from app.api.time_window import LogWindow, utc_window
 from app.errors import InvalidArgument
 from app.services.common.inputs import features_matrix
-from app.services.feedback.recalibration import LabelledInput, OutcomeWindow
+from app.services.feedback.recalibration import LabelledInput
 from app.settings import Settings
 
 router = APIRouter(prefix="/v1", tags=["training"])
@@ -26,7 +26,7 @@ router = APIRouter(prefix="/v1", tags=["training"])
 Version = Annotated[int, Path(ge=1, le=MAX_INT, description="The version to recalibrate.")]
 
 
-def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWindow | None]:
+def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, LogWindow | None]:
     """The labelled rows, or the window of logged outcomes: exactly one."""
     given = [k for k in ("instances", "records") if getattr(req, k) is not None]
     if req.from_outcomes is not None:
@@ -37,7 +37,7 @@ def _source(req: RecalibrationRequest) -> tuple[LabelledInput | None, OutcomeWin
                 field="from_outcomes",
             )
         w = req.from_outcomes
-        return None, OutcomeWindow(*utc_window(w.since, w.until, prefix="from_outcomes."))
+        return None, utc_window(w.since, w.until, prefix="from_outcomes.")
     if not given:
         raise InvalidArgument(
             "instances: give labelled rows (instances or records, and labels) or from_outcomes",

@@ -14,7 +14,7 @@ from app.api.access.auth import CallerDep
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ServicesDep
 from app.api.errors import error_responses
-from app.registry.webhooks import EVENTS
+from app.services.events.webhooks import EVENTS
 
 router = APIRouter(
     prefix="/v1", tags=["webhooks"], responses=error_responses(400, 413, 415, 422, 503)

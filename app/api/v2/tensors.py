@@ -26,7 +26,7 @@ NUMERIC: dict[str, Any] = {
     "INT64": np.int64, "FP16": np.float16, "FP32": np.float32, "FP64": np.float64,
 }  # fmt: skip
 DATATYPES = (*NUMERIC, "BYTES")
-OUTPUTS = ("probabilities", "decision", "expected_cost", "threshold", "id")
+OUTPUTS = ("probabilities", "decision", "action", "expected_cost", "threshold", "id")
 #: with ``parameters.explain: true`` (app.services.prediction.explanations): each row's
 #: bias, contributions ([N, n_features], the feature names in the tensor's parameters),
 #: raw score and expected-cost margin
@@ -38,7 +38,7 @@ EXPLAIN_OUTPUTS = (
 )
 COSTS_INPUT = "costs"
 IDS_INPUT = "ids"  # the client's id of each row (BYTES, shape [N]): see the prediction log
-NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn")
+NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn", "c_review")
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def tensor_array(t: RequestInput, where: str) -> np.ndarray:
 
 
 # JSON text parameters and how deep their arrays may nest (a matrix: 2, a vector: 1)
-JSON_PARAM_DEPTH = {"cost_matrix": 2, "priors": 1}
+JSON_PARAM_DEPTH = {"cost_matrix": 2, "priors": 1, "actions": 1}
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
@@ -156,6 +156,19 @@ def _priors(params: dict[str, Any]) -> list[float] | str | None:
     return _numbers(_json_param(params, "priors"), "priors")
 
 
+def _actions(params: dict[str, Any]) -> list[str] | None:
+    """``actions``: the names of the cost matrix's columns (a list, or as JSON text)."""
+    if "actions" not in params:
+        return None
+    value = params["actions"]
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        value = _json_param(params, "actions")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _bad("parameters.actions", f"expected a list of action names (or as JSON text), "
+                   f"got {value!r:.80}")  # fmt: skip
+    return value
+
+
 def _named_costs(params: dict[str, Any]) -> dict[str, float] | None:
     given = {k: v for k, v in params.items() if k.startswith("c_")}
     for k, v in given.items():
@@ -207,6 +220,11 @@ def decode(req: InferenceRequest) -> Decoded:
     explain = params.get("explain", False)
     if not isinstance(explain, bool):
         raise _bad("parameters.explain", f"expected true or false, got {explain!r:.40}")
+    routing_key = params.get("routing_key")
+    if routing_key is not None and (
+        not isinstance(routing_key, str) or not 1 <= len(routing_key) <= 256
+    ):
+        raise _bad("parameters.routing_key", f"expected a string of 1-256 characters, got {routing_key!r}")  # fmt: skip
     wanted = None
     if req.outputs is not None:
         wanted = tuple(o.name for o in req.outputs)
@@ -224,15 +242,13 @@ def decode(req: InferenceRequest) -> Decoded:
         priors=priors,
         cost_field=cost_field,
         priors_field="parameters.priors",
+        actions=_actions(params),
+        actions_field="parameters.actions",
     )
     request = DecisionRequest(
-        Rows(matrix=X, field=where),
-        costs,
-        alias=alias,
-        ids=ids,
-        ids_field="inputs ('ids')",
-        explain=explain,
-    )
+        Rows(matrix=X, field=where), costs, alias=alias, ids=ids, ids_field="inputs ('ids')",
+        routing_key=routing_key, explain=explain,
+    )  # fmt: skip
     return Decoded(request, wanted)
 
 
@@ -265,11 +281,16 @@ def encode(p: Prediction, wanted: tuple[str, ...] | None) -> list[dict[str, Any]
     """The output tensors (numpy arrays as data: orjson writes them directly)."""
     d, n, k = p.decisions, len(p.decisions.labels_index), len(p.classes)
     kind = label_datatype(p.classes)
-    if kind == "BYTES":
+    out: dict[str, dict[str, Any]] = {}
+    if d.action_index is not None:  # among actions: the action's name (no class decision)
+        names = p.provenance.actions or []
+        out["action"] = _tensor("action", "BYTES", [n], [names[a] for a in d.action_index.tolist()])
+    elif kind == "BYTES":
         labels: Any = [p.classes[j] for j in d.labels_index.tolist()]
+        out["decision"] = _tensor("decision", kind, [n], labels)
     else:
         labels = np.asarray(p.classes, dtype=bool if kind == "BOOL" else np.int64)[d.labels_index]
-    out = {"decision": _tensor("decision", kind, [n], labels)}
+        out["decision"] = _tensor("decision", kind, [n], labels)
     if p.proba is not None:
         out["probabilities"] = _tensor("probabilities", "FP64", [n, k], p.proba.ravel())
         out["expected_cost"] = _tensor("expected_cost", "FP64", [n], d.expected_cost)

@@ -1,8 +1,10 @@
 // The console: models -> versions (metrics, aliases) -> plots and what-if; alias moves;
-// monitoring of the logged predictions per model (monitor.js).
+// monitoring of the logged predictions per model (monitor.js); champion and challenger
+// compared by realised cost (compare.js).
 
 import { api, apiPath, getKey, modelPath, setKey } from "./api.js";
 import { $, el, setFigure, showError } from "./dom.js";
+import { Compare } from "./compare.js";
 import { Monitor } from "./monitor.js";
 import { WhatIf } from "./whatif.js";
 
@@ -23,6 +25,12 @@ const state = {
 const whatIf = new WhatIf();
 // a recalibration made a new version: list it (the selected version stays selected)
 const monitor = new Monitor({ onVersionCreated: () => reloadModel() });
+const compare = new Compare();
+
+/** alias -> version, from the versions' alias lists. */
+function aliasesOf(versions) {
+  return Object.fromEntries(versions.flatMap((v) => v.aliases.map((a) => [a, v.version])));
+}
 
 // ------------------------------------------------------------------ API key
 function setUpKey() {
@@ -112,6 +120,7 @@ async function selectModel(name, keepVersion) {
     fillAliasForm(versions);
     panel.dataset.state = "ready";
     monitor.select(name, versions);
+    compare.select(name, versions, aliasesOf(versions));
     const keep = versions.find((v) => v.version === keepVersion);
     if (keep) markSelected("#versions tbody tr", "version", keep.version);
     else selectVersion(null);
@@ -124,6 +133,7 @@ async function selectModel(name, keepVersion) {
     panel.dataset.state = "error";
     selectVersion(null);
     monitor.select(null, []);
+    compare.select(null, [], {});
   }
 }
 

@@ -18,6 +18,17 @@ export function zeroOne(k) {
   return Array.from({ length: k }, (_, i) => Array.from({ length: k }, (_, j) => (i === j ? 0 : 1)));
 }
 
+/** Fill `table` (a K x K grid of classes: truth in rows, decision in columns) with a
+ * header row and one row per true class, each cell made by `cell(truth, decided, i, j)`. */
+function classTable(table, classes, cell) {
+  table.querySelector("thead").replaceChildren(el("tr", {},
+    el("th", { scope: "col" }, "truth ↓ decision →"),
+    ...classes.map((c) => el("th", { scope: "col" }, String(c)))));
+  table.querySelector("tbody").replaceChildren(...classes.map((truth, i) => el("tr", {},
+    el("th", { scope: "row" }, String(truth)),
+    ...classes.map((decided, j) => cell(truth, decided, i, j)))));
+}
+
 export class WhatIf {
   constructor() {
     this.target = null; // {name, version, classes}
@@ -75,28 +86,17 @@ export class WhatIf {
   buildMatrix(classes) {
     const k = classes.length;
     this.matrix = zeroOne(k);
-    const table = $("#cost-matrix");
-    table.querySelector("thead").replaceChildren(el("tr", {},
-      el("th", { scope: "col" }, "truth ↓ decision →"),
-      ...classes.map((c) => el("th", { scope: "col" }, String(c)))));
-    table.querySelector("tbody").replaceChildren(...classes.map((truth, i) => el("tr", {},
-      el("th", { scope: "row" }, String(truth)),
-      ...classes.map((decided, j) => {
-        const input = el("input", {
-          type: "number", min: "0", step: "any", value: String(this.matrix[i][j]),
-          "data-row": i, "data-col": j, required: true,
-          "aria-label": `Cost of deciding ${decided} when the truth is ${truth}`,
-        });
-        input.addEventListener("input", () => this.cellChanged(input));
-        return el("td", {}, input);
-      }))));
-    const confusion = $("#confusion-matrix-k");
-    confusion.querySelector("thead").replaceChildren(el("tr", {},
-      el("th", { scope: "col" }, "truth ↓ decision →"),
-      ...classes.map((c) => el("th", { scope: "col" }, String(c)))));
-    confusion.querySelector("tbody").replaceChildren(...classes.map((truth, i) => el("tr", {},
-      el("th", { scope: "row" }, String(truth)),
-      ...classes.map((_, j) => el("td", { id: `cmk-${i}-${j}`, class: "num" }, "–")))));
+    classTable($("#cost-matrix"), classes, (truth, decided, i, j) => {
+      const input = el("input", {
+        type: "number", min: "0", step: "any", value: String(this.matrix[i][j]),
+        "data-row": i, "data-col": j, required: true,
+        "aria-label": `Cost of deciding ${decided} when the truth is ${truth}`,
+      });
+      input.addEventListener("input", () => this.cellChanged(input));
+      return el("td", {}, input);
+    });
+    classTable($("#confusion-matrix-k"), classes,
+      (truth, decided, i, j) => el("td", { id: `cmk-${i}-${j}`, class: "num" }, "–"));
   }
 
   cellChanged(input) {

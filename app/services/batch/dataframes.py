@@ -53,7 +53,8 @@ class PartitionDecider:
     id_columns: list[str] = field(default_factory=list)
 
     def _schema(self, table: pa.Table) -> pa.Schema:
-        return output_schema(self.model, [table.schema.field(c) for c in self.id_columns])
+        ids = [table.schema.field(c) for c in self.id_columns]
+        return output_schema(self.model, ids, actions=self.costs.has_actions)
 
     def __call__(self, frame: Any) -> Any:
         """The decisions of one pandas DataFrame, as a pandas DataFrame (same index)."""
@@ -90,11 +91,13 @@ class PartitionDecider:
         """The output schema as a Spark DDL string (``mapInPandas``'s ``schema``);
         ``id_types`` gives the Spark type of each id column (default ``string``)."""
         types = dict(id_types or {})
-        fields = output_schema(self.model, [])
+        fields = output_schema(self.model, [], actions=self.costs.has_actions)
         label = _SPARK_TYPES.get(fields.field("decision").type, "string")
         parts = [f"`{c}` {types.get(c, 'string')}" for c in self.id_columns]
         parts += [f"`{f.name}` double" for f in fields if f.name.startswith("proba_")]
-        parts += [f"`decision` {label}", "`threshold` double", "`expected_cost` double"]
+        parts.append(f"`decision` {label}")
+        parts += ["`action` string"] if self.costs.has_actions else []
+        parts += ["`threshold` double", "`expected_cost` double"]
         return ", ".join(parts)
 
 
@@ -106,8 +109,9 @@ def partition_decider(
     version: int | None = None,
     alias: str | None = None,
     costs: Mapping[str, Any] | None = None,
-    cost_matrix: list[list[float]] | None = None,
+    cost_matrix: list[list[Any]] | None = None,
     priors: list[float] | None = None,
+    actions: list[str] | None = None,
     id_columns: Iterable[str] = (),
     columns: list[str] | None = None,
 ) -> PartitionDecider:
@@ -127,7 +131,7 @@ def partition_decider(
     finally:
         if engine is not None:
             engine.dispose()
-    batch_costs = BatchCosts.of(costs, cost_matrix, priors)
+    batch_costs = BatchCosts.of(costs, cost_matrix, priors, actions)
     features = features_of(model, columns)
     check_model_costs(model, batch_costs)
     return PartitionDecider(model, features, batch_costs, list(id_columns))

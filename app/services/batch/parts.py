@@ -67,7 +67,7 @@ def decide_part(
     progress: Progress | None = None,
 ) -> BlockSummary:
     """Decide every row of ``part`` and write them to the local Parquet file ``target``."""
-    schema = output_schema(model, plan.id_fields)
+    schema = output_schema(model, plan.id_fields, actions=plan.costs.has_actions)
     ids = {f.name: f for f in plan.id_fields}
     reader = DatasetReader(plan.roots, plan.protocols, fetch=plan.fetch)  # checked here too
     ref = DatasetRef(part.uri, plan.format, None, tuple(plan.features))  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from app.errors import ServiceError
 from app.services.common.core_errors import core_errors
-from app.services.decisions.request_costs import ROW_COST_NAMES, CostSetting
+from app.services.decisions.request_costs import REVIEW_COST_NAMES, ROW_COST_NAMES, CostSetting
 from app.services.decisions.row_decisions import decide_rows
 from app.services.prediction.request import CostRequest
 from models.inference.model import InferenceModel, check_features
@@ -36,14 +36,28 @@ class BatchCosts:
 
     ``fixed`` holds named binary costs given as numbers, ``columns`` named binary costs
     taken per row from an input column (``{"c_fn": "amount"}``); both may be given
-    together (e.g. ``c_fn`` from a column, ``c_fp`` fixed). ``cost_matrix`` is one
-    ``(K, K)`` matrix instead. Nothing: 0-1 costs, as for predict.
+    together (e.g. ``c_fn`` from a column, ``c_fp`` fixed), ``c_review`` among them adds
+    the review action. ``cost_matrix`` is one ``(K, K)`` matrix instead, or with
+    ``actions`` a ``(K, A)`` one; a cell may be ``{"column": name}``: that cost per row
+    from an input column (kept in ``columns`` as ``"cost_matrix[i][j]"``). Nothing: 0-1
+    costs, as for predict.
     """
 
     fixed: Mapping[str, float] = field(default_factory=dict)
     columns: Mapping[str, str] = field(default_factory=dict)
-    cost_matrix: list[list[float]] | None = None
+    cost_matrix: list[list[Any]] | None = None  # numbers, or {"column": name} cells
     priors: list[float] | None = None
+    actions: list[str] | None = None
+
+    @property
+    def has_actions(self) -> bool:
+        """Whether the rows decide among actions (``actions``, or named costs with c_review)."""
+        return self.actions is not None or "c_review" in {*self.fixed, *self.columns}
+
+    @property
+    def named_columns(self) -> dict[str, str]:
+        """The named costs (c_fp, ...) taken from columns (not the cost matrix's cells)."""
+        return {k: v for k, v in self.columns.items() if not k.startswith("cost_matrix[")}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +65,7 @@ class BatchCosts:
             "columns": dict(self.columns),
             "cost_matrix": self.cost_matrix,
             "priors": self.priors,
+            "actions": self.actions,
         }
 
     @classmethod
@@ -60,16 +75,19 @@ class BatchCosts:
             dict(data.get("columns") or {}),
             data.get("cost_matrix"),
             data.get("priors"),
+            data.get("actions"),
         )
 
     @classmethod
     def of(
         cls,
         costs: Mapping[str, Any] | None = None,
-        cost_matrix: list[list[float]] | None = None,
+        cost_matrix: list[list[Any]] | None = None,
         priors: list[float] | None = None,
+        actions: list[str] | None = None,
     ) -> BatchCosts:
-        """From the request's spelling: ``{"c_fn": {"column": "amount"}, "c_fp": 5}``."""
+        """From the request's spelling: ``{"c_fn": {"column": "amount"}, "c_fp": 5}``, or a
+        cost matrix whose cells are numbers or ``{"column": name}``."""
         fixed: dict[str, float] = {}
         columns: dict[str, str] = {}
         for name, value in (costs or {}).items():
@@ -77,20 +95,44 @@ class BatchCosts:
                 columns[name] = str(value["column"])
             else:
                 fixed[name] = float(value)
-        return cls(fixed, columns, cost_matrix, priors)
+        for i, row in enumerate(cost_matrix or []):
+            for j, cell in enumerate(row):
+                if isinstance(cell, Mapping):
+                    columns[f"cost_matrix[{i}][{j}]"] = str(cell["column"])
+        return cls(fixed, columns, cost_matrix, priors, actions)
 
     def request(self, n_rows: int, columns: Mapping[str, np.ndarray] | None = None) -> CostRequest:
         """The predictor's cost request of ``n_rows`` rows (``columns``: cost name -> values
         of the per-row costs taken from the input)."""
+        values = columns or {}
+        if self.cost_matrix is not None and self.columns:  # cells from columns: per row
+            return CostRequest(
+                cost_array=self._cells(n_rows, values),
+                priors=self.priors,
+                cost_field="cost_matrix",
+                actions=self.actions,
+            )
         if self.columns:
-            values = columns or {}
-            block = np.empty((n_rows, 4), dtype=np.float64)
-            for i, name in enumerate(ROW_COST_NAMES):
+            names = (
+                REVIEW_COST_NAMES if "c_review" in {*self.fixed, *self.columns} else ROW_COST_NAMES
+            )
+            block = np.empty((n_rows, len(names)), dtype=np.float64)
+            for i, name in enumerate(names):
                 block[:, i] = values[name] if name in self.columns else self.fixed.get(name, 0.0)
             return CostRequest(row_costs=block, priors=self.priors, cost_field="costs")
         if self.fixed:
             return CostRequest(costs=dict(self.fixed), priors=self.priors, cost_field="costs")
-        return CostRequest(cost_matrix=self.cost_matrix, priors=self.priors)
+        return CostRequest(cost_matrix=self.cost_matrix, priors=self.priors, actions=self.actions)
+
+    def _cells(self, n_rows: int, values: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The per-row matrices (n, K, A) of a cost matrix with cells from columns."""
+        matrix = self.cost_matrix or []
+        out = np.empty((n_rows, len(matrix), len(matrix[0]) if matrix else 0), np.float64)
+        for i, row in enumerate(matrix):
+            for j, cell in enumerate(row):
+                key = f"cost_matrix[{i}][{j}]"
+                out[:, i, j] = values[key] if key in self.columns else float(cell)
+        return out
 
     def setting(
         self, n_rows: int, n_classes: int, columns: Mapping[str, np.ndarray] | None = None
@@ -101,29 +143,40 @@ class BatchCosts:
 
 @dataclass
 class BlockSummary:
-    """Running totals of a batch: rows, decisions per class index, total expected cost."""
+    """Running totals of a batch: rows, decisions per class index, total expected cost,
+    and among actions the rows that took each action (by name)."""
 
     rows: int = 0
     per_class: dict[int, int] = field(default_factory=dict)
     expected_cost: float = 0.0
     has_cost: bool = True  # False for models that decide without probabilities
+    per_action: dict[str, int] | None = None
 
     def add(self, other: BlockSummary) -> None:
         self.rows += other.rows
         for k, n in other.per_class.items():
             self.per_class[k] = self.per_class.get(k, 0) + n
+        if other.per_action is not None:
+            mine = self.per_action = self.per_action or {}
+            for name, n in other.per_action.items():
+                mine[name] = mine.get(name, 0) + n
         self.expected_cost += other.expected_cost
         self.has_cost = self.has_cost and other.has_cost
 
     def to_json(self, classes: tuple[Any, ...]) -> dict[str, Any]:
-        """What the job shows: rows, decided per class, decided positive, total cost."""
+        """What the job shows: rows, decided per class, decided positive, total cost;
+        among actions also ``actions_taken`` (rows per action name; ``decided`` then
+        counts the rows whose action stands for a class)."""
         decided = {str(c): self.per_class.get(i, 0) for i, c in enumerate(classes)}
-        return {
+        out = {
             "rows": self.rows,
             "decided": decided,
             "decided_positive": self.per_class.get(1, 0) if len(classes) == 2 else None,
             "total_expected_cost": self.expected_cost if self.has_cost else None,
         }
+        if self.per_action is not None:
+            out["actions_taken"] = dict(self.per_action)
+        return out
 
 
 _ROW = re.compile(r"\brow (\d+)")
@@ -135,19 +188,30 @@ def _located(exc: ServiceError, first_row: int, columns: Mapping[str, str]) -> S
     detail = _ROW.sub(lambda m: f"row {int(m.group(1)) + first_row}", exc.detail, count=1)
     for name, column in columns.items():
         detail = detail.replace(f"column '{name}'", f"'{name}' (input column {column!r})")
+        if name.startswith("cost_matrix["):  # "entry [i][j]" of a per-row matrix
+            cell = name[len("cost_matrix") :]
+            detail = detail.replace(f"entry {cell}", f"entry {cell} (input column {column!r})")
+            detail = detail.replace(f"C{cell}", f"C{cell} (input column {column!r})")
     return type(exc)(detail, field=exc.field, **exc.extra)
 
 
 def output_schema(
-    model: InferenceModel, id_fields: list[pa.Field], *, probabilities: bool = True
+    model: InferenceModel,
+    id_fields: list[pa.Field],
+    *,
+    probabilities: bool = True,
+    actions: bool = False,
 ) -> pa.Schema:
-    """Columns written per row: ids, ``proba_<class>``, decision, threshold, expected cost."""
+    """Columns written per row: ids, ``proba_<class>``, decision, threshold, expected cost;
+    among ``actions`` also ``action`` (the name; ``decision`` is then the class the action
+    stands for, null for others)."""
     fields = list(id_fields)
     if probabilities and model.rule != "fixed":
         fields += [pa.field(f"proba_{c}", pa.float64()) for c in model.classes]
     labels = pa.array(list(model.classes))
     fields += [
         pa.field("decision", labels.type),
+        *([pa.field("action", pa.string())] if actions else []),
         pa.field("threshold", pa.float64()),
         pa.field("expected_cost", pa.float64()),
     ]
@@ -200,19 +264,28 @@ def decide_block(
     if proba is not None and any(f.name.startswith("proba_") for f in schema):
         columns += [pa.array(proba[:, k]) for k in range(proba.shape[1])]
     idx = decisions.labels_index
-    labels = pa.array(list(model.classes)).take(pa.array(idx))
+    none = idx < 0  # among actions: an action that stands for no class
+    labels = pa.array(list(model.classes)).take(pa.array(idx, mask=none if none.any() else None))
     threshold = (
         pa.array(decisions.threshold)
         if decisions.threshold is not None
         else pa.nulls(n, pa.float64())
     )
     expected = decisions.expected_cost
-    columns += [labels, threshold, pa.array(expected, from_pandas=True)]  # NaN -> null
-    counts = np.bincount(idx, minlength=model.n_classes)
+    columns.append(labels)
+    per_action = None
+    if decisions.action_index is not None:
+        names = setting.actions or ()
+        columns.append(pa.array(list(names), pa.string()).take(pa.array(decisions.action_index)))
+        taken = np.bincount(decisions.action_index, minlength=len(names))
+        per_action = {names[a]: int(v) for a, v in enumerate(taken) if v}
+    columns += [threshold, pa.array(expected, from_pandas=True)]  # NaN -> null
+    counts = np.bincount(idx[~none], minlength=model.n_classes)
     summary = BlockSummary(
         rows=n,
         per_class={k: int(v) for k, v in enumerate(counts) if v},
         expected_cost=float(np.nansum(expected)),
         has_cost=proba is not None,
+        per_action=per_action,
     )
     return pa.Table.from_arrays(columns, schema=schema), summary

@@ -112,9 +112,9 @@ class BatchService:
             schema, request.id_columns, "id_columns", numeric=False, what="an id", show=show
         )
         for cost, column in request.costs.columns.items():
+            where = cost if cost.startswith("cost_matrix[") else f"costs.{cost}"
             sources.check_columns(
-                schema, [column], f"costs.{cost}", numeric=True, what=f"the cost {cost}",
-                show=show,
+                schema, [column], where, numeric=True, what=f"the cost {cost}", show=show,
             )  # fmt: skip
         id_fields = [schema.field(c) for c in request.id_columns]
         plan = PartPlan(

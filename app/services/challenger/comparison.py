@@ -27,18 +27,17 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, PayloadTooLarge
+from app.errors import InvalidArgument, NotFound
+from app.registry.log_window import EVERYTHING, LogWindow
 from app.registry.prediction_log import PredictionLog
 from app.registry.repository import Registry, reading
 from app.registry.shadow_log import PairedLog, PairedRows
 from app.services.common.core_errors import core_errors
-from app.services.common.slots import ReportSlots
+from app.services.common.slots import LogReports
 from models.evaluation.metrics import row_costs
 from models.feedback.comparison import (
     CostDifference,
@@ -51,7 +50,6 @@ from models.feedback.monitoring import calibration_summary
 __all__ = ["ASSUMPTIONS", "Comparison", "MODES"]
 
 MODES = ("auto", "paired", "unpaired")
-RETRY_AFTER_SECONDS = 2
 
 ASSUMPTIONS = {
     "paired": (
@@ -71,29 +69,15 @@ ASSUMPTIONS = {
 _REF = re.compile(r"^(?:(?P<model>[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}):)?(?P<ref>[A-Za-z0-9_\-]+)$")
 
 
-def _iso(t: datetime | None) -> str | None:
-    if t is None:
-        return None
-    return t.astimezone(UTC).isoformat(timespec="seconds")[:-6] + "Z"
-
-
 def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-class Comparison:
-    """Compares two versions' realised cost and calibration (read-only sessions)."""
+class Comparison(LogReports):
+    """Compares two versions' realised cost and calibration (read-only sessions; the
+    bounds of the monitoring reports: ``max_rows``, ``max_concurrent``)."""
 
-    def __init__(
-        self,
-        read_sessions: sessionmaker[Session],
-        max_rows: int = 1_000_000,
-        max_concurrent: int = 2,
-    ) -> None:
-        self._read = read_sessions
-        self.max_rows = max_rows
-        self.max_concurrent = max_concurrent
-        self._slots = ReportSlots(max_concurrent, "comparisons", RETRY_AFTER_SECONDS)
+    reports = "comparisons"
 
     # ----------------------------------------------------------------- inputs
     @staticmethod
@@ -135,14 +119,14 @@ class Comparison:
         name: str,
         a: str,
         b: str,
+        window: LogWindow = EVERYTHING,
         *,
-        since: datetime | None = None,
-        until: datetime | None = None,
         mode: str = "auto",
         confidence: float = 0.95,
         require_labels: bool = True,
     ) -> dict[str, Any]:
-        """The comparison report of ``b`` against ``a`` (see the module doc).
+        """The comparison report of ``b`` against ``a`` over the predictions of ``window``
+        (see the module doc).
 
         With ``require_labels`` (the HTTP route), a window without labelled rows of a
         version is a 422 naming the window; without it (the promotion gate) the report
@@ -155,20 +139,16 @@ class Comparison:
             raise InvalidArgument(
                 f"confidence: expected a value in [0.5, 1), got {confidence}", field="confidence"
             )
-        if since is not None and until is not None and since >= until:
-            raise InvalidArgument(
-                f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
-            )
+        window.check_order()
         with self._slots.held():
-            return self._compare(name, a, b, since, until, mode, confidence, require_labels)
+            return self._compare(name, a, b, window, mode, confidence, require_labels)
 
     def _compare(
         self,
         name: str,
         a: str,
         b: str,
-        since: datetime | None,
-        until: datetime | None,
+        window: LogWindow,
         mode: str,
         confidence: float,
         require_labels: bool,
@@ -194,63 +174,53 @@ class Comparison:
                 )
             k = len(ca or cb) or 2
             pairs = PairedLog(reg.session)
-            n_ab = pairs.count(model.id, va, vb, since, until)
-            n_ba = pairs.count(model.id, vb, va, since, until)
+            n_ab = pairs.count(model.id, va, vb, window)
+            n_ba = pairs.count(model.id, vb, va, window)
             paired = mode == "paired" or (mode == "auto" and n_ab + n_ba > 0)
             head: dict[str, Any] = {
                 "model": name,
                 "a": {"version": va, "alias": alias_a},
                 "b": {"version": vb, "alias": alias_b},
-                "since": _iso(since),
-                "until": _iso(until),
+                **window.iso(),
                 "mode": "paired" if paired else "unpaired",
                 "confidence": confidence,
                 "assumptions": ASSUMPTIONS["paired" if paired else "unpaired"],
             }
             if paired:
-                self._bound(n_ab + n_ba)
-                parts = [pairs.rows(model.id, va, vb, k, since, until)]
-                parts.append(pairs.rows(model.id, vb, va, k, since, until).swapped())
+                self._bound(n_ab + n_ba, "labelled predictions")
+                parts = [pairs.rows(model.id, va, vb, k, window)]
+                parts.append(pairs.rows(model.id, vb, va, k, window).swapped())
                 rows = PairedRows.concat(parts)
-                self._labels_needed(len(rows), require_labels, since, until, "a", va, vb)
+                self._labels_needed(len(rows), require_labels, window, "a", va, vb)
                 return {**head, **paired_report(rows, confidence, n_ab, n_ba)}
-            counts = log.counts(model.id, since, until)
-            self._bound(sum(counts.get(v, (0, 0))[1] for v in (va, vb)))
-            cols = {v: log.columns(model.id, v, k, since, until, labelled=True) for v in (va, vb)}
+            counts = log.counts(model.id, window)
+            self._bound(sum(counts.get(v, (0, 0))[1] for v in (va, vb)), "labelled predictions")
+            cols = {v: log.columns(model.id, v, k, window, labelled=True) for v in (va, vb)}
         for field, v in (("a", va), ("b", vb)):
-            self._labels_needed(len(cols[v]), require_labels, since, until, field, v, None)
+            self._labels_needed(len(cols[v]), require_labels, window, field, v, None)
         return {**head, **unpaired_report(cols[va], cols[vb], confidence)}
-
-    def _bound(self, n: int) -> None:
-        if n > self.max_rows:
-            raise PayloadTooLarge(
-                f"since/until: more than {self.max_rows} labelled predictions in this window "
-                "(setting COSTWISE_MONITORING_MAX_ROWS); narrow it",
-                field="since",
-                limit=self.max_rows,
-            )
 
     @staticmethod
     def _labels_needed(
         n: int,
         require: bool,
-        since: datetime | None,
-        until: datetime | None,
+        window: LogWindow,
         field: str,
         version: int,
         other: int | None,
     ) -> None:
         if n >= 2 or not require:
             return
-        window = f"[{_iso(since) or 'the first'}, {_iso(until) or 'now'})"
+        iso = window.iso()
+        span = f"[{iso['since'] or 'the first'}, {iso['until'] or 'now'})"
         what = (
             f"labelled shadow pairs of versions {version} and {other}"
             if other is not None
             else f"labelled predictions of version {version}"
         )
-        where = "since" if since is not None or until is not None else field
+        where = field if window == EVERYTHING else "since"
         raise InvalidArgument(
-            f"{where}: {n} {what} in the window {window}; a comparison needs at least 2 "
+            f"{where}: {n} {what} in the window {span}; a comparison needs at least 2 "
             "(report outcomes, widen the window, or check that the versions served or "
             "shadowed traffic in it)",
             field=where,

@@ -19,12 +19,12 @@ and the move the alias must not have moved (else 409 ``CONFLICT``).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, PromotionRefused
+from app.registry.log_window import EVERYTHING, LogWindow
 from app.registry.repository import reading
 from app.services.challenger.comparison import Comparison
 from app.services.model_registry.service import Actor, ModelRegistry
@@ -96,13 +96,12 @@ class Promoter:
         candidate: str,
         rule: PromotionRule,
         actor: Actor,
+        window: LogWindow = EVERYTHING,
         *,
-        since: datetime | None = None,
-        until: datetime | None = None,
         note: str = "",
     ) -> dict[str, Any]:
-        """Compare the alias's version with ``candidate``; move the alias if the rule
-        holds (returns the move and its evidence), else raise PromotionRefused."""
+        """Compare the alias's version with ``candidate`` over ``window``; move the alias
+        if the rule holds (returns the move and its evidence), else raise PromotionRefused."""
         with reading(self._read) as reg:
             current = reg.get_alias(name, alias).model_version.version
             target, _ = Comparison.version_of(reg, name, candidate, "candidate")
@@ -115,8 +114,7 @@ class Promoter:
             name,
             str(current),
             str(target),
-            since=since,
-            until=until,
+            window,
             mode=rule.mode,
             confidence=rule.confidence,
             require_labels=False,

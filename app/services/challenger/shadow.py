@@ -41,12 +41,12 @@ from app.registry.orm import RegisteredModel
 from app.registry.repository import reading, writing
 from app.registry.shadow_log import write_shadow_rows
 from app.services.decisions.request_costs import CostSetting
-from app.services.decisions.row_decisions import decide_rows
+from app.services.decisions.row_decisions import RowDecisions, decide_rows
 from app.services.prediction.predictor import Predictor, Resolved
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SHADOW_OUTCOMES", "ShadowScorer", "ShadowStats"]
+__all__ = ["SHADOW_OUTCOMES", "ShadowDecisions", "ShadowScorer", "ShadowStats"]
 
 SHADOW_OUTCOMES = ("written", "duplicate", "dropped", "skipped", "failed")
 # the thread lets requests gather for this long (or up to this many rows) before a pass,
@@ -327,47 +327,132 @@ class ShadowScorer:
             log.warning("shadow of model %r cannot be resolved: %s", target.model, error)
             return None
 
+    def _decided(
+        self,
+        shadow: Resolved,
+        served: Resolved,
+        X: np.ndarray,
+        setting: CostSetting,
+        priors: Sequence[float] | None,
+    ) -> RowDecisions:
+        """The shadow version's decisions of rows the ``served`` version took (its
+        columns), under the same costs and priors; a ServiceError when it cannot."""
+        model = self.predictor.entry(shadow).model
+        theirs = self.predictor.entry(served).model
+        if list(model.classes) != list(theirs.classes) or model.rule == "fixed":
+            raise InvalidArgument("the shadow version decides other classes, or no probabilities")
+        return decide_rows(model, _columns_for(model, theirs, X), setting, priors)
+
     def _decide(self, shadow: Resolved, group: list[_Job]) -> list[dict[str, Any]] | None:
         """The shadow's rows for the requests of ``group`` (same served version and
         priors), decided in one pass (None when it cannot decide them)."""
         first = group[0]
         try:
-            loaded = self.predictor.entry(shadow)
-            served = self.predictor.entry(first.served).model
-            model = loaded.model
-            if list(model.classes) != list(served.classes) or model.rule == "fixed":
-                raise InvalidArgument(
-                    "the shadow version decides other classes, or no probabilities"
-                )
-            X = _columns_for(model, served, np.concatenate([j.X for j in group]))
-            out = decide_rows(model, X, _merged_setting(group), first.priors)
+            X = np.concatenate([j.X for j in group])
+            out = self._decided(shadow, first.served, X, _merged_setting(group), first.priors)
         except ServiceError as error:
             log.warning(
                 "shadow version %d of %r did not decide: %s", shadow.version, shadow.model, error
             )
             return None
-        proba = out.proba
-        if proba is None:
+        if out.proba is None:
             return None
-        d = out.decisions
-        expected = d.expected_cost.tolist()
         ids = [pid for j in group for pid in j.ids]
         ats = [j.at for j in group for _ in j.ids]
-        return [
-            {
-                "model_id": shadow.model_id,
-                "version_id": shadow.version_id,
-                "version": shadow.version,
-                "prediction_id": pid,
-                "created_at": at,
-                "probabilities": p,
-                "decision": int(c),
-                "expected_cost": e if e == e else None,
-            }
-            for pid, at, p, c, e in zip(
-                ids, ats, proba.tolist(), d.labels_index.tolist(), expected, strict=True
+        return _rows(shadow, ids, ats, out)
+
+    # ------------------------------------------------- "shadow": true, on request
+    def decide_now(
+        self,
+        served: Resolved,
+        X: np.ndarray,
+        setting: CostSetting,
+        priors: Sequence[float] | None,
+    ) -> ShadowDecisions:
+        """The shadow's decisions of a request's rows, now (a predict with ``"shadow":
+        true``); InvalidArgument naming ``shadow`` when the model has no shadow or it
+        cannot decide these rows (nothing was logged yet: the request fails whole)."""
+        target = self._targets.get(served.model_id)
+        if target is None:
+            raise InvalidArgument(
+                f"shadow: model {served.model!r} has no shadow version (an admin names one "
+                "with PUT on the model's shadow)",
+                field="shadow",
             )
-        ]
+        shadow = self.predictor.resolve(target.model, target.version, target.alias)
+        if shadow.version_id == served.version_id:
+            raise InvalidArgument(
+                f"shadow: version {served.version} is the shadow itself; ask another version "
+                "or alias",
+                field="shadow",
+            )
+        try:
+            out = self._decided(shadow, served, X, setting, priors)
+        except InvalidArgument as error:
+            raise InvalidArgument(
+                f"shadow: version {shadow.version} cannot decide these rows: {error.detail}",
+                field="shadow",
+            ) from None
+        return ShadowDecisions(shadow, target.alias, out)
+
+    def record_now(self, decided: ShadowDecisions, ids: Sequence[str]) -> None:
+        """Write the rows of :meth:`decide_now` for the logged ids (in the request's
+        thread: the caller asked for the shadow now); a failed write is counted."""
+        out = decided.decisions
+        if out.proba is None or out.decisions.action_index is not None:
+            return
+        rows = _rows(decided.shadow, list(ids), [datetime.now(UTC)] * len(ids), out)
+        try:
+            written = write_shadow_rows(self._engine, rows)
+        except ServiceError as error:
+            log.warning("shadow scoring: %d rows not written: %s", len(rows), error)
+            with self._cond:
+                self.stats.failed += len(rows)
+            return
+        with self._cond:
+            self.stats.written += written
+            self.stats.duplicate += len(rows) - written
+
+
+@dataclass(frozen=True)
+class ShadowDecisions:
+    """What the shadow version decided for a request's rows (``"shadow": true``)."""
+
+    shadow: Resolved
+    alias: str | None
+    decisions: RowDecisions
+
+    @property
+    def version(self) -> int:
+        return self.shadow.version
+
+
+def _rows(
+    shadow: Resolved, ids: list[str], ats: list[datetime], out: RowDecisions
+) -> list[dict[str, Any]]:
+    """``shadow_predictions`` rows of decided rows (``out.proba`` not None)."""
+    assert out.proba is not None
+    d = out.decisions
+    return [
+        {
+            "model_id": shadow.model_id,
+            "version_id": shadow.version_id,
+            "version": shadow.version,
+            "prediction_id": pid,
+            "created_at": at,
+            "probabilities": p,
+            "decision": int(c),
+            "expected_cost": e if e == e else None,
+        }
+        for pid, at, p, c, e in zip(
+            ids,
+            ats,
+            out.proba.tolist(),
+            d.labels_index.tolist(),
+            d.expected_cost.tolist(),
+            strict=True,
+        )  # fmt: skip
+    ]
 
 
 def _merged_setting(group: list[_Job]) -> CostSetting:

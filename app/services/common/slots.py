@@ -1,5 +1,6 @@
 """A non-blocking bound on work running at once (synchronous trainings, large requests,
-monitoring reports and comparisons)."""
+monitoring reports and comparisons), and the bounds every report over the prediction log
+shares (:class:`LogReports`)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from app.errors import Unavailable
+from sqlalchemy.orm import Session, sessionmaker
 
-__all__ = ["ReportSlots", "Slots"]
+from app.errors import PayloadTooLarge, Unavailable
+
+__all__ = ["LogReports", "ReportSlots", "Slots"]
 
 
 class Slots:
@@ -55,3 +58,37 @@ class ReportSlots:
             yield
         finally:
             self._free.release()
+
+
+class LogReports:
+    """Base of the services that compute reports over the prediction log (monitoring,
+    comparisons): read-only sessions, at most ``max_rows`` rows read by one report
+    (setting COSTWISE_MONITORING_MAX_ROWS) and at most ``max_concurrent`` reports at once
+    in this process (:class:`ReportSlots`)."""
+
+    #: what the reports are called when one too many is refused
+    reports = "reports"
+    #: seconds a refused report is told to wait: about one report over a large window
+    retry_after = 2
+
+    def __init__(
+        self,
+        read_sessions: sessionmaker[Session],
+        max_rows: int = 1_000_000,
+        max_concurrent: int = 2,
+    ) -> None:
+        self._read = read_sessions
+        self.max_rows = max_rows
+        self.max_concurrent = max_concurrent
+        self._slots = ReportSlots(max_concurrent, self.reports, self.retry_after)
+
+    def _bound(self, n: int, rows: str, narrow: str = "narrow it") -> None:
+        """PayloadTooLarge naming ``since`` when a report would read ``n`` ``rows``, more
+        than ``max_rows``; ``narrow`` says how to ask for fewer."""
+        if n > self.max_rows:
+            raise PayloadTooLarge(
+                f"since/until: more than {self.max_rows} {rows} in this window "
+                f"(setting COSTWISE_MONITORING_MAX_ROWS); {narrow}",
+                field="since",
+                limit=self.max_rows,
+            )

@@ -159,13 +159,42 @@ class RequestMetrics:
     q: float | None
     skew: float | None
     brier: float | None
-    accuracy: float
+    accuracy: float | None
+    actions: tuple[str, ...] | None = None
+
+
+def _action_metrics(
+    y: np.ndarray, proba: np.ndarray | None, decisions: Decisions, setting: CostSetting
+) -> RequestMetrics:
+    """Among actions: the (K, A) counts of (truth, action taken), the realised cost
+    ``sum_r C_r[y_r][a_r]``; no accuracy, Q or skew (an action is not a class)."""
+    c, a = setting.matrix, decisions.action_index
+    assert a is not None and setting.actions is not None
+    n_actions = c.shape[-1]
+    confusion = np.bincount(y * n_actions + a, minlength=c.shape[-2] * n_actions)
+    realised = c[y, a] if c.ndim == 2 else c[np.arange(len(y)), y, a]
+    total = float(realised.sum())
+    brier = None
+    if proba is not None:
+        k = proba.shape[1]
+        brier = (
+            float(brier_score((y == 1).astype(np.int8), proba[:, 1]))
+            if k == 2
+            else multiclass_brier_score(y, proba)
+        )
+    counts = confusion.reshape(c.shape[-2], n_actions)
+    return RequestMetrics(counts, total, total / len(y), None, None, brier, None, setting.actions)
 
 
 def request_metrics(
     y: np.ndarray, proba: np.ndarray | None, decisions: Decisions, setting: CostSetting
 ) -> RequestMetrics:
-    """What the request's decisions cost on labelled rows, and how good the probabilities are."""
+    """What the request's decisions cost on labelled rows, and how good the probabilities are.
+
+    Among actions (``setting.actions``) the confusion matrix is (K, A): rows = truth,
+    columns = the action taken; accuracy, Q and skew are None."""
+    if setting.actions is not None:
+        return _action_metrics(y, proba, decisions, setting)
     k = setting.matrix.shape[-1]
     confusion = cost_confusion_matrix(y, decisions.labels_index, k)
     total = total_cost(y, decisions.labels_index, setting.matrix)

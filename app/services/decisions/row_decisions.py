@@ -17,6 +17,7 @@ import numpy as np
 from app.errors import InvalidArgument
 from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import CostSetting
+from models.decisions.actions import decide_actions
 from models.decisions.rule import Decisions, decide
 from models.inference.model import InferenceModel
 
@@ -47,6 +48,13 @@ def decide_rows(
     priors are refused (``INVALID_ARGUMENT`` naming ``cost_field`` / ``priors_field``).
     """
     if model.rule == "fixed":  # decides only under its training costs: never ignore costs
+        if setting.actions is not None:
+            field = cost_field or setting.source
+            raise InvalidArgument(
+                f"{field}: this model decides only under its training costs (rule fixed); "
+                "it cannot decide among actions",
+                field=field,
+            )
         if priors is not None:
             raise InvalidArgument(
                 f"{priors_field}: this model decides only under its training "
@@ -61,4 +69,14 @@ def decide_rows(
     with core_errors(priors_field):
         proba, raw = model.scored_proba(X, priors, validated=True)
     with core_errors(cost_field or "costs"):
+        if setting.actions is not None:
+            return RowDecisions(proba, _actions(proba, setting), setting, raw)
         return RowDecisions(proba, decide(proba, setting.matrix, validated=True), setting, raw)
+
+
+def _actions(proba: np.ndarray, setting: CostSetting) -> Decisions:
+    """Decisions among the setting's actions: the action index per row, and the class it
+    stands for (-1: none) as ``labels_index``."""
+    chosen = decide_actions(proba, setting.matrix, validated=True)
+    classes = np.asarray(setting.action_classes, dtype=np.int64)
+    return Decisions(classes[chosen.action_index], chosen.expected_cost, None, chosen.action_index)

@@ -43,12 +43,13 @@ from app.errors import InvalidArgument, NotFound, ServiceError
 from app.registry.orm import Webhook, utcnow
 from app.registry.repository import reading, writing
 from app.registry.webhooks import EVENTS, Due, claim_due, deliveries, record_attempt
+from app.services.common.periodic import Periodic
 from app.services.datasets.addresses import AddressPolicy
 from app.services.datasets.connections import FencedBackend
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ALLOW_SETTING", "Deliverer", "DeliveryPolicy", "Webhooks", "signature"]
+__all__ = ["ALLOW_SETTING", "EVENTS", "Deliverer", "DeliveryPolicy", "Webhooks", "signature"]
 
 ALLOW_SETTING = "COSTWISE_WEBHOOK_ALLOW_HOSTS"
 MAX_BACKOFF_SECONDS = 3600.0
@@ -191,43 +192,22 @@ class Deliverer:
         self._sessions = sessions
         self.policy = policy
         self._clock = clock
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = Periodic(
+            "costwise-webhooks", "webhook deliveries", policy.poll_seconds, self.deliver_due
+        )
         self.counts = {"delivered": 0, "retried": 0, "failed": 0}
 
     def start(self) -> None:
-        if self._thread is None:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name="costwise-webhooks", daemon=True)
-            self._thread.start()
+        self._thread.start()
 
     def close(self, timeout: float = 5.0) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._stop.set()
-            thread.join(timeout)
-
-    def _run(self) -> None:
-        failing = False  # one warning per outage, not one per period
-        while not self._stop.wait(self.policy.poll_seconds):
-            try:
-                self.deliver_due()
-            except ServiceError as error:  # the database is down: next period
-                if not failing:
-                    log.warning("webhook deliveries not read (retried): %s", error)
-                failing = True
-            except Exception:  # never let the thread die
-                log.exception("webhook deliverer")
-            else:
-                if failing:
-                    log.warning("webhook deliveries read again")
-                failing = False
+        self._thread.close(timeout)
 
     def deliver_due(self) -> int:
         """Attempt every due delivery once (claimed in batches); returns how many."""
         done = 0
         lease = self.policy.timeout * 2 + 5
-        while not self._stop.is_set():
+        while not self._thread.stopping:
             with writing(self._sessions) as reg:
                 due = claim_due(reg.session, BATCH, lease)
             if not due:

@@ -27,23 +27,18 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.errors import InvalidArgument, NotFound, PayloadTooLarge
+from app.errors import InvalidArgument, NotFound
+from app.registry.log_window import EVERYTHING, LogWindow, utc_iso
 from app.registry.pending_outcomes import PendingOutcomes
 from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.common.core_errors import core_errors
-from app.services.common.slots import ReportSlots
+from app.services.common.slots import LogReports
 from models.feedback.monitoring import calibration_summary, realised_cost
 
 __all__ = ["BUCKETS", "Monitoring", "summarise"]
 
 BUCKETS = {"hour": 3600, "day": 86400}
-RETRY_AFTER_SECONDS = 2  # about one report over a large window
-
-
-def _iso(t: datetime) -> str:
-    # isoformat, not strftime: glibc's %Y does not pad years before 1000 ("1-01-01")
-    return t.astimezone(UTC).isoformat(timespec="seconds")[:-6] + "Z"
 
 
 def _mean(a: np.ndarray) -> list[float] | None:
@@ -102,8 +97,11 @@ def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
     return out
 
 
-class Monitoring:
-    """Reads the prediction log and summarises it (read-only sessions)."""
+class Monitoring(LogReports):
+    """Reads the prediction log and summarises it (read-only sessions); the gauges read
+    the latest ``gauge_rows`` labelled predictions of a version."""
+
+    reports = "monitoring reports"
 
     def __init__(
         self,
@@ -112,38 +110,30 @@ class Monitoring:
         gauge_rows: int = 100_000,
         max_concurrent: int = 2,
     ) -> None:
-        self._read = read_sessions
-        self.max_rows = max_rows
+        super().__init__(read_sessions, max_rows, max_concurrent)
         self.gauge_rows = gauge_rows
-        self.max_concurrent = max_concurrent
-        self._slots = ReportSlots(max_concurrent, "monitoring reports", RETRY_AFTER_SECONDS)
 
     def report(
         self,
         name: str,
         *,
         version: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        window: LogWindow = EVERYTHING,
         bucket: str = "day",
     ) -> dict[str, Any]:
         if bucket not in BUCKETS:
             raise InvalidArgument(
                 f"bucket: expected one of {list(BUCKETS)}, got {bucket!r}", field="bucket"
             )
-        if since is not None and until is not None and since >= until:
-            raise InvalidArgument(
-                f"since: {_iso(since)} is not before until ({_iso(until)})", field="since"
-            )
+        window.check_order()
         with self._slots.held():  # reports run in threads
-            return self._report(name, version, since, until, bucket)
+            return self._report(name, version, window, bucket)
 
     def _report(
         self,
         name: str,
         version: int | None,
-        since: datetime | None,
-        until: datetime | None,
+        window: LogWindow,
         bucket: str,
     ) -> dict[str, Any]:
         with reading(self._read) as reg:
@@ -159,27 +149,21 @@ class Monitoring:
                         f"(versions with logged predictions: {logged or 'none'})",
                         field="version",
                     )
-            counts = log.counts(model.id, since, until)
+            counts = log.counts(model.id, window)
             if version is not None:
                 counts = {v: c for v, c in counts.items() if v == version}
-            if sum(n for n, _ in counts.values()) > self.max_rows:  # counted, not read
-                raise PayloadTooLarge(
-                    f"since/until: more than {self.max_rows} logged predictions in this "
-                    "window (setting COSTWISE_MONITORING_MAX_ROWS); narrow it or give a version",
-                    field="since",
-                    limit=self.max_rows,
-                )
+            counted = sum(n for n, _ in counts.values())  # counted, not read
+            self._bound(counted, "logged predictions", "narrow it or give a version")
             classes = log.version_classes(model.id, set(counts))
             versions = []
             for v in sorted(counts):
                 k = _n_classes(classes.get(v))
-                columns = log.columns(model.id, v, k, since, until)
+                columns = log.columns(model.id, v, k, window)
                 versions.append(_version_report(v, classes.get(v), columns, BUCKETS[bucket]))
             pending = PendingOutcomes(s).count(model.id)
         return {
             "model": name,
-            "since": None if since is None else _iso(since),
-            "until": None if until is None else _iso(until),
+            **window.iso(),
             "bucket": bucket,
             "versions": versions,
             "pending_outcomes": pending,
@@ -194,7 +178,7 @@ class Monitoring:
         5% labelled, 13.3 s of CPU and 895 MiB when every row was read, 1.2 s now)."""
         with reading(self._read) as reg:
             log = PredictionLog(reg.session)
-            counts = log.counts(model_id, since)
+            counts = log.counts(model_id, LogWindow(since))
             classes = log.version_classes(model_id, set(counts))
             out: dict[int, dict[str, Any]] = {}
             for v, (n, m) in sorted(counts.items()):
@@ -208,7 +192,9 @@ class Monitoring:
                 }
                 if m:
                     k = _n_classes(classes.get(v))
-                    mine = log.columns(model_id, v, k, since, latest=self.gauge_rows, labelled=True)
+                    mine = log.columns(
+                        model_id, v, k, LogWindow(since), latest=self.gauge_rows, labelled=True
+                    )
                     labelled = summarise(mine, mine.n_classes)
                     figures["labelled_used"] = len(mine)
                     figures["cost_ratio"] = labelled["cost_ratio"]
@@ -233,7 +219,7 @@ def _version_report(
         "total": summarise(log, k),
         "buckets": [
             {
-                "start": _iso(datetime.fromtimestamp(int(key) * width, UTC)),
+                "start": utc_iso(datetime.fromtimestamp(int(key) * width, UTC)),
                 **summarise(log.take(keys == key), k),
             }
             for key in np.unique(keys)

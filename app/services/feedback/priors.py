@@ -3,7 +3,7 @@
 :meth:`PriorEstimates.estimate` (``GET /v1/models/{name}/priors``, role reader) runs the
 EM of Saerens, Latinne & Decaestecker (2002) (:func:`models.feedback.priors.estimate_priors`) over
 the probabilities logged for a version's recent predictions -- no labels needed -- and
-records nothing. :meth:`PriorEstimates.record` (``POST``, role admin) computes the same
+records nothing. With ``record=True`` (``POST``, role admin) it computes the same
 estimate and records it (table ``prior_estimates``): recording is a write that changes
 decisions, so reading never does it. Logged probabilities are those the decisions used:
 where a request applied its own deployment ``priors``, that shift is undone first (in
@@ -29,6 +29,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, NotFound, Unavailable
+from app.registry.log_window import EVERYTHING, LogWindow, utc_iso
 from app.registry.orm import PriorEstimate
 from app.registry.prior_estimates import PriorEstimateStore, estimate_fields
 from app.registry.repository import reading, writing
@@ -51,8 +52,7 @@ class AppliedEstimate:
 
 
 def _iso(t: datetime | None) -> str | None:
-    # isoformat, not strftime: glibc's %Y does not pad years before 1000 ("1-01-01")
-    return None if t is None else t.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    return utc_iso(t, "microseconds")
 
 
 def _ref(e: PriorEstimate) -> dict[str, Any]:
@@ -125,28 +125,22 @@ class PriorEstimates:
         self,
         name: str,
         version: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
+        window: LogWindow = EVERYTHING,
+        *,
+        record: bool = False,
     ) -> dict[str, Any]:
         """Estimate the priors of ``version`` (default: the version served now: the
         production alias, else the latest) from its latest logged predictions in
-        ``[since, until)`` (at most ``max_rows`` of them). Records nothing: ``id`` is
-        None and ``recorded`` False; no decision changes."""
-        est = self._compute(name, version, since, until)
-        out = {"model": name, **_ref_fields(est.row), "id": None, "estimated_at": _iso(_now())}
-        return {**out, **est.figures, "recorded": False}
+        ``window`` (at most ``max_rows`` of them).
 
-    def record(
-        self,
-        name: str,
-        version: int | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-    ) -> dict[str, Any]:
-        """As :meth:`estimate`, and record the estimate: from now on it is what
-        ``"priors": "estimated"`` applies to ``version``'s predictions (on every replica
-        within :data:`CACHE_SECONDS`)."""
-        est = self._compute(name, version, since, until)
+        Without ``record`` nothing is recorded: ``id`` is None and ``recorded`` False;
+        no decision changes. With ``record`` the estimate is recorded: from now on it is
+        what ``"priors": "estimated"`` applies to ``version``'s predictions (on every
+        replica within :data:`CACHE_SECONDS`)."""
+        est = self._compute(name, version, window)
+        if not record:
+            out = {"model": name, **_ref_fields(est.row), "id": None, "estimated_at": _iso(_now())}
+            return {**out, **est.figures, "recorded": False}
         with writing(self._sessions) as reg:
             PriorEstimateStore(reg.session).add(est.row)
             ref = _ref(est.row)
@@ -157,13 +151,8 @@ class PriorEstimates:
             )
         return {"model": name, **ref, **est.figures, "recorded": True}
 
-    def _compute(
-        self,
-        name: str,
-        version: int | None,
-        since: datetime | None,
-        until: datetime | None,
-    ) -> _Computed:
+    def _compute(self, name: str, version: int | None, window: LogWindow) -> _Computed:
+        since, until = window.since, window.until
         if since is not None and until is not None and since >= until:
             raise InvalidArgument("since: must be before until", field="since")
         with reading(self._read) as reg:
@@ -172,7 +161,7 @@ class PriorEstimates:
             number, version_id, model_id = v.version, v.id, v.model_id
             method = (v.calibration or {}).get("method")
             model = read_stored(reg, v).load()
-            logged = PriorEstimateStore(s).posteriors(v.id, since, until, self.max_rows)
+            logged = PriorEstimateStore(s).posteriors(v.id, window, self.max_rows)
         if model.rule != "threshold" or method == "none":
             raise InvalidArgument(
                 f"version: EM needs calibrated probabilities; version {number} of model "
@@ -180,7 +169,7 @@ class PriorEstimates:
                 field="version",
             )
         if len(logged) == 0:
-            span = f"between {_iso(since) or 'the start'} and {_iso(until) or 'now'}"
+            span = window.between()
             raise NotFound(
                 f"version {number} of model {name!r} has no logged predictions {span}",
                 field="version",

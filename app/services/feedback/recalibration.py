@@ -22,13 +22,13 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.errors import InvalidArgument, PayloadTooLarge
+from app.registry.log_window import LogWindow, utc_iso
 from app.registry.prediction_log import LabelledRows, PredictionLog
 from app.registry.repository import reading
 from app.services.common.core_errors import core_errors
@@ -50,7 +50,7 @@ from models.inference.model import InferenceModel
 
 log = logging.getLogger(__name__)
 
-__all__ = ["LabelledInput", "OutcomeWindow", "Recalibrator"]
+__all__ = ["LabelledInput", "Recalibrator"]
 
 
 @dataclass(frozen=True)
@@ -63,14 +63,6 @@ class LabelledInput:
 
 
 @dataclass(frozen=True)
-class OutcomeWindow:
-    """Logged predictions of the parent version made in ``[since, until)`` (UTC)."""
-
-    since: datetime | None = None
-    until: datetime | None = None
-
-
-@dataclass(frozen=True)
 class _Parent:
     version: int
     algorithm: str
@@ -80,11 +72,6 @@ class _Parent:
     model: InferenceModel
     root: bytes  # the artifact that holds the booster arrays
     root_version: int
-
-
-def _iso(t: datetime | None) -> str | None:
-    # isoformat, not strftime: glibc's %Y does not pad years before 1000 ("1-01-01")
-    return None if t is None else t.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def _finite(x: Any) -> bool:
@@ -140,7 +127,7 @@ class Recalibrator:
 
     # ------------------------------------------------------------------ reading
     def _parent(
-        self, name: str, version: int, window: OutcomeWindow | None
+        self, name: str, version: int, window: LogWindow | None
     ) -> tuple[_Parent, LabelledRows | None]:
         with reading(self._sessions) as reg:
             s = reg.session
@@ -148,7 +135,7 @@ class Recalibrator:
             stored = read_stored(reg, v)
             logged = None
             if window is not None:
-                logged = PredictionLog(s).labelled_rows(name, version, window.since, window.until)
+                logged = PredictionLog(s).labelled_rows(name, version, window)
             fields = (
                 v.algorithm,
                 dict(v.params or {}),
@@ -183,10 +170,10 @@ class Recalibrator:
         return X, y, scores
 
     def _from_log(
-        self, name: str, version: int, logged: LabelledRows, window: OutcomeWindow, n_classes: int
+        self, name: str, version: int, logged: LabelledRows, window: LogWindow, n_classes: int
     ) -> tuple[np.ndarray, np.ndarray]:
         field = "from_outcomes"
-        span = f"between {_iso(window.since) or 'the start'} and {_iso(window.until) or 'now'}"
+        span = window.between()
         if len(logged) == 0:
             raise InvalidArgument(
                 f"{field}: version {version} of model {name!r} has no logged predictions with "
@@ -223,7 +210,7 @@ class Recalibrator:
         *,
         method: str = "platt",
         rows: LabelledInput | None = None,
-        outcomes: OutcomeWindow | None = None,
+        outcomes: LogWindow | None = None,
         holdout_fraction: float = 0.3,
         random_state: int | None = 0,
     ) -> VersionView:
@@ -264,10 +251,9 @@ class Recalibrator:
         source: dict[str, Any] = {"source": "rows" if rows is not None else "outcomes"}
         if outcomes is not None and logged is not None:
             source.update(
-                since=_iso(outcomes.since),
-                until=_iso(outcomes.until),
-                first_prediction_at=_iso(logged.created_at[0]),
-                last_prediction_at=_iso(logged.created_at[-1]),
+                **outcomes.iso("microseconds"),
+                first_prediction_at=utc_iso(logged.created_at[0], "microseconds"),
+                last_prediction_at=utc_iso(logged.created_at[-1], "microseconds"),
             )
         recalibration = {
             "parent_version": parent.version,

@@ -24,7 +24,7 @@ from app.registry.orm import TrainingJob
 from app.registry.validation import check_tags
 from app.services.jobs.payload import pack_training_data
 from app.services.jobs.queues import InProcessQueue, JobQueue
-from app.services.training import TrainingData, TrainingSpec
+from app.services.training import TrainingJobRequest
 from app.settings import Settings
 
 __all__ = ["JobService", "JobView", "make_queue"]
@@ -108,35 +108,25 @@ class JobService:
         self.settings = settings
         self.queue = queue
 
-    def _create(
-        self,
-        name: str,
-        data: TrainingData,
-        spec: TrainingSpec,
-        total: int,
-        description: str | None,
-        tags: dict[str, str] | None,
-        dataset: dict[str, Any] | None = None,
-        n_rows: int | None = None,
-    ) -> JobView:
-        if tags is not None:
-            check_tags(tags)
-        blob, sha = pack_training_data(data)  # a dataset job stores no rows: it reads them
+    def _create(self, r: TrainingJobRequest) -> JobView:
+        if r.tags is not None:
+            check_tags(r.tags)
+        blob, sha = pack_training_data(r.data)  # a dataset job stores no rows: it reads them
         request: dict[str, Any] = {
-            "spec": asdict(spec),
-            "description": description,
-            "tags": tags,
-            "n_rows": int(len(data.y)) if dataset is None else n_rows,
-            "n_features": int(data.X.shape[1]),
+            "spec": asdict(r.spec),
+            "description": r.description,
+            "tags": r.tags,
+            "n_rows": int(len(r.data.y)) if r.dataset is None else r.n_rows,
+            "n_features": int(r.data.X.shape[1]),
         }
-        if dataset is not None:
-            request["dataset"] = dataset
+        if r.dataset is not None:
+            request["dataset"] = r.dataset
         job = TrainingJob(
             id=uuid.uuid4().hex,
-            model_name=name,
+            model_name=r.name,
             request=request,
             max_attempts=self.settings.job_max_attempts,
-            total=total,
+            total=r.total,
         )
         with job_transaction(self.sessions) as session:
             return job_view(JobRepository(session).add(job, blob, sha))
@@ -156,25 +146,10 @@ class JobService:
             if (job := repo.find(job_id)) is not None:
                 session.delete(job)
 
-    async def submit(
-        self,
-        name: str,
-        data: TrainingData,
-        spec: TrainingSpec,
-        *,
-        total: int,
-        description: str | None = None,
-        tags: dict[str, str] | None = None,
-        dataset: dict[str, Any] | None = None,
-        n_rows: int | None = None,
-    ) -> JobView:
-        """Store and enqueue a training job checked by the training door (``total``: the
-        rounds it will report); a job the queue refused is removed. ``dataset``: the job
-        reads its rows from this reference (``data`` then holds none)."""
-        view = await to_thread.run_sync(
-            self._create, name, data, spec, total, description, tags, dataset, n_rows
-        )
-        return await self._enqueue(view)
+    async def submit(self, request: TrainingJobRequest) -> JobView:
+        """Store and enqueue a training job checked by the training door; a job the
+        queue refused is removed."""
+        return await self._enqueue(await to_thread.run_sync(self._create, request))
 
     def _create_batch(self, name: str, request: dict[str, Any], total: int) -> JobView:
         job = TrainingJob(

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy.engine import Engine
@@ -45,7 +45,7 @@ from app.services.common.inputs import (
 )
 from app.services.decisions.evaluation import RequestMetrics, labels_index, request_metrics
 from app.services.decisions.request_costs import CostSetting
-from app.services.decisions.row_decisions import decide_rows
+from app.services.decisions.row_decisions import RowDecisions, decide_rows
 from app.services.feedback.prediction_log import (
     LogEntry,
     PredictionLogWriter,
@@ -72,6 +72,44 @@ ShadowHook = Callable[
 ]
 
 
+@dataclass(frozen=True)
+class Arm:
+    """Which arm of an alias's traffic split served a request (see
+    :mod:`app.services.challenger.split`)."""
+
+    name: str  # champion | canary
+    weight: float  # the canary's share
+    sticky: bool  # chosen by the request's routing_key (else at random)
+
+
+class Router(Protocol):
+    """The alias's traffic split, as the predictor asks it (set by the wiring)."""
+
+    def route(self, served: Resolved, routing_key: str | None) -> tuple[int | None, Arm | None]: ...
+
+
+class ShadowAnswer(Protocol):
+    """What the shadow version decided for a request's rows (``"shadow": true``)."""
+
+    @property
+    def version(self) -> int: ...
+
+    alias: str | None
+    decisions: RowDecisions
+
+
+class ShadowNow(Protocol):
+    """The shadow scorer as a predict with ``"shadow": true`` uses it (set by the wiring):
+    decide the rows now (raising InvalidArgument naming ``shadow`` when it cannot), then
+    record the decisions against the logged ids."""
+
+    def decide_now(
+        self, served: Resolved, X: np.ndarray, setting: CostSetting, priors: Sequence[float] | None
+    ) -> ShadowAnswer: ...
+
+    def record_now(self, decided: Any, ids: Sequence[str]) -> None: ...
+
+
 # ---------------------------------------------------- values in and out
 @dataclass(frozen=True)
 class Resolved:
@@ -83,6 +121,7 @@ class Resolved:
     stale_since: float | None = None  # epoch seconds: served from memory, database down
     model_id: int = 0
     log: bool = True  # the model's prediction-log switch
+    arm: Arm | None = None  # the arm of the alias's traffic split that served, if split
 
 
 @dataclass(frozen=True)
@@ -93,6 +132,7 @@ class Prediction:
     decisions: Decisions
     provenance: Provenance
     ids: list[str] | None = None  # the rows' ids: logged, or given by the client
+    shadow: ShadowAnswer | None = None  # "shadow": true: the shadow version's decisions
     explanations: RowExplanations | None = None  # asked for with explain
 
 
@@ -133,6 +173,8 @@ class Predictor:
         self.log = log  # None: the prediction log is off (COSTWISE_PREDICTION_LOG=false)
         self.log_features = log_features
         self.shadow: ShadowHook | None = None  # set by the wiring when shadow scoring is on
+        self.shadow_now: ShadowNow | None = None  # the same, for "shadow": true
+        self.router: Router | None = None  # aliases' traffic splits (set by the wiring)
         self._engine: Engine = sessions.kw["bind"]  # the hot path reads on a bare connection
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._cache_size = cache_size
@@ -278,6 +320,12 @@ class Predictor:
 
     def _run(self, name: str, req: DecisionRequest) -> tuple[Resolved, Loaded, np.ndarray]:
         resolved = self.resolve(name, req.version, req.alias)
+        if self.router is not None and req.version is None and resolved.alias is not None:
+            canary, arm = self.router.route(resolved, req.routing_key)
+            if canary is not None:  # the canary's version, still named by the alias
+                resolved = replace(self.resolve(name, canary), alias=resolved.alias, arm=arm)
+            elif arm is not None:
+                resolved = replace(resolved, arm=arm)
         loaded = self.entry(resolved)
         return resolved, loaded, self._matrix(loaded.model, req.rows)
 
@@ -295,6 +343,7 @@ class Predictor:
             trained,
             stale_since=r.stale_since,
             priors_estimate=c.priors_estimate,
+            arm=None if r.arm is None else vars(r.arm),
         )
 
     # -------------------------------------------------------------- use cases
@@ -317,18 +366,23 @@ class Predictor:
             explained = explain_rows(loaded.model, X, proba, raw, setting)
         provenance = self._provenance(resolved, loaded, setting, costs)
         priors = None if isinstance(costs.priors, str) else costs.priors
+        shadow = None
+        if req.shadow:  # decided before anything is logged: a refusal fails the request whole
+            if self.shadow_now is None:
+                raise InvalidArgument(
+                    "shadow: shadow scoring is off in this process (COSTWISE_SHADOW_QUEUE_ROWS=0)",
+                    field="shadow",
+                )
+            shadow = self.shadow_now.decide_now(resolved, X, setting, priors)
         logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors)
-        if logged is not None and self.shadow is not None:  # the challenger: queued, not run here
+        if logged is not None and shadow is not None and self.shadow_now is not None:
+            self.shadow_now.record_now(shadow, logged)
+        elif logged is not None and self.shadow is not None:  # queued, not run here
             self.shadow(resolved, X, setting, priors, logged)
         return Prediction(
-            resolved,
-            loaded.model.classes,
-            proba,
-            decisions,
-            provenance,
-            logged or ids_list(ids),
-            explained,
-        )
+            resolved, loaded.model.classes, proba, decisions, provenance,
+            logged or ids_list(ids), shadow, explained,
+        )  # fmt: skip
 
     def _log(
         self,
@@ -346,8 +400,11 @@ class Predictor:
         decisions are not returned unless their rows are queued.
 
         Models that decide without probabilities (``fixed`` rule) are not logged:
-        monitoring needs probabilities."""
+        monitoring needs probabilities. Nor are decisions among actions (``actions``,
+        ``c_review``): the log and monitoring hold class decisions under (K, K) costs."""
         if self.log is None or not r.log or proba is None or not r.model_id:
+            return None
+        if setting.actions is not None:
             return None
         row_ids = list(ids) if ids is not None else new_ids(len(X))
         entry = LogEntry(

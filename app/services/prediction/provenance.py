@@ -47,6 +47,10 @@ class Provenance:
     stale_since: float | None = None
     # the recorded prior estimate applied by "priors": "estimated" (id, version, when, rows)
     priors_estimate: dict[str, Any] | None = None
+    # the names of the cost matrix's columns when the request decided among actions
+    actions: list[str] | None = None
+    # the arm of the alias's traffic split that served ({"name", "weight", "sticky"})
+    arm: dict[str, Any] | None = None
 
     @classmethod
     def of(
@@ -62,6 +66,7 @@ class Provenance:
         *,
         stale_since: float | None = None,
         priors_estimate: dict[str, Any] | None = None,
+        arm: dict[str, Any] | None = None,
     ) -> Provenance:
         applied = setting.describe()
         return cls(
@@ -77,12 +82,15 @@ class Provenance:
             training_costs,
             stale_since,
             priors_estimate,
+            applied["actions"],
+            arm,
         )
 
     def applied_costs(self) -> dict[str, Any]:
         return {
             "cost_matrix": self.cost_matrix,
             "row_costs": self.row_costs,
+            "actions": self.actions,
             "priors": self.priors,
             "priors_estimate": self.priors_estimate,
         }
@@ -97,7 +105,7 @@ class Provenance:
     def fields(self) -> dict[str, Any]:
         """The provenance fields of a /v1 predict or evaluate response (``resolution`` is
         null unless the version was resolved from memory during a database outage)."""
-        return {
+        out = {
             "model": self.model,
             "version": self.version,
             "alias": self.alias,
@@ -108,6 +116,9 @@ class Provenance:
             "training_costs": self.training_costs,
             "resolution": self.resolution(),
         }
+        if self.arm is not None:  # only where the alias is split
+            out["arm"] = self.arm
+        return out
 
     def parameters(self) -> dict[str, Any]:
         """The same as Open Inference Protocol response ``parameters`` (flat; no nulls)."""
@@ -120,9 +131,12 @@ class Provenance:
             "cost_setting": self.cost_setting,
             "cost_matrix": self.cost_matrix,
             "row_costs": self.row_costs,
+            "actions": self.actions,
             "priors": self.priors,
             "priors_estimate": self.priors_estimate,
             "training_costs": self.training_costs,
             "resolution_stale_since": (self.resolution() or {}).get("resolved_at"),
+            "arm": None if self.arm is None else self.arm["name"],
+            "arm_weight": None if self.arm is None else self.arm["weight"],
         }
         return {k: v for k, v in out.items() if v is not None}

@@ -48,18 +48,29 @@ class CostRequest:
 
     costs: Costs | None = None
     cost_matrix: Sequence[Sequence[float]] | np.ndarray | None = None
-    row_costs: Sequence[Costs] | np.ndarray | None = None  # decoded: (n, 4) c_fp, c_fn, c_tp, c_tn
+    # decoded: (n, 4) c_fp, c_fn, c_tp, c_tn, or (n, 5) with c_review
+    row_costs: Sequence[Costs] | np.ndarray | None = None
     cost_array: np.ndarray | None = None  # layout told by its shape (see cost_setting)
     cost_layout: str | None = None
     priors: Sequence[float] | str | None = None  # "estimated": the latest prior estimate
     cost_field: str | None = None
     priors_field: str = "priors"
     priors_estimate: dict[str, Any] | None = None  # which estimate "estimated" applied
+    # names of the columns of a (K, A) cost_matrix / cost_array: decide among actions
+    actions: Sequence[str] | None = None
+    actions_field: str = "actions"
 
     def setting(self, n_rows: int, n_classes: int) -> CostSetting:
         """The validated cost setting of ``n_rows`` rows of a ``n_classes``-class model."""
         forms = {name: getattr(self, name) for name in COST_FORMS}
-        return cost_setting(n_rows, n_classes, field=self.cost_field, **forms)
+        return cost_setting(
+            n_rows,
+            n_classes,
+            field=self.cost_field,
+            actions=self.actions,
+            actions_field=self.actions_field,
+            **forms,
+        )
 
 
 @dataclass(frozen=True)
@@ -73,4 +84,8 @@ class DecisionRequest:
     ids: Sequence[str] | None = None  # the caller's row ids (prediction log); predict only
     ids_field: str = "ids"  # how error messages name them
     labels: Sequence[Any] | None = None  # evaluate only: the true class of each row
+    # predict only: also decide with the model's shadow version, now, and answer with it
+    shadow: bool = False
+    # the key of a sticky traffic split (e.g. a customer id): the same key, the same arm
+    routing_key: str | None = None
     explain: bool = False  # predict only: each row's explanation (prediction.explanations)

@@ -26,7 +26,7 @@ from app.services.training.spec import (
     planned_rounds,
     validate_training,
 )
-from app.services.training.trainer import JOB_LIMIT_SETTING, Mode, Trainer
+from app.services.training.trainer import JOB_LIMIT_SETTING, Mode, Trainer, TrainingJobRequest
 
 __all__ = [
     "AUTO",
@@ -34,6 +34,7 @@ __all__ = [
     "FittedModel",
     "Mode",
     "Trainer",
+    "TrainingJobRequest",
     "TrainingData",
     "TrainingSpec",
     "fit_model",

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any, Literal, Protocol
 
@@ -52,7 +52,7 @@ from models.inference.artifacts import dump_model
 
 log = logging.getLogger(__name__)
 
-__all__ = ["JOB_LIMIT_SETTING", "JobSubmitter", "Mode", "Trainer"]
+__all__ = ["JOB_LIMIT_SETTING", "JobSubmitter", "Mode", "Trainer", "TrainingJobRequest"]
 
 JOB_LIMIT_SETTING = "COSTWISE_MAX_JOB_SECONDS"
 RETRY_AFTER_SECONDS = 1
@@ -60,21 +60,26 @@ RETRY_AFTER_SECONDS = 1
 Mode = Literal["auto", "job", "sync"]
 
 
+@dataclass(frozen=True)
+class TrainingJobRequest:
+    """A training checked by the training door, to run as a job: ``total`` is the number
+    of rounds it will report; with ``dataset`` the job reads its rows from this reference
+    (``data`` then holds none, ``n_rows`` says how many the reference has)."""
+
+    name: str
+    data: TrainingData
+    spec: TrainingSpec
+    total: int
+    description: str | None = None
+    tags: dict[str, str] | None = None
+    dataset: dict[str, Any] | None = None
+    n_rows: int | None = None
+
+
 class JobSubmitter(Protocol):
     """Where a training run as a job goes (:class:`app.services.jobs.service.JobService`)."""
 
-    async def submit(
-        self,
-        name: str,
-        data: TrainingData,
-        spec: TrainingSpec,
-        *,
-        total: int,
-        description: str | None = None,
-        tags: dict[str, str] | None = None,
-        dataset: dict[str, Any] | None = None,
-        n_rows: int | None = None,
-    ) -> Any: ...
+    async def submit(self, request: TrainingJobRequest) -> Any: ...
 
 
 def rows_data(
@@ -224,7 +229,7 @@ class Trainer:
                 self._job_total, data, spec, tags, self.settings.max_rounds
             )
             return await self.jobs.submit(
-                name, data, spec, total=total, description=description, tags=tags
+                TrainingJobRequest(name, data, spec, total, description, tags)
             )
         return await self._train_now(name, data, spec, description, tags)
 
@@ -254,14 +259,16 @@ class Trainer:
             np.empty((0, len(opened.feature_columns))), np.empty(0), opened.feature_columns
         )
         return await self.jobs.submit(
-            name,
-            placeholder,
-            spec,
-            total=total,
-            description=description,
-            tags=tags,
-            dataset=ref.to_mapping(),
-            n_rows=opened.num_rows,
+            TrainingJobRequest(
+                name,
+                placeholder,
+                spec,
+                total,
+                description,
+                tags,
+                dataset=ref.to_mapping(),
+                n_rows=opened.num_rows,
+            )
         )
 
     async def _train_now(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from app.registry.orm import LoggedPrediction, ShadowPrediction
 from tests.app.api.conftest import FEATURES, dataset
@@ -358,3 +358,43 @@ def test_requests_gathered_in_one_pass_keep_their_own_costs(client: TestClient) 
         np.testing.assert_allclose(
             [r.expected_cost for r in mine], [p["expected_cost"] for p in direct["predictions"]]
         )
+
+
+def test_shadow_true_answers_the_shadows_decisions_and_records_them_once(
+    client: TestClient,
+) -> None:
+    v1, v2 = _train(client, 200), _train(client, 300)
+    body = {"instances": X_ALL[:20].tolist(), "row_costs": [{"c_fp": 1, "c_fn": c} for c in
+            range(1, 21)], "version": v1, "shadow": True}  # fmt: skip
+    # no shadow named: a 422 naming the field, and nothing logged
+    r = client.post("/v1/models/fraud/predict", json=body)
+    assert r.status_code == 422 and r.json()["field"] == "shadow", r.text
+    _flush(client)
+    with _services(client).sessions() as s:
+        assert s.scalar(select(func.count()).select_from(LoggedPrediction)) == 0
+    client.put("/v1/models/fraud/shadow", json={"version": v2})
+    r = client.post("/v1/models/fraud/predict", json=body)
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["version"] == v1 and answer["shadow"]["version"] == v2
+    direct = client.post("/v1/models/fraud/predict", json={**body, "version": v2, "shadow": False})
+    mine = answer["shadow"]["predictions"]
+    theirs = direct.json()["predictions"]
+    assert [p["decision"] for p in mine] == [p["decision"] for p in theirs]
+    np.testing.assert_allclose(
+        [p["probabilities"] for p in mine], [p["probabilities"] for p in theirs]
+    )
+    np.testing.assert_allclose(
+        [p["expected_cost"] for p in mine], [p["expected_cost"] for p in theirs]
+    )
+    assert "shadow" not in direct.json()  # asked for nothing: the answer has no shadow key
+    _flush(client)
+    counts = client.get("/v1/models/fraud/shadow").json()["counts"]
+    assert counts["written"] == 20 and counts["duplicate"] == 0  # recorded once, not queued again
+    with _services(client).sessions() as s:
+        recorded = {r.prediction_id: r.decision for r in s.scalars(select(ShadowPrediction))}
+    ids = [p["id"] for p in answer["predictions"]]
+    assert [recorded[i] for i in ids] == [[0, 1].index(p["decision"]) for p in mine]
+    # the shadow version itself asked to shadow: refused, named
+    r = client.post("/v1/models/fraud/predict", json={**body, "version": v2})
+    assert r.status_code == 422 and r.json()["field"] == "shadow", r.text

@@ -3,8 +3,10 @@ value, :class:`app.services.prediction.request.DecisionRequest` (batch: its
 :class:`~app.services.prediction.request.CostRequest` per block of rows), and agree.
 
 - Every cost setting ``/v1`` accepts is accepted by ``/v2`` and batch in their own
-  spelling, and gives the same cost matrices and priors (one declared exception: batch
-  takes priors as numbers only).
+  spelling, and gives the same cost matrices, action names and priors (one declared
+  exception: batch takes priors as numbers only). Per-row settings come per row on /v1,
+  as a costs tensor on /v2 and as input columns (named costs, or cost matrix cells) in
+  batch.
 - Every field of the request is mapped by every door, or named here as one that door
   does not have: a field added to the request but to no door, or forgotten by one, fails.
 
@@ -31,6 +33,9 @@ LIMITS = Limits(max_rows=1000, max_features=100, max_cells=100_000, max_classes=
 X = [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]
 AMOUNTS = [2.0, 7.0, 11.0]
 MATRIX = [[0.0, 1.0], [5.0, 0.0]]
+ACTIONS = ["approve", "review", "decline"]
+ACTION_MATRIX = [[0.0, 4.0, 9.0], [20.0, 4.0, 0.0]]
+AMOUNT = {"column": "amount"}
 
 
 def _tensor(name: str, data: Any, shape: list[int], **parameters: Any) -> dict[str, Any]:
@@ -94,6 +99,45 @@ FORMS: dict[str, tuple[dict[str, Any], dict[str, Any], list[Any], dict[str, Any]
         {"costs": {"c_fp": 1.0, "c_fn": {"column": "amount"}, "c_tn": 0.5}, "priors": [0.9, 0.1]},
     ),
     'priors "estimated"': ({"priors": "estimated"}, {"priors": "estimated"}, [], {}),
+    "per-row cost matrices": (
+        {"row_cost_matrices": [[[0.0, 1.0], [a, 0.0]] for a in AMOUNTS]},
+        {},
+        [_tensor("costs", [[[0.0, 1.0], [a, 0.0]] for a in AMOUNTS], [3, 2, 2])],
+        {"cost_matrix": [[0.0, 1.0], [AMOUNT, 0.0]]},
+    ),
+    "actions with a cost matrix": (
+        {"actions": ACTIONS, "cost_matrix": ACTION_MATRIX},
+        {"actions": ACTIONS, "cost_matrix": json.dumps(ACTION_MATRIX)},
+        [],
+        {"actions": ACTIONS, "cost_matrix": ACTION_MATRIX},
+    ),
+    "actions with a costs tensor": (
+        {"actions": ACTIONS, "cost_matrix": ACTION_MATRIX},
+        {"actions": json.dumps(ACTIONS)},
+        [_tensor("costs", ACTION_MATRIX, [2, 3])],
+        {"actions": ACTIONS, "cost_matrix": ACTION_MATRIX},
+    ),
+    "actions with per-row cost matrices": (
+        {
+            "actions": ACTIONS,
+            "row_cost_matrices": [[[0.0, 4.0, a], [a, 4.0, 0.0]] for a in AMOUNTS],
+        },
+        {"actions": ACTIONS},
+        [_tensor("costs", [[[0.0, 4.0, a], [a, 4.0, 0.0]] for a in AMOUNTS], [3, 2, 3])],
+        {"actions": ACTIONS, "cost_matrix": [[0.0, 4.0, AMOUNT], [AMOUNT, 4.0, 0.0]]},
+    ),
+    "named costs with c_review": (
+        {"costs": {"c_fp": 1.0, "c_fn": 5.0, "c_review": 0.5}},
+        {"c_fp": 1.0, "c_fn": 5.0, "c_review": 0.5},
+        [],
+        {"costs": {"c_fp": 1.0, "c_fn": 5.0, "c_review": 0.5}},
+    ),
+    "per-row costs with c_review": (
+        {"row_costs": [{"c_fp": 1.0, "c_fn": a, "c_review": 0.5} for a in AMOUNTS]},
+        {},
+        [_tensor("costs", [[1.0, a, 0.0, 0.0, 0.5] for a in AMOUNTS], [3, 5])],
+        {"costs": {"c_fp": 1.0, "c_fn": AMOUNT, "c_review": 0.5}},
+    ),
 }
 # What a door does not take, and why (the test checks that it is indeed refused)
 BATCH_REFUSES = {'priors "estimated"': "a batch job takes priors as numbers only"}
@@ -116,8 +160,9 @@ def batch(members: dict[str, Any]) -> Any:
 
 
 def batch_costs_of(b: Any) -> CostRequest:
-    """The cost request of the batch's one block of rows (with its ``amount`` column)."""
-    return b.costs.request(len(X), {"c_fn": np.array(AMOUNTS)})
+    """The cost request of the batch's one block of rows (every per-row cost is the
+    ``amount`` column)."""
+    return b.costs.request(len(X), {key: np.array(AMOUNTS) for key in b.costs.columns})
 
 
 def batch_costs(members: dict[str, Any]) -> CostRequest:
@@ -127,6 +172,7 @@ def batch_costs(members: dict[str, Any]) -> CostRequest:
 def _same_setting(a: CostRequest, b: CostRequest) -> None:
     np.testing.assert_array_equal(a.setting(len(X), 2).matrix, b.setting(len(X), 2).matrix)
     assert a.setting(len(X), 2).source == b.setting(len(X), 2).source
+    assert a.setting(len(X), 2).actions == b.setting(len(X), 2).actions
     if isinstance(a.priors, str) or isinstance(b.priors, str):
         assert a.priors == b.priors
     else:
@@ -184,14 +230,14 @@ def _all_fields() -> set[str]:
 # Fields each door leaves at their default, and why: every other field must be mapped.
 NOT_ON_V1 = {
     "ids_field": "the body's own name, ids, is the default",
-    "costs.cost_array": "the /v2 costs tensor",
     "costs.cost_layout": "the /v2 costs tensor",
-    "costs.cost_field": "the body's own names are the defaults",
     "costs.priors_field": "the body's own name, priors, is the default",
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
+    "costs.actions_field": "the body's own name, actions, is the default",
 }
 NOT_ON_V2 = {
     "labels": "/v2 has no evaluate",
+    "shadow": "the shadow's decisions are answered on /v1 predict only",
     "costs.row_costs": "per-row costs come as the costs tensor (cost_array)",
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
 }
@@ -201,9 +247,11 @@ NOT_ON_BATCH = {
     "ids": "id columns are copied to the output, not logged",
     "ids_field": "no ids",
     "labels": "batch has no evaluate",
-    "costs.cost_array": "the /v2 costs tensor",
+    "shadow": "batch rows are not logged: no shadow pairs",
+    "routing_key": "a batch names its version or alias; traffic splits route requests",
     "costs.cost_layout": "the /v2 costs tensor",
     "costs.priors_field": "the body's own name, priors, is the default",
+    "costs.actions_field": "the body's own name, actions, is the default",
     "costs.priors_estimate": 'no "estimated" priors in a batch',
 }
 
@@ -212,12 +260,17 @@ def test_every_request_field_is_mapped_by_every_door() -> None:
     every = _all_fields()
     on_v1 = _given(v1({"version": 2, "explain": True}))
     for members, *_ in FORMS.values():
-        on_v1 |= _given(v1({**members, "alias": "prod", "ids": ["a", "b", "c"]}))
+        on_v1 |= _given(
+            v1({**members, "alias": "prod", "ids": ["a", "b", "c"], "shadow": True,
+                "routing_key": "customer-1"})
+        )  # fmt: skip
         on_v1 |= _given(v1({**members, "labels": [0, 1, 0]}, EvaluateRequest))
     on_v2 = _given(v2({"explain": True}, [], version="2"))
     ids = {"name": "ids", "shape": [3], "datatype": "BYTES", "data": ["a", "b", "c"]}
     for _, parameters, tensors, _ in FORMS.values():
-        on_v2 |= _given(v2({**parameters, "alias": "prod"}, [*tensors, ids]))
+        on_v2 |= _given(
+            v2({**parameters, "alias": "prod", "routing_key": "customer-1"}, [*tensors, ids])
+        )
     on_batch: set[str] = set()
     for form, (*_, members) in FORMS.items():
         if form not in BATCH_REFUSES:
@@ -232,3 +285,12 @@ def test_every_request_field_is_mapped_by_every_door() -> None:
         assert not mapped & set(absent), f"{door} maps {mapped & set(absent)}: update the list"
         missing = every - mapped - set(absent)
         assert not missing, f"{door} does not map {sorted(missing)}"
+
+
+@pytest.mark.parametrize("form", [f for f in FORMS if f not in ('priors "estimated"',)])
+def test_large_bodies_decoded_in_a_parse_worker_give_the_same_setting(form: str) -> None:
+    """``decode=True`` (large bodies: rows and per-row costs as arrays) changes nothing."""
+    body = json.dumps({"instances": X, **FORMS[form][0]}).encode()
+    plain = predict_input(body, PredictRequest, LIMITS)
+    decoded = predict_input(body, PredictRequest, LIMITS, decode=True)
+    _same_setting(plain.costs, decoded.costs)

@@ -109,3 +109,22 @@ def test_v2_explain_parameter_gives_the_same_explanations(client: TestClient) ->
     assert r.status_code == 400 and "parameters.explain" in r.text, r.text
     r = client.post("/v2/models/auto/infer", json={**body, "parameters": {"explain": "yes"}})
     assert r.status_code == 400 and "parameters.explain" in r.text, r.text
+
+
+def test_the_margin_among_actions_is_the_gap_to_the_second_best_action(
+    client: TestClient,
+) -> None:
+    r = client.post("/v1/models/auto/versions", json=_default_body())
+    assert r.status_code == 201, r.text
+    X, _ = dataset(30, seed=5)
+    costs = {"c_fp": 1.0, "c_fn": 20.0, "c_review": 0.5}
+    r = client.post(
+        "/v1/models/auto/predict", json={"instances": X.tolist(), "costs": costs, "explain": True}
+    )
+    assert r.status_code == 200, r.text
+    for p in r.json()["predictions"]:
+        p0, p1 = p["probabilities"]
+        expected = sorted([p1 * 20.0, p0 * 1.0, 0.5])  # negative, positive, review
+        e = p["explanation"]
+        assert abs(e["expected_cost_margin"] - (expected[1] - expected[0])) <= 1e-12
+        assert abs(p["expected_cost"] - expected[0]) <= 1e-12

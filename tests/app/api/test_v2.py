@@ -362,6 +362,7 @@ def test_provenance_on_v1_predict_and_evaluate(client: TestClient) -> None:
     assert p["applied_costs"] == {
         "cost_matrix": [[0.0, 1.0], [4.0, 0.0]],
         "row_costs": None,
+        "actions": None,
         "priors": [0.9, 0.1],
         "priors_estimate": None,
     }

@@ -72,6 +72,16 @@ def _client(database_url: str, **settings: Any) -> TestClient:
     return TestClient(create_app(Settings(**{**values, **settings})), raise_server_exceptions=False)
 
 
+def _settled_delivery(client: TestClient, webhook_id: Any) -> dict[str, Any]:
+    """The webhook's one delivery once it is no longer pending (or after 10 s)."""
+    deadline = time.monotonic() + 10
+    while True:
+        (d,) = client.get(f"/v1/webhooks/{webhook_id}/deliveries").json()["deliveries"]
+        if d["status"] != "pending" or time.monotonic() > deadline:
+            return dict(d)
+        time.sleep(0.05)
+
+
 def test_an_alias_move_is_delivered_signed_after_a_retry(
     database_url: str, receiver: Receiver
 ) -> None:
@@ -130,12 +140,7 @@ def test_a_receiver_that_never_answers_2xx_fails_after_the_attempts(
         receiver.statuses = [503, 500, 410, 204]
         client.put("/v1/models/fraud/aliases/staging", json={"version": 1})
         receiver.wait_for(3)
-        deadline = time.monotonic() + 10
-        while True:
-            (d,) = client.get(f"/v1/webhooks/{hook['id']}/deliveries").json()["deliveries"]
-            if d["status"] != "pending" or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+        d = _settled_delivery(client, hook["id"])
         assert (d["status"], d["attempts"], d["last_status"], d["last_error"]) == (
             "failed",
             3,
@@ -177,12 +182,7 @@ def test_a_webhook_whose_address_is_no_longer_allowed_is_not_sent_to(
     with _client(database_url, webhook_max_attempts=2) as client:
         client.post("/v1/models/fraud/versions", json=train_body(n_estimators=5))
         client.put("/v1/models/fraud/aliases/production", json={"version": 1})
-        deadline = time.monotonic() + 10
-        while True:
-            (d,) = client.get(f"/v1/webhooks/{hook['id']}/deliveries").json()["deliveries"]
-            if d["status"] != "pending" or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+        d = _settled_delivery(client, hook["id"])
     assert d["status"] == "failed" and d["attempts"] == 2 and d["last_status"] is None
     assert "address refused" in d["last_error"]
     assert receiver.received == []

@@ -7,7 +7,7 @@ API, then clicks through ``/console`` like a user would.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -123,20 +123,39 @@ def click_version(driver: WebDriver, version: int) -> None:
     ).click()
 
 
-def shown_whatif(driver: WebDriver, costs: str) -> dict[str, Any]:
-    """Wait until the what-if panel shows the answer for ``costs`` ("c_fp,c_fn"); read it."""
+def show_version(driver: WebDriver, version: int) -> None:
+    """Click ``version`` in the versions table and wait until its plots have loaded."""
+    click_version(driver, version)
+    settled(driver, "plots-panel", "plots-error")
+
+
+def open_version(driver: WebDriver, url: str, model: str, version: int) -> None:
+    """Open the console at ``url`` on ``version`` of ``model`` (its plots loaded)."""
+    open_console(driver, url)
+    click_model(driver, model)
+    show_version(driver, version)
+
+
+def whatif_answered(driver: WebDriver, costs: Callable[[str | None], bool], what: str) -> None:
+    """Wait until the what-if panel answers for the costs ``costs`` accepts (its
+    ``data-costs``) or fails; fail with the message it shows if it failed."""
     wait_for(
         driver,
         lambda d: (
             state_of(d, "whatif-result") == "error"
             or (
                 state_of(d, "whatif-result") == "ready"
-                and by_id(d, "whatif-result").get_attribute("data-costs") == costs
+                and costs(by_id(d, "whatif-result").get_attribute("data-costs"))
             )
         ),
-        f"the what-if answer for costs {costs}",
+        what,
     )
     assert state_of(driver, "whatif-result") == "ready", by_id(driver, "whatif-error").text
+
+
+def shown_whatif(driver: WebDriver, costs: str) -> dict[str, Any]:
+    """Wait until the what-if panel shows the answer for ``costs`` ("c_fp,c_fn"); read it."""
+    whatif_answered(driver, lambda shown: shown == costs, f"the what-if answer for costs {costs}")
     cells = {k: value_of(by_id(driver, f"cm-{k}")) for k in ("tn", "fp", "fn", "tp")}
     return {
         "threshold": value_of(by_id(driver, "whatif-threshold")),
@@ -197,8 +216,7 @@ def test_console_shows_models_versions_plots_and_whatif_as_the_api_does(
         assert calibration.startswith(version["calibration"]["method"])
 
     # plots: the API's list, every image decoded
-    click_version(browser, 1)
-    settled(browser, "plots-panel", "plots-error")
+    show_version(browser, 1)
     plots = api.get("/v1/models/fraud/versions/1/plots").json()["plots"]
     images = browser.find_elements(By.CSS_SELECTOR, "#plots img")
     assert [i.get_attribute("data-kind") for i in images] == [p["kind"] for p in plots]
@@ -321,8 +339,7 @@ def test_console_with_auth_uses_the_key_and_shows_401_and_403(
             reader_key
         )
         click_model(browser, "fraud")
-        click_version(browser, 2)
-        settled(browser, "plots-panel", "plots-error")
+        show_version(browser, 2)
         check_whatif(browser, admin, "fraud", 2)
 
         by_id(browser, "alias-name").send_keys("production")

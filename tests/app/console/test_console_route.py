@@ -48,7 +48,7 @@ def test_every_asset_the_page_references_is_served(client: TestClient) -> None:
         for path in STATIC.glob("*.js")
         for name in re.findall(r'from "\./([^"]+)"', path.read_text())
     }
-    assert imported == {"api.js", "chart.js", "dom.js", "monitor.js", "whatif.js"}
+    assert imported == {"api.js", "chart.js", "compare.js", "dom.js", "monitor.js", "whatif.js"}
     for name in set(referenced) | imported:
         r = client.get(f"/console/static/{name}")
         assert r.status_code == 200, name

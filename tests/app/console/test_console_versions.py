@@ -29,9 +29,12 @@ from tests.app.console.test_console_browser import (
     click_model,
     click_version,
     open_console,
+    open_version,
     settled,
+    show_version,
     state_of,
     value_of,
+    whatif_answered,
 )
 
 FOUR_DECIMALS = re.compile(r"^-?\d+\.\d{4}$")
@@ -132,8 +135,7 @@ def test_two_class_versions_table_says_where_each_metric_comes_from(
     assert fits == [True, []]
 
     # a two-class version: the sliders, and the API's numbers
-    click_version(browser, 1)
-    settled(browser, "plots-panel", "plots-error")
+    show_version(browser, 1)
     assert by_id(browser, "whatif-binary").is_displayed()
     assert not by_id(browser, "whatif-matrix").is_displayed()
     check_whatif(browser, api, "fraud", 1)
@@ -141,19 +143,9 @@ def test_two_class_versions_table_says_where_each_metric_comes_from(
 
 
 def _matrix_shown(driver: WebDriver, matrix: list[list[float]]) -> list[list[float]]:
-    wait_for(
-        driver,
-        lambda d: (
-            state_of(d, "whatif-result") == "error"
-            or (
-                state_of(d, "whatif-result") == "ready"
-                and json.loads(by_id(d, "whatif-result").get_attribute("data-costs") or "null")
-                == matrix
-            )
-        ),
-        f"the what-if for {matrix}",
+    whatif_answered(
+        driver, lambda shown: json.loads(shown or "null") == matrix, f"the what-if for {matrix}"
     )
-    assert state_of(driver, "whatif-result") == "ready", by_id(driver, "whatif-error").text
     k = len(matrix)
     return [[value_of(by_id(driver, f"cmk-{i}-{j}")) for j in range(k)] for i in range(k)]
 
@@ -170,10 +162,7 @@ def test_three_class_version_edits_a_cost_matrix(
     browser: WebDriver, live: tuple[str, httpx.Client, str]
 ) -> None:
     url, api, _ = live
-    open_console(browser, url)
-    click_model(browser, "tri")
-    click_version(browser, 1)
-    settled(browser, "plots-panel", "plots-error")
+    open_version(browser, url, "tri", 1)
     # no sliders, no 2x2 matrix, no threshold: a 3 x 3 editor and a 3 x 3 confusion matrix
     assert not by_id(browser, "whatif-binary").is_displayed()
     assert not by_id(browser, "confusion-matrix").is_displayed()
@@ -207,10 +196,7 @@ def test_recalibrated_version_shows_its_plots_and_no_red_404(
     browser: WebDriver, live: tuple[str, httpx.Client, str]
 ) -> None:
     url, api, database_url = live
-    open_console(browser, url)
-    click_model(browser, "fraud")
-    click_version(browser, 3)
-    settled(browser, "plots-panel", "plots-error")
+    open_version(browser, url, "fraud", 3)
     plots = api.get("/v1/models/fraud/versions/3/plots").json()["plots"]
     kinds = [i.get_attribute("data-kind") for i in browser.find_elements(By.CSS_SELECTOR,
                                                                         "#plots img")]  # fmt: skip
@@ -233,8 +219,7 @@ def test_recalibrated_version_shows_its_plots_and_no_red_404(
         ).scalar_one()
         conn.execute(delete(VersionPlot).where(VersionPlot.version_id == version_id))
     engine.dispose()
-    click_version(browser, 2)
-    settled(browser, "plots-panel", "plots-error")
+    show_version(browser, 2)
     click_version(browser, 3)
     wait_for(browser, lambda d: state_of(d, "plots-panel") in ("empty", "error"), "plots")
     assert state_of(browser, "plots-panel") == "empty"

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, upgrade_to_head
 from app.errors import Unavailable
+from app.registry.log_window import LogWindow
 from app.registry.orm import LoggedPrediction, ModelVersion, RegisteredModel
 from app.registry.prediction_log import PredictionLog
 from app.services.feedback.log_maintenance import LogMaintenance
@@ -216,7 +217,7 @@ def test_gauges_count_every_row_and_read_only_labelled_ones(
         c.execute(table.update().where(table.c.id % 12 == 0).values(label=1 - table.c.decision))
     since = now - timedelta(hours=24)
     monitoring = Monitoring(session_factory)
-    report = monitoring.report("m", since=since)["versions"][0]["total"]
+    report = monitoring.report("m", window=LogWindow(since))["versions"][0]["total"]
     gauges = monitoring.totals(model_id, since)[1]
     assert gauges["predictions"] == report["predictions"] == 70
     assert gauges["labelled"] == report["labelled"] == gauges["labelled_used"] > 10
