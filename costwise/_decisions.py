@@ -30,6 +30,7 @@ class DecisionOptions(TypedDict, total=False):
     ids: Sequence[str]
     shadow: bool
     routing_key: str
+    explain: bool
 
 
 def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str, Any]:
@@ -69,7 +70,9 @@ def predict(
     ``alias`` pins the version (default: alias ``production``, else the latest). ``ids``: your id of each row (e.g.
     the transaction id) for :meth:`send_outcomes`; else each ``predictions[i].id`` is the
     service's. ``shadow=True``: also the model's shadow version's decisions of the rows,
-    in ``shadow`` (``{"version", "alias", "predictions"}``). Retried on 503 (a retried
+    in ``shadow`` (``{"version", "alias", "predictions"}``). ``explain=True``: each
+    prediction's ``explanation`` (two-class models: the contribution of each feature to
+    the raw score, the probability and the expected-cost margin). Retried on 503 (a retried
     row keeps its first logged record).
     """
     body = _decision_body(instances, options)
@@ -86,6 +89,8 @@ def evaluate(
     (confusion matrix, total and mean cost, Q, Brier). Arguments as :meth:`predict`."""
     if "ids" in options or "shadow" in options:
         raise ValueError("ids and shadow are for predict: evaluate logs nothing")
+    if "explain" in options:
+        raise ValueError("explain is for predict: evaluate returns no rows")
     body = _decision_body(instances, options)
     body["labels"] = _plain(labels)
     return one(Call("POST", _model(name, "evaluate"), json=body), _as(Evaluation))

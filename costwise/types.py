@@ -129,6 +129,18 @@ class Alias(Answer):
 
 
 @dataclass(frozen=True)
+class Explanation(Answer):
+    """Why a row got its score (predict with ``explain=True``): ``bias`` plus the
+    ``contributions`` (feature name -> value) sum to ``score``, the raw boosting score."""
+
+    bias: float
+    contributions: dict[str, float]
+    score: float
+    probability: float
+    expected_cost_margin: float
+
+
+@dataclass(frozen=True)
 class Prediction(Answer):
     decision: Label | None  # None: among actions, an action that stands for no class
     probabilities: list[float] | None
@@ -136,6 +148,7 @@ class Prediction(Answer):
     expected_cost: float | None
     id: str | None = None  # the row's id in the prediction log (report outcomes with it)
     action: str | None = None  # among actions: the name of the action taken
+    explanation: Explanation | None = None  # asked for with explain=True
 
 
 @dataclass(frozen=True)

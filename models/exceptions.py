@@ -27,6 +27,11 @@ class InvalidPriors(CoreError, ValueError):
     """Deployment class priors are not a probability vector matching the classes."""
 
 
+class NotExplainable(CoreError, ValueError):
+    """A model cannot attribute its score to its features (its layout, scorer or number
+    of classes has no exact attribution); the message says which and why."""
+
+
 class TrainingError(CoreError, ValueError):
     """Training cannot produce a model (one class only, too few rows, no useful learner)."""
 

@@ -395,6 +395,39 @@ class PredictRequest(RowsRequest):
         "scoring on this request's time; without it the shadow decides after the response. "
         "422 naming `shadow` when the model has none.",
     )
+    explain: bool = Field(
+        False,
+        description="Add each row's `explanation`: the contribution of each feature to "
+        "the boosting score, summing with `bias` to the `score` the calibration map took, "
+        "and the probability and expected-cost margin it leads to. Two-class models whose "
+        "algorithm has an exact attribution only (the default `auto` has); others are "
+        "refused (INVALID_ARGUMENT naming `explain`). Costs more per row than the plain "
+        "decision (docs/api.md).",
+    )
+
+
+class ExplanationOut(BaseModel):
+    """Why a row got its score (``explain: true``)."""
+
+    bias: float = Field(
+        description="The part of the score no feature accounts for: the learners' "
+        "reference values (the same for every row, up to rounding)."
+    )
+    contributions: dict[str, float] = Field(
+        description="Feature name -> its contribution to the score (x0, x1, ... for a "
+        "model trained without names); bias + their sum = score, to float rounding."
+    )
+    score: float = Field(
+        description="The raw boosting score the calibration map took (calibration.score: "
+        "the vote fraction or the logistic score, the mean over folds for a fold ensemble)."
+    )
+    probability: float = Field(
+        description="The probability of classes[1] the decision used (equal to probabilities[1])."
+    )
+    expected_cost_margin: float = Field(
+        description="Expected cost of the second-best decision minus the chosen one's "
+        "(>= 0, 0 on a tie): how far the decision is from changing, in cost units."
+    )
 
 
 class ShadowPredictionOut(BaseModel):
@@ -438,6 +471,9 @@ class PredictionOut(BaseModel):
     expected_cost: float | None = Field(
         description="sum_i p_i C[i][decision] (among actions: C[i][action]); null without "
         "probabilities."
+    )
+    explanation: ExplanationOut | None = Field(
+        None, description="Present only when the request asked for it (`explain: true`)."
     )
 
 

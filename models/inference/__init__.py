@@ -6,7 +6,8 @@ decision rule), ``scorers`` / ``multiclass_scorers`` / ``jous_scorer`` /
 ``simplex`` (the boosted ensembles as flat arrays; their compiled walks are in
 :mod:`models.kernels`), ``layouts`` (the registry of ensemble layouts: how each kind of
 learner is stored, checked and evaluated), ``artifacts`` (the file format: a zip of ``manifest.json`` and
-``.npy`` arrays, no pickle).
+``.npy`` arrays, no pickle), ``explanation`` (the exact per-feature attribution of a
+two-class score, from each layout's ``explain``, and the expected-cost margin).
 
 May import: calibration's maps, kernels, decisions, features, specs, exceptions. Never training code (boosting loops, weak learners, the automatic default).
 """

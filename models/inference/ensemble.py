@@ -18,13 +18,16 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from models.exceptions import ArtifactError, InvalidInput
+from models.exceptions import ArtifactError, InvalidInput, NotExplainable
 from models.features.binning import codes_as_float, is_codes
 from models.inference.layouts import get_layout
 from models.inference.layouts.rows import CHUNK, block, row_sums
 from models.specs.layout import EnsembleLayout
 
-__all__ = ["Ensemble"]
+__all__ = ["Ensemble", "SECANT_MIN"]
+
+SECANT_MIN = 1e-8
+"""Below this ``|F - b|`` the logistic score's attribution slope is the derivative."""
 
 
 def _fail(msg: str) -> None:
@@ -153,6 +156,43 @@ class Ensemble:
         if kind == "logistic":
             return expit(2.0 * self.decision_function(X))  # no overflow warning for large |F|
         raise InvalidInput(f"score kind must be 'vote' or 'logistic', got {kind!r}")
+
+    def explain(self, X: Any, tag: str) -> tuple[float, np.ndarray]:
+        """``(bias, contributions)`` of ``sum_t alpha_t h_t(x)`` (``tag="F"``) or of the
+        votes ``sum_t alpha_t I(h_t(x) > 0)`` (``"V"``): a number and a
+        ``(n_samples, n_features)`` array summing to it per row up to rounding (the
+        layout's ``explain``; :mod:`models.inference.explanation`).
+
+        Raises
+        ------
+        NotExplainable
+            The layout declares no attribution.
+        """
+        explain = self.layout.explain
+        if explain is None:
+            raise NotExplainable(
+                f"the {self.kind!r} ensemble layout has no exact attribution of its scores"
+            )
+        return explain(self, self._check_X(X), tag)
+
+    def explain_score(self, X: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(bias (n,), contributions (n, d))`` of :meth:`score` ``kind``, summing to it
+        per row up to rounding (:mod:`models.inference.explanation`): the votes' attribution
+        over ``sum alpha``, or F's times the secant slope of ``expit(2 .)`` between the bias
+        and F, the bias then ``expit(2 b)`` (the derivative below :data:`SECANT_MIN`)."""
+        if kind == "vote":
+            b, c = self.explain(X, "V")
+            total = float(self.alphas.sum())
+            return np.full(c.shape[0], b / total), c / total
+        if kind != "logistic":
+            raise InvalidInput(f"score kind must be 'vote' or 'logistic', got {kind!r}")
+        b, c = self.explain(X, "F")
+        moved = c.sum(axis=1)
+        start = float(expit(2.0 * b))
+        end = expit(2.0 * (b + moved))
+        far = np.abs(moved) >= SECANT_MIN
+        slope = np.where(far, (end - start) / np.where(far, moved, 1.0), 2 * start * (1 - start))
+        return end - slope * moved, c * slope[:, None]
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Flat name -> array mapping (``alphas`` plus the learner arrays), numeric only."""

@@ -174,6 +174,21 @@ class FoldEnsembleScorer(CalibratedBinaryScorer):
             total = total + ens.score(X, self.score_kind)
         return total / len(self.ensembles)
 
+    def explain_raw(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(bias (n,), contributions (n, d))`` of :meth:`raw_score`: of the merged
+        ensemble it scores (vote fractions), else the mean of the folds' attributions
+        (:mod:`models.inference.explanation`)."""
+        if self._merged is not None:
+            return self._merged.explain_score(X, "vote")
+        parts = [e.explain_score(X, self.score_kind) for e in self.ensembles]
+        k = len(parts)
+        bias = parts[0][0]
+        contrib = parts[0][1]
+        for b, c in parts[1:]:
+            bias = bias + b
+            contrib = contrib + c
+        return bias / k, contrib / k
+
     def with_calibrator(self, calibrator: Calibrator) -> FoldEnsembleScorer:
         """The same boosters (the same arrays, not copies) with another calibration map."""
         return FoldEnsembleScorer(self.ensembles, self.score_kind, calibrator)

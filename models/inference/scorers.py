@@ -144,6 +144,11 @@ class BinaryScorer(CalibratedBinaryScorer):
         """The score the calibrator takes, shape (n,): s(x) or s'(x)."""
         return self.ensemble.score(X, self.score_kind)
 
+    def explain_raw(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(bias (n,), contributions (n, d))`` of :meth:`raw_score`
+        (:mod:`models.inference.explanation`)."""
+        return self.ensemble.explain_score(X, self.score_kind)
+
     def with_calibrator(self, calibrator: Calibrator) -> BinaryScorer:
         """The same ensemble (the same arrays, not a copy) with another calibration map."""
         return BinaryScorer(self.ensemble, self.score_kind, calibrator)

@@ -27,6 +27,12 @@ float64 matrix of raw values, NaN missing):
     fractions ``V / total`` clipped to [0, 1]; without it the votes are summed over
     :func:`outputs`. A fitted estimator holds what it returns, so it must pickle (an
     instance of a module-level class, not a closure).
+``explain(ensemble, X, tag)``, optional
+    The per-feature attribution of the sum of ``tag`` (``"F"`` or ``"V"``, as for
+    ``sums``): ``(bias, contributions)``, a float and a ``(rows, n_features)`` array with
+    ``bias + contributions.sum(axis=1)`` equal to that sum up to rounding
+    (:mod:`models.inference.explanation`). Without it the layout cannot explain its
+    scores (:class:`~models.exceptions.NotExplainable`).
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ class EnsembleLayout:
         One line: what a learner of this layout is.
     arrays : mapping of str to numpy dtype
         The learner arrays (``alphas`` apart), each one-dimensional.
-    prepare, outputs, sums, votes : callables
+    prepare, outputs, sums, votes, explain : callables
         See the module docstring.
     offsets : str or None
         The name of an array of ``M + 1`` offsets into the others (learner ``t`` holds
@@ -76,3 +82,4 @@ class EnsembleLayout:
     offsets: str | None = None
     class_arrays: tuple[str, ...] = ()
     cuts: tuple[str, str] | None = None
+    explain: Callable[..., tuple[float, Any]] | None = None

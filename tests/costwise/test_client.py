@@ -81,6 +81,20 @@ def test_predict_threshold_follows_the_costs_of_the_request(
     assert p.decision == (1 if p.probabilities[1] >= p.threshold else 0)
 
 
+def test_predict_explains_each_row_when_asked(client: Client, fraud: dict[str, Any]) -> None:
+    rows = fraud["X"][:4]
+    plain = client.predict("fraud", rows, costs={"c_fp": 1, "c_fn": 9})
+    explained = client.predict("fraud", rows, costs={"c_fp": 1, "c_fn": 9}, explain=True)
+    assert all(p.explanation is None for p in plain.predictions)
+    for p in explained.predictions:
+        e = p.explanation
+        assert e is not None and list(e.contributions) == FEATURES
+        assert e.bias + sum(e.contributions.values()) == pytest.approx(e.score, rel=1e-9)
+        assert p.probabilities is not None and e.probability == p.probabilities[1]
+    with pytest.raises(ValueError, match="explain is for predict"):
+        client.evaluate("fraud", fraud["y"][:4], rows, explain=True)
+
+
 def test_predict_records_cost_matrix_row_costs_and_priors(
     client: Client, fraud: dict[str, Any]
 ) -> None:

@@ -24,6 +24,7 @@ PAIRS: list[tuple[type, type[BaseModel]]] = [
     (types.Version, schemas.VersionOut),
     (types.Alias, schemas.AliasOut),
     (types.Prediction, schemas.PredictionOut),
+    (types.Explanation, schemas.ExplanationOut),
     (types.PredictResponse, schemas.PredictResponse),
     (types.Evaluation, schemas.EvaluateResponse),
     (types.Provenance, schemas.Provenance),
@@ -68,3 +69,18 @@ def test_unknown_fields_are_kept_in_extra_and_nested_types_are_built() -> None:
     assert job.extra == {"new_in_a_later_server": 42} and job.finished
     with pytest.raises(TypeError):
         from_json(Job, {"id": "j1"})  # required fields missing
+
+
+def test_a_prediction_with_its_explanation_is_built() -> None:
+    row = {
+        "id": "r1", "decision": 1, "probabilities": [0.4, 0.6], "threshold": 0.5,
+        "expected_cost": 0.4,
+        "explanation": {
+            "bias": 0.5, "contributions": {"a": 0.2, "b": -0.05}, "score": 0.65,
+            "probability": 0.6, "expected_cost_margin": 0.2,
+        },
+    }  # fmt: skip
+    p = from_json(types.Prediction, row)
+    assert isinstance(p.explanation, types.Explanation)
+    assert p.explanation.contributions == {"a": 0.2, "b": -0.05}
+    assert from_json(types.Prediction, {**row, "explanation": None}).explanation is None

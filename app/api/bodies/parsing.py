@@ -153,4 +153,5 @@ def predict_input(
         labels=getattr(req, "labels", None),  # evaluate only
         shadow=getattr(req, "shadow", False),  # predict only
         routing_key=req.routing_key,
+        explain=getattr(req, "explain", False),  # predict only
     )

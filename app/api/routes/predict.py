@@ -29,6 +29,7 @@ from app.api.schemas import (
     PredictResponse,
     RowsRequest,
 )
+from app.services.prediction.explanations import RowExplanations
 from app.services.prediction.predictor import Prediction, Predictor
 from app.services.prediction.request import DecisionRequest
 from models.decisions.rule import Decisions
@@ -90,8 +91,31 @@ def _render(p: Prediction) -> dict[str, Any]:
     content = {**p.provenance.fields(), "classes": classes}
     if p.shadow is not None:
         content["shadow"] = _shadow(p, classes)
+    if p.explanations is not None:
+        _add_explanations(preds, p.explanations)
     content["predictions"] = preds  # last: large answers are encoded in slices of it
     return content
+
+
+def _add_explanations(preds: list[dict[str, Any]], e: RowExplanations) -> None:
+    """Each row's ``explanation`` (``explain: true``), in the rows' order."""
+    names = e.features
+    for pred, bias, contrib, score, prob, margin in zip(
+        preds,
+        e.bias.tolist(),
+        e.contributions.tolist(),
+        e.score.tolist(),
+        e.probability.tolist(),
+        e.margin.tolist(),
+        strict=True,
+    ):
+        pred["explanation"] = {
+            "bias": bias,
+            "contributions": dict(zip(names, contrib, strict=True)),
+            "score": score,
+            "probability": prob,
+            "expected_cost_margin": margin,
+        }
 
 
 def _body(model: type[RowsRequest]) -> dict[str, Any]:

@@ -27,6 +27,15 @@ NUMERIC: dict[str, Any] = {
 }  # fmt: skip
 DATATYPES = (*NUMERIC, "BYTES")
 OUTPUTS = ("probabilities", "decision", "action", "expected_cost", "threshold", "id")
+#: with ``parameters.explain: true`` (app.services.prediction.explanations): each row's
+#: bias, contributions ([N, n_features], the feature names in the tensor's parameters),
+#: raw score and expected-cost margin
+EXPLAIN_OUTPUTS = (
+    "explanation_bias",
+    "contributions",
+    "explanation_score",
+    "expected_cost_margin",
+)
 COSTS_INPUT = "costs"
 IDS_INPUT = "ids"  # the client's id of each row (BYTES, shape [N]): see the prediction log
 NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn", "c_review")
@@ -208,6 +217,9 @@ def decode(req: InferenceRequest) -> Decoded:
     alias = params.get("alias")
     if alias is not None and not isinstance(alias, str):
         raise _bad("parameters.alias", f"expected a string, got {alias!r}")
+    explain = params.get("explain", False)
+    if not isinstance(explain, bool):
+        raise _bad("parameters.explain", f"expected true or false, got {explain!r:.40}")
     routing_key = params.get("routing_key")
     if routing_key is not None and (
         not isinstance(routing_key, str) or not 1 <= len(routing_key) <= 256
@@ -216,9 +228,12 @@ def decode(req: InferenceRequest) -> Decoded:
     wanted = None
     if req.outputs is not None:
         wanted = tuple(o.name for o in req.outputs)
+        known = OUTPUTS + EXPLAIN_OUTPUTS
         for k, name in enumerate(wanted):
-            if name not in OUTPUTS:
-                raise _bad(f"outputs[{k}].name", f"unknown output {name!r}; expected one of {list(OUTPUTS)}")  # fmt: skip
+            if name not in known:
+                raise _bad(f"outputs[{k}].name", f"unknown output {name!r}; expected one of {list(known)}")  # fmt: skip
+            if name in EXPLAIN_OUTPUTS and not explain:
+                raise _bad(f"outputs[{k}].name", f"{name!r} needs parameters.explain: true")
     costs = CostRequest(
         costs=named,
         cost_matrix=matrix,
@@ -232,7 +247,7 @@ def decode(req: InferenceRequest) -> Decoded:
     )
     request = DecisionRequest(
         Rows(matrix=X, field=where), costs, alias=alias, ids=ids, ids_field="inputs ('ids')",
-        routing_key=routing_key,
+        routing_key=routing_key, explain=explain,
     )  # fmt: skip
     return Decoded(request, wanted)
 
@@ -283,8 +298,15 @@ def encode(p: Prediction, wanted: tuple[str, ...] | None) -> list[dict[str, Any]
         out["threshold"] = _tensor("threshold", "FP64", [n], d.threshold)
     if p.ids is not None:
         out["id"] = _tensor("id", "BYTES", [n], p.ids)
+    e = p.explanations
+    if e is not None:
+        out["explanation_bias"] = _tensor("explanation_bias", "FP64", [n], e.bias)
+        contrib = _tensor("contributions", "FP64", [n, len(e.features)], e.contributions.ravel())
+        out["contributions"] = {**contrib, "parameters": {"features": list(e.features)}}
+        out["explanation_score"] = _tensor("explanation_score", "FP64", [n], e.score)
+        out["expected_cost_margin"] = _tensor("expected_cost_margin", "FP64", [n], e.margin)
     if wanted is None:
-        return [out[name] for name in OUTPUTS if name in out]
+        return [out[name] for name in OUTPUTS + EXPLAIN_OUTPUTS if name in out]
     for j, name in enumerate(wanted):
         if name not in out:
             raise _bad(f"outputs[{j}].name", f"this model does not produce {name!r}; it "

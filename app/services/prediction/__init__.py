@@ -10,6 +10,8 @@
   version, alias, calibration, rule, costs).
 - :mod:`~app.services.prediction.model_info`: what a served model looks like from
   outside (the facts behind V2 model metadata).
+- :mod:`~app.services.prediction.explanations`: ``explain: true``, each row's
+  per-feature attribution of its score, probability and expected-cost margin.
 
 May import :mod:`~app.services.decisions`, :mod:`~app.services.feedback` (the log writer
 it hands entries to, the prior estimates it applies), :mod:`~app.services.model_registry`

@@ -55,6 +55,7 @@ from app.services.feedback.prediction_log import (
 )
 from app.services.feedback.priors import PriorEstimates
 from app.services.model_registry.stored_models import read_stored
+from app.services.prediction.explanations import RowExplanations, check_request, explain_rows
 from app.services.prediction.provenance import Provenance, calibration_summary
 from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 from models.decisions.rule import Decisions
@@ -132,6 +133,7 @@ class Prediction:
     provenance: Provenance
     ids: list[str] | None = None  # the rows' ids: logged, or given by the client
     shadow: ShadowAnswer | None = None  # "shadow": true: the shadow version's decisions
+    explanations: RowExplanations | None = None  # asked for with explain
 
 
 @dataclass(frozen=True)
@@ -356,7 +358,12 @@ class Predictor:
         if ids is not None:
             check_ids(ids, len(X), req.ids_field)
         costs = self._estimated(resolved, req.costs)
+        if req.explain:
+            check_request(loaded.model)
         proba, decisions, setting, raw = self._decide(loaded.model, X, costs)
+        explained = None
+        if req.explain:  # before the log: a refused request logs nothing
+            explained = explain_rows(loaded.model, X, proba, raw, setting)
         provenance = self._provenance(resolved, loaded, setting, costs)
         priors = None if isinstance(costs.priors, str) else costs.priors
         shadow = None
@@ -374,7 +381,7 @@ class Predictor:
             self.shadow(resolved, X, setting, priors, logged)
         return Prediction(
             resolved, loaded.model.classes, proba, decisions, provenance,
-            logged or ids_list(ids), shadow,
+            logged or ids_list(ids), shadow, explained,
         )  # fmt: skip
 
     def _log(

@@ -88,3 +88,4 @@ class DecisionRequest:
     shadow: bool = False
     # the key of a sticky traffic split (e.g. a customer id): the same key, the same arm
     routing_key: str | None = None
+    explain: bool = False  # predict only: each row's explanation (prediction.explanations)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from models.inference.layouts.attribution import single_feature_terms, tag_map
 from models.inference.layouts.rows import check_one_per_learner
 from models.specs.layout import EnsembleLayout
 
@@ -35,6 +36,13 @@ def _outputs(ensemble: Any, X: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), a["value_missing"], h)
 
 
+def _explain(ensemble: Any, X: np.ndarray, tag: str) -> tuple[float, np.ndarray]:
+    """Attribution of the sums: a learner's term goes to its feature, measured from its
+    value at ``x[feature] = 0`` (the intercept; the bias sums the intercepts)."""
+    reference = tag_map(tag)(ensemble.arrays["intercept"])
+    return single_feature_terms(ensemble, X, tag, reference, _outputs)
+
+
 ARRAYS = {"feature": np.int32, **dict.fromkeys(("slope", "intercept", "value_missing"), np.float64)}
 DESCRIPTION = "slope * x[feature] + intercept, value_missing if NaN (real-valued: no class votes)"
-LAYOUT = EnsembleLayout("linear", DESCRIPTION, ARRAYS, _prepare, _outputs)
+LAYOUT = EnsembleLayout("linear", DESCRIPTION, ARRAYS, _prepare, _outputs, explain=_explain)

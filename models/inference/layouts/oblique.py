@@ -17,11 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from models.exceptions import ArtifactError
+from models.exceptions import ArtifactError, NotExplainable
+from models.features.binning import codes_as_float
+from models.inference.layouts.attribution import tag_map
 from models.inference.layouts.rows import CHUNK, block
 from models.specs.layout import EnsembleLayout
 
 __all__ = ["LAYOUT", "learner_outputs"]
+
+_EXPLAIN_CELLS = 1 << 20  # rows x learners x features per block of an explanation
 
 
 def _prepare(alphas: np.ndarray, arrays: dict[str, np.ndarray], n_features: int) -> dict[str, Any]:
@@ -73,8 +77,52 @@ def learner_outputs(ensemble: Any, X: np.ndarray) -> np.ndarray:
     return out
 
 
+def _explain(ensemble: Any, X: np.ndarray, tag: str) -> tuple[float, np.ndarray]:
+    """Attribution by the linear split terms (two functions per learner only).
+
+    Learner ``t`` answers by the sign of ``s(x) = w.x' + c`` (``w``, ``c`` the second
+    function minus the first). Its reference is its answer at its fill point ``mu`` (the
+    training mean), which goes to the bias; a row whose answer differs moves the term by
+    ``delta = alpha_t (g(h_t(x)) - g(h_t(mu)))``, shared among the features in proportion
+    to their split terms ``w_j (x'_j - mu_j)``, which sum to ``s(x) - s(mu)``. That sum is
+    not zero when the answers differ (``s(x)`` and ``s(mu)`` lie on the two sides of the
+    hyperplane, so ``|s(x) - s(mu)| >= |s(mu)|``); should rounding make it zero, the
+    move is shared equally.
+    """
+    dv = ensemble._derived
+    if dv["n_functions"] != 2:
+        raise NotExplainable(
+            f"the oblique layout explains learners of two linear functions (two classes); "
+            f"these have {dv['n_functions']} (class-valued learners)"
+        )
+    if X.dtype == np.uint8:
+        X = codes_as_float(X)
+    g, alphas = tag_map(tag), ensemble.alphas
+    coef, b, value, mu = dv["coef"], dv["intercept"], dv["value"], dv["fill"]
+    w = coef[:, 1, :] - coef[:, 0, :]
+    at_mu = (coef * mu[:, None, :]).sum(axis=2) + b  # (M, 2), as the kernel compares them
+    steps = np.arange(alphas.size)
+    reference = g(value[steps, (at_mu[:, 1] > at_mu[:, 0]).astype(np.intp)])
+    delta = (g(learner_outputs(ensemble, X)) - reference) * alphas
+    m, d = mu.shape
+    out = np.empty((X.shape[0], d))
+    step = max(1, _EXPLAIN_CELLS // (m * d))  # rows per block: (rows, M, d) temporaries
+    for i in range(0, X.shape[0], step):
+        xc = X[i : i + step, None, :]
+        xs = np.where(np.isnan(xc), mu, xc)  # (rows, M, d): each learner's fill
+        terms = (xs - mu) * w
+        total = terms.sum(axis=2)
+        moves = delta[i : i + step]
+        ok = (moves != 0) & (total != 0)
+        scale = np.where(ok, moves / np.where(ok, total, 1.0), 0.0)  # (rows, M)
+        even = np.where(ok, 0.0, moves).sum(axis=1) / d  # a zero total: shared equally
+        out[i : i + step] = np.matmul(scale[:, None, :], terms)[:, 0, :] + even[:, None]
+    return float(alphas @ reference), out
+
+
 ARRAYS = dict.fromkeys(("coef", "intercept", "value", "fill"), np.float64)
 DESCRIPTION = "R linear functions of all features (NaN: the training mean); the largest one's value"
 LAYOUT = EnsembleLayout(
-    "oblique", DESCRIPTION, ARRAYS, _prepare, learner_outputs, class_arrays=("value",)
-)
+    "oblique", DESCRIPTION, ARRAYS, _prepare, learner_outputs, class_arrays=("value",),
+    explain=_explain,
+)  # fmt: skip

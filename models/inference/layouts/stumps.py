@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from models.inference.layouts.attribution import single_feature_terms, tag_map
 from models.inference.layouts.rows import CHUNK, block, check_one_per_learner, row_sums
 from models.specs.layout import EnsembleLayout
 
@@ -65,6 +66,16 @@ def _sums(ensemble: Any, X: np.ndarray, tag: str) -> np.ndarray:
     return out
 
 
+def _explain(ensemble: Any, X: np.ndarray, tag: str) -> tuple[float, np.ndarray]:
+    """Attribution of the sums (:mod:`~models.inference.layouts.attribution`): a stump's
+    whole term goes to its feature, measured from the mean of its two branch values
+    (the root of a depth-1 tree, each branch weighted equally: the artifact keeps no
+    training counts)."""
+    g, a = tag_map(tag), ensemble.arrays
+    reference = (g(a["value_left"]) + g(a["value_right"])) / 2.0
+    return single_feature_terms(ensemble, X, tag, reference, _outputs)
+
+
 class _Votes:
     """The class votes of stumps whose values are class indices (module docstring); a
     class, not a closure, so that a fitted estimator holding it pickles."""
@@ -104,5 +115,5 @@ ARRAYS = {"feature": np.int32, **dict.fromkeys(("threshold", *_VALUES), np.float
 DESCRIPTION = "value_left if x[feature] <= threshold, value_missing if NaN, else value_right"
 LAYOUT = EnsembleLayout(
     "stumps", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _Votes,
-    class_arrays=_VALUES, cuts=("feature", "threshold"),
+    class_arrays=_VALUES, cuts=("feature", "threshold"), explain=_explain,
 )  # fmt: skip

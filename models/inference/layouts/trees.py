@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from models.exceptions import ArtifactError
+from models.inference.layouts.attribution import tag_map
 from models.inference.layouts.rows import CHUNK, block, row_sums
 from models.kernels.tree_records import pack_nodes
 from models.specs.layout import EnsembleLayout
@@ -147,6 +148,72 @@ def _sums(ensemble: Any, X: np.ndarray, tag: str) -> np.ndarray:
     return out
 
 
+def _explain_arrays(ensemble: Any, tag: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The path tables of the attribution, made on the first explanation and kept with
+    the ensemble: ``(root values (M,), features (depth, nodes), terms (depth, nodes))``.
+
+    Column ``n`` of the tables lists the edges from node ``n`` up to its root: edge ``l``
+    leaves the ``l``-th ancestor's split on ``features[l, n]`` and carries
+    ``alpha_t (value(child) - value(parent))`` (0 above the root). An inner node's value is
+    the mean of its two children's (each branch weighted equally: the artifact keeps no
+    training counts per node); leaves keep their output under ``g`` of ``tag``.
+    """
+    key = f"explain{tag}"
+    found: tuple[np.ndarray, np.ndarray, np.ndarray] | None = ensemble._derived.get(key)
+    if found is not None:
+        return found
+    a, g = ensemble.arrays, ensemble._derived
+    off = a["tree_offsets"]
+    inner = np.flatnonzero(a["node_feature"] != -1)
+    left, right = g["left"][inner], g["right"][inner]
+    values = tag_map(tag)(a["node_value"]).copy()
+    depth = int(g["depth"])
+    for _ in range(depth):  # each pass fixes one more level, from the leaves up
+        values[inner] = (values[left] + values[right]) / 2.0
+    parent = np.full(values.size, -1, dtype=np.intp)
+    parent[left] = inner
+    parent[right] = inner
+    alpha = np.repeat(ensemble.alphas, np.diff(off))  # each node's tree weight
+    feature = a["node_feature"].astype(np.intp)
+    features = np.zeros((depth, values.size), dtype=np.intp)
+    terms = np.zeros((depth, values.size))
+    cur = np.arange(values.size)
+    for level in range(depth):
+        up = parent[cur]
+        moved = up >= 0
+        up = np.where(moved, up, cur)
+        features[level] = np.where(moved, feature[up], 0)
+        terms[level] = np.where(moved, values[cur] - values[up], 0.0) * alpha
+        cur = up
+    found = (values[off[:-1]], features, terms)
+    ensemble._derived[key] = found
+    return found
+
+
+def _explain(ensemble: Any, X: np.ndarray, tag: str) -> tuple[float, np.ndarray]:
+    """Path attribution (Saabas): along the path of a row to its leaf in tree ``t``, each
+    inner node's feature gets ``alpha_t (value(child) - value(node))``; the bias is
+    ``sum_t alpha_t value(root_t)``. The differences telescope, so bias plus
+    contributions is the sum of the leaves' values. The leaves are those the served sums
+    reach (:func:`tree_nodes`), their paths read from :func:`_explain_arrays`."""
+    roots, features, terms = _explain_arrays(ensemble, tag)
+    d = int(ensemble.n_features)
+    out = np.empty((X.shape[0], d))
+    for i in range(0, X.shape[0], CHUNK):
+        xc = block(X, i)
+        rows = xc.shape[0]
+        leaves = tree_nodes(ensemble, xc)
+        base = (np.arange(rows, dtype=np.intp) * d)[:, None]
+        acc = np.zeros(rows * d)
+        for level in range(features.shape[0]):
+            cells = base + features[level][leaves]
+            acc += np.bincount(
+                cells.ravel(), weights=terms[level][leaves].ravel(), minlength=rows * d
+            )
+        out[i : i + rows] = acc.reshape(rows, d)
+    return float(ensemble.alphas @ roots), out
+
+
 class _Votes:
     """Votes (``total = 0``) or vote fractions (divided and clipped in the same call) of
     trees whose leaves are class indices, compiled; a class, not a closure, so that a
@@ -181,5 +248,5 @@ DESCRIPTION = (
 )
 LAYOUT = EnsembleLayout(
     "trees", DESCRIPTION, ARRAYS, _prepare, _outputs, _sums, _Votes, offsets="tree_offsets",
-    class_arrays=("node_value",), cuts=("node_feature", "node_threshold"),
+    class_arrays=("node_value",), cuts=("node_feature", "node_threshold"), explain=_explain,
 )  # fmt: skip

@@ -242,6 +242,7 @@ NOT_ON_V2 = {
     "costs.priors_estimate": "set by the predictor when it applies an estimate",
 }
 NOT_ON_BATCH = {
+    "explain": "explanations are a /v1 predict option, not a batch output column",
     "rows": "the rows are the input data set's, read block by block",
     "ids": "id columns are copied to the output, not logged",
     "ids_field": "no ids",
@@ -257,14 +258,14 @@ NOT_ON_BATCH = {
 
 def test_every_request_field_is_mapped_by_every_door() -> None:
     every = _all_fields()
-    on_v1 = _given(v1({"version": 2}))
+    on_v1 = _given(v1({"version": 2, "explain": True}))
     for members, *_ in FORMS.values():
         on_v1 |= _given(
             v1({**members, "alias": "prod", "ids": ["a", "b", "c"], "shadow": True,
                 "routing_key": "customer-1"})
         )  # fmt: skip
         on_v1 |= _given(v1({**members, "labels": [0, 1, 0]}, EvaluateRequest))
-    on_v2 = _given(v2({}, [], version="2"))
+    on_v2 = _given(v2({"explain": True}, [], version="2"))
     ids = {"name": "ids", "shape": [3], "datatype": "BYTES", "data": ["a", "b", "c"]}
     for _, parameters, tensors, _ in FORMS.values():
         on_v2 |= _given(
