@@ -129,6 +129,7 @@ def concrete(path: str, seeded: dict[str, Any]) -> str:
         "alias": "staging",
         "job_id": seeded["job_id"],
         "key_id": str(seeded["spare"]),
+        "webhook_id": "1",
         "asset": "console.js",
     }
     return re.sub(r"\{(\w+)\}", lambda m: values[m[1]], path)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from app.errors import ServiceError
+from app.errors import InvalidArgument, ServiceError
 from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import REVIEW_COST_NAMES, ROW_COST_NAMES, CostSetting
 from app.services.decisions.row_decisions import decide_rows
@@ -127,7 +127,15 @@ class BatchCosts:
     def _cells(self, n_rows: int, values: Mapping[str, np.ndarray]) -> np.ndarray:
         """The per-row matrices (n, K, A) of a cost matrix with cells from columns."""
         matrix = self.cost_matrix or []
-        out = np.empty((n_rows, len(matrix), len(matrix[0]) if matrix else 0), np.float64)
+        width = len(matrix[0]) if matrix else 0
+        for i, row in enumerate(matrix):
+            if len(row) != width:
+                raise InvalidArgument(
+                    f"cost_matrix[{i}]: expected {width} cells like row 0 (one per decision), "
+                    f"got {len(row)}",
+                    field=f"cost_matrix[{i}]",
+                )
+        out = np.empty((n_rows, len(matrix), width), np.float64)
         for i, row in enumerate(matrix):
             for j, cell in enumerate(row):
                 key = f"cost_matrix[{i}][{j}]"

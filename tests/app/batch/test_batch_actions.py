@@ -83,6 +83,10 @@ def test_c_review_from_a_column(client: TestClient, trained: dict[str, Any], roo
         ({"actions": ["a", "b"]}, "actions", "actions need their costs"),
         ({"costs": None, "actions": ["a", "b"],
           "cost_matrix": [[0, {"column": "nope"}], [1, 0]]}, "cost_matrix[0][1]", "nope"),
+        # rows of different lengths, with cells from columns (found by the fuzz test: a 500)
+        ({"costs": None, "actions": ["a", "b"],
+          "cost_matrix": [[0, {"column": "amount"}], [1, 0, 2]]}, "cost_matrix[1]",
+         "expected 2 cells like row 0"),
     ],
 )  # fmt: skip
 def test_bad_action_settings_are_refused_at_once(
