@@ -48,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from bench.timing import median_seconds
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "datasets"
 BATCH = 10_000
@@ -67,14 +69,8 @@ def split(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def median_us(f: Any, calls: int, warm: int = 50) -> float:
-    for _ in range(warm):
-        f()
-    t = np.empty(calls)
-    for i in range(calls):
-        t0 = time.perf_counter()
-        f()
-        t[i] = time.perf_counter() - t0
-    return float(np.median(t) * 1e6)
+    """The median microseconds of ``calls`` calls of ``f`` after ``warm`` untimed ones."""
+    return median_seconds(f, calls, warm) * 1e6
 
 
 def cost_matrix(k: int) -> np.ndarray:
