@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
-from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy import and_, bindparam, delete, func, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -25,6 +25,7 @@ from app.db import database_errors
 from app.errors import AlreadyExists, Conflict, NotFound
 from app.registry.orm import (
     Alias,
+    AliasSplit,
     Artifact,
     ModelVersion,
     RegisteredModel,
@@ -553,8 +554,15 @@ class Registry:
 
     @_translated
     def delete_alias(self, name: str, alias: str) -> None:
-        """Remove ``alias`` from model ``name``; NotFound if it does not exist."""
-        self.session.delete(self.get_alias(name, alias))
+        """Remove ``alias`` from model ``name`` (and its traffic split, if any); NotFound if
+        it does not exist."""
+        found = self.get_alias(name, alias)
+        self.session.execute(
+            delete(AliasSplit).where(
+                AliasSplit.model_id == found.model_id, AliasSplit.alias == alias
+            )
+        )
+        self.session.delete(found)
         self.session.flush()
 
     @_translated

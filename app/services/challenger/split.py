@@ -31,7 +31,7 @@ from app.errors import InvalidArgument, NotFound
 from app.registry.orm import AliasSplit, RegisteredModel, utcnow
 from app.registry.repository import reading, writing
 from app.services.common.periodic import Periodic
-from app.services.prediction.predictor import Arm, Resolved
+from app.services.prediction.predictor import Arm
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class TrafficSplits:
         self._sessions = sessions
         self._read = read_sessions
         self.refresh_seconds = refresh_seconds
-        self._splits: dict[tuple[int, str], Split] = {}
+        self._splits: dict[tuple[str, str], Split] = {}
         self._lock = threading.Lock()
         self._changes = 0
         self._thread = Periodic(
@@ -75,12 +75,13 @@ class TrafficSplits:
         )
 
     # ------------------------------------------------------------ request path
-    def route(self, served: Resolved, routing_key: str | None) -> tuple[int | None, Arm | None]:
-        """``(canary version or None, arm)`` for a request ``served`` by an alias; the arm
-        is None when the alias has no split."""
-        if served.alias is None:
-            return None, None
-        split = self._splits.get((served.model_id, served.alias))
+    def route(
+        self, name: str, alias: str, routing_key: str | None
+    ) -> tuple[int | None, Arm | None]:
+        """``(canary version or None, arm)`` for a request of model ``name`` by ``alias``
+        (asked, or the default); the arm is None when the alias has no split. Asked before
+        the version is resolved, so a canary request resolves one version, not two."""
+        split = self._splits.get((name, alias))
         if split is None:
             return None, None
         u = draw(split.model, split.alias, routing_key) if routing_key else random.random()
@@ -111,7 +112,7 @@ class TrafficSplits:
             reg.session.flush()
             split = Split(model.id, name, alias, version, float(weight))
         with self._lock:
-            self._splits = {**self._splits, (split.model_id, alias): split}
+            self._splits = {**self._splits, (name, alias): split}
             self._changes += 1
         return self.status(name, alias)
 
@@ -124,9 +125,8 @@ class TrafficSplits:
             if row is None:
                 raise NotFound(f"alias {alias!r} of model {name!r} has no split", field="alias")
             reg.session.delete(row)
-            model_id = model.id
         with self._lock:
-            self._splits = {k: v for k, v in self._splits.items() if k != (model_id, alias)}
+            self._splits = {k: v for k, v in self._splits.items() if k != (name, alias)}
             self._changes += 1
 
     def status(self, name: str, alias: str) -> dict[str, Any]:
@@ -157,7 +157,7 @@ class TrafficSplits:
                 )
             ).all()
         splits = {
-            (s.model_id, s.alias): Split(s.model_id, name, s.alias, s.version, s.weight)
+            (name, s.alias): Split(s.model_id, name, s.alias, s.version, s.weight)
             for s, name in rows
         }
         with self._lock:

@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import DatabaseHealth
 from app.errors import InvalidArgument, Unavailable
-from app.registry.repository import lookup_ref, reading
+from app.registry.repository import DEFAULT_ALIAS, lookup_ref, reading
 from app.services.common.core_errors import core_errors
 from app.services.common.inputs import (
     check_limits,
@@ -85,7 +85,9 @@ class Arm:
 class Router(Protocol):
     """The alias's traffic split, as the predictor asks it (set by the wiring)."""
 
-    def route(self, served: Resolved, routing_key: str | None) -> tuple[int | None, Arm | None]: ...
+    def route(
+        self, name: str, alias: str | None, routing_key: str | None
+    ) -> tuple[int | None, Arm | None]: ...
 
 
 class ShadowAnswer(Protocol):
@@ -319,12 +321,15 @@ class Predictor:
         return replace(costs, priors=applied.priors, priors_estimate=applied.ref)
 
     def _run(self, name: str, req: DecisionRequest) -> tuple[Resolved, Loaded, np.ndarray]:
-        resolved = self.resolve(name, req.version, req.alias)
-        if self.router is not None and req.version is None and resolved.alias is not None:
-            canary, arm = self.router.route(resolved, req.routing_key)
-            if canary is not None:  # the canary's version, still named by the alias
-                resolved = replace(self.resolve(name, canary), alias=resolved.alias, arm=arm)
-            elif arm is not None:
+        canary, arm = None, None
+        if self.router is not None and req.version is None:  # before resolving: one read
+            canary, arm = self.router.route(name, req.alias or DEFAULT_ALIAS, req.routing_key)
+        if canary is not None:  # the canary's version, still named by the alias
+            alias = req.alias or DEFAULT_ALIAS
+            resolved = replace(self.resolve(name, canary), alias=alias, arm=arm)
+        else:
+            resolved = self.resolve(name, req.version, req.alias)
+            if arm is not None:
                 resolved = replace(resolved, arm=arm)
         loaded = self.entry(resolved)
         return resolved, loaded, self._matrix(loaded.model, req.rows)

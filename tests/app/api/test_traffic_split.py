@@ -128,3 +128,17 @@ def test_bad_splits_are_clear_4xx(client: TestClient) -> None:
     )
     assert r.status_code == 422 and "routing_key" in r.json()["field"], r.text
     np.testing.assert_equal(client.get("/v1/models/fraud").json()["aliases"], {"production": v1})
+
+
+def test_removing_the_alias_removes_its_split(client: TestClient) -> None:
+    v1, v2 = _train(client, 100, 5), _train(client, 200, 5)
+    client.put("/v1/models/fraud/aliases/production", json={"version": v1})
+    client.put("/v1/models/fraud/aliases/production/split", json={"version": v2, "weight": 1.0})
+    assert _predict(client, 0)["version"] == v2
+    assert client.delete("/v1/models/fraud/aliases/production").status_code == 204
+    services = client.app.state.services  # type: ignore[attr-defined]
+    services.splits.refresh()  # other processes: within COSTWISE_SHADOW_REFRESH_SECONDS
+    answer = _predict(client, 0)
+    assert "arm" not in answer and answer["alias"] is None and answer["version"] == v2  # latest
+    client.put("/v1/models/fraud/aliases/production", json={"version": v1})
+    assert _predict(client, 0)["version"] == v1  # the old split did not come back
