@@ -70,12 +70,16 @@ _SUFFIXES: list[str] = [f"-{i}" for i in range(10_000)]
 
 
 def new_ids(n: int) -> list[str]:
-    """``n`` fresh prediction ids: 24 random hex digits (one draw per request), ``-`` and
-    the row number, e.g. ``3f9c...e1-0``; unique per model with overwhelming probability
-    and cheap: the suffixes are made once, so an id is one string concatenation (10,000
-    ids in ~0.3 ms, against ~1.3 ms formatting each; a uuid4 per row costs ~15 ms)."""
+    """``n`` fresh prediction ids: 32 hex digits, ``-`` and the row number, e.g.
+    ``19acb1f2e4c3f9c...e1-0``. The first 11 digits are the time in milliseconds, the other
+    21 random (84 bits, one draw per request): unique per model with overwhelming
+    probability, and time-ordered, so that the log's unique index on (model, id) grows at
+    its right end instead of at a random page of a large B-tree (on a SQLite log of
+    1,000,000 rows the insert takes 9 us of CPU per row against 33 us with random ids:
+    bench/serving/log_ids.py). Cheap: the suffixes are made once, so an id is one string
+    concatenation (10,000 ids in ~0.3 ms; a uuid4 per row costs ~15 ms)."""
     global _SUFFIXES
-    base = secrets.token_hex(12)
+    base = f"{time.time_ns() // 1_000_000:011x}{secrets.token_hex(11)[:21]}"
     suffixes = _SUFFIXES
     if n > len(suffixes):  # a list only ever replaced by a longer one: thread-safe
         suffixes = _SUFFIXES = suffixes + [f"-{i}" for i in range(len(suffixes), n)]

@@ -22,7 +22,7 @@ from app.settings import Settings
 from tests.app.api.conftest import dataset, train_body
 
 ROW = dataset(1)[0][0].tolist()
-IDS = re.compile(r'"[0-9a-f]{24}-\d+"')
+IDS = re.compile(r'"[0-9a-f]{32}-\d+"')
 
 CASES: list[tuple[str, str, Any, dict[str, str]]] = [
     ("one row", "/v1/models/fraud/predict", {"instances": [ROW], "costs": {"c_fp": 1, "c_fn": 5}}, {}),

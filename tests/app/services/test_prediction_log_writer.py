@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -434,3 +435,16 @@ def test_log_times_format_every_time_as_log_time_does() -> None:
     times = [start + timedelta(microseconds=37 * i) for i in range(80_000)]
     times.append(datetime(2026, 1, 1, 0, 0, 0, 5, tzinfo=timezone(timedelta(hours=5))))
     assert log_times(times) == [log_time(t) for t in times]
+
+
+def test_new_ids_start_with_the_time_so_later_requests_sort_after_earlier_ones() -> None:
+    first = new_ids(3)
+    time.sleep(0.003)
+    later = [new_ids(1)[0] for _ in range(2000)]
+    assert [i[-2:] for i in first] == ["-0", "-1", "-2"]
+    assert len({i[:32] for i in first}) == 1  # one draw per request
+    assert all(re.fullmatch(r"[0-9a-f]{32}-\d+", i) for i in first + later)
+    # the time prefix: later requests sort after earlier ones and carry today's time
+    assert all(first[0] < i for i in later)
+    assert abs(int(first[0][:11], 16) / 1000 - time.time()) < 60
+    assert len(set(later)) == len(later)  # distinct within the same milliseconds
