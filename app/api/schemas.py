@@ -408,7 +408,7 @@ class PredictRequest(RowsRequest):
         False,
         description="Add each row's `interval`: `p_low` <= probabilities[1] <= `p_high`, "
         "the jackknife interval of the fold ensemble's boosters (provenance "
-        "`interval_method`; its measured coverage is in docs/decisions.md), and `stable`: "
+        "`interval_method`; its measured coverage is in docs/api.md), and `stable`: "
         "whether the decision (among actions: the action) of least expected cost is the "
         "same at both ends. Two-class fold ensembles only (the default `auto` serves one "
         "for two classes); others are refused (INVALID_ARGUMENT naming `interval`).",
@@ -941,6 +941,14 @@ class MonitoringFigures(BaseModel):
     mean_probability: list[float] | None = Field(description="Mean probability per class.")
     mean_probability_labelled: list[float] | None = Field(
         description="The same over the labelled predictions (compare with observed_shares)."
+    )
+    with_interval: int = Field(
+        0, description="Predictions asked with `interval: true` (their stability is logged)."
+    )
+    unstable: int = Field(
+        0,
+        description="Of those, the decisions not stable over their probability interval "
+        "(a different decision at p_low than at p_high).",
     )
     realised_cost: float | None = Field(
         description="Sum over labelled predictions of C[label][decision] under the costs "

@@ -388,7 +388,8 @@ class Predictor:
                     field="shadow",
                 )
             shadow = self.shadow_now.decide_now(resolved, X, setting, priors)
-        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors)
+        stable = None if bounds is None else bounds.stable
+        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors, stable)
         if logged is not None and shadow is not None and self.shadow_now is not None:
             self.shadow_now.record_now(shadow, logged)
         elif logged is not None and self.shadow is not None:  # queued, not run here
@@ -408,6 +409,7 @@ class Predictor:
         decisions: Decisions,
         setting: CostSetting,
         priors: Sequence[float] | None,
+        stable: np.ndarray | None = None,
     ) -> list[str] | None:
         """Hand the rows to the log writer; their ids, or None if not logged. Waits
         (bounded) while the writer's queue is full, then raises Unavailable (503): the
@@ -437,6 +439,7 @@ class Predictor:
             costs=setting.matrix,
             priors=priors,
             features=X if self.log_features else None,
+            stable=stable,
         )
         self.log.submit(entry)
         return row_ids

@@ -145,3 +145,23 @@ def test_models_without_fold_boosters_are_refused_naming_interval(client: TestCl
         ).is_success
     r = client.post("/v1/models/one/predict", json={"instances": X[:2].tolist(), "interval": [1]})
     assert r.status_code == 422 and "interval" in r.text, r.text
+
+
+def test_monitoring_counts_the_unstable_decisions_logged(client: TestClient, folds: str) -> None:
+    rows = _rows(80, seed=7)
+    row_costs = [{"c_fp": 1.0, "c_fn": 1.0 + 0.25 * i} for i in range(len(rows))]
+    asked = client.post(
+        f"/v1/models/{folds}/predict",
+        json={"instances": rows, "row_costs": row_costs, "interval": True},
+    )
+    plain = client.post(f"/v1/models/{folds}/predict", json={"instances": rows[:10]})
+    assert asked.status_code == 200 and plain.status_code == 200, asked.text
+    writer = client.app.state.services.prediction_log  # type: ignore[attr-defined]
+    assert writer.flush(10.0)
+    unstable = sum(not p["interval"]["stable"] for p in asked.json()["predictions"])
+    assert 0 < unstable < len(rows)
+    report = client.get(f"/v1/models/{folds}/monitoring").json()
+    total = report["versions"][0]["total"]
+    assert total["predictions"] == len(rows) + 10
+    assert total["with_interval"] == len(rows)
+    assert total["unstable"] == unstable
