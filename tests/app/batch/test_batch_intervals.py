@@ -7,8 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from app.errors import InvalidArgument
+from app.services.batch.dataframes import partition_decider
+from app.settings import Settings
 from tests.app.api.conftest import train_body
 from tests.app.batch.conftest import FEATURES, input_table, wait_job, write_partitioned
 from tests.app.batch.test_batch_api import batch_body, read_output
@@ -69,3 +73,32 @@ def test_batch_interval_refused_for_one_booster(
     r = client.post("/v1/models/one/batch", json=batch_body(src, root / "out", interval=True))
     assert 400 <= r.status_code < 500 and r.json()["field"] == "interval", r.text
     assert "'auto'" in r.json()["detail"]
+
+
+def test_dataframe_partitions_with_intervals_equal_predict(
+    client: TestClient, trained: dict[str, Any], batch_settings: Settings
+) -> None:
+    import pandas as pd
+
+    _train_default(client, "folds")
+    table = input_table(90, seed=8)
+    costs = {"c_fn": {"column": "amount"}, "c_fp": 5}
+    url = batch_settings.database_url
+    decide = partition_decider("folds", database_url=url, costs=costs, interval=True)
+    frame = table.to_pandas()
+    out = pd.concat([decide(frame.iloc[i : i + 40]) for i in range(0, len(frame), 40)])
+    assert list(out.columns) == list(decide.meta(frame).columns)
+    assert list(out.columns)[-3:] == ["p_low", "p_high", "stable"]
+    assert decide.spark_schema().endswith("`p_low` double, `p_high` double, `stable` boolean")
+    records = [{k: row[k] for k in FEATURES} for row in table.to_pylist()]
+    row_costs = [{"c_fp": 5.0, "c_fn": a} for a in table.column("amount").to_pylist()]
+    r = client.post(
+        "/v1/models/folds/predict",
+        json={"records": records, "row_costs": row_costs, "interval": True},
+    )
+    answers = r.json()["predictions"]
+    assert out["p_low"].tolist() == [a["interval"]["p_low"] for a in answers]
+    assert out["p_high"].tolist() == [a["interval"]["p_high"] for a in answers]
+    assert out["stable"].tolist() == [a["interval"]["stable"] for a in answers]
+    with pytest.raises(InvalidArgument, match="interval"):
+        partition_decider("fraud", database_url=url, costs=costs, interval=True)
