@@ -61,7 +61,7 @@ METHODS = ("fold_jackknife", "fold_range")
 ``fold_range``: the smallest and largest fold booster's score, mapped."""
 
 DEFAULT_METHOD = "fold_jackknife"
-"""The method served (chosen by measured coverage and width: docs/decisions.md)."""
+"""The method served (chosen by measured coverage and width: docs/api.md, "How sure a decision is")."""
 
 LEVEL = 0.9
 """Nominal level of ``fold_jackknife`` (the t quantile's two-sided level)."""
