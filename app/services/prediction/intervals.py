@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from app.errors import InvalidArgument
 from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import CostSetting
 from models.inference.model import InferenceModel
@@ -58,7 +59,8 @@ def interval_rows(
     """The intervals of decided rows ``X`` (their probabilities ``proba``, the cost setting
     and the deployment priors that decided them)."""
     check_request(model)
-    assert proba is not None  # a two-class fold ensemble always has probabilities
+    if proba is None:  # never for a two-class fold ensemble; refused rather than assumed
+        raise InvalidArgument(f"{FIELD}: this model has no probabilities", field=FIELD)
     with core_errors(FIELD):
         found = probability_interval(model, X, proba[:, 1], priors)
         stable = stable_decisions(
