@@ -31,6 +31,7 @@ class DecisionOptions(TypedDict, total=False):
     shadow: bool
     routing_key: str
     explain: bool
+    interval: bool
 
 
 def _decision_body(instances: Rows | None, options: DecisionOptions) -> dict[str, Any]:
@@ -72,7 +73,9 @@ def predict(
     service's. ``shadow=True``: also the model's shadow version's decisions of the rows,
     in ``shadow`` (``{"version", "alias", "predictions"}``). ``explain=True``: each
     prediction's ``explanation`` (two-class models: the contribution of each feature to
-    the raw score, the probability and the expected-cost margin). Retried on 503 (a retried
+    the raw score, the probability and the expected-cost margin). ``interval=True``: each
+    prediction's ``interval`` (``p_low``, ``p_high``, ``stable``; two-class fold ensembles,
+    the default ``auto``). Retried on 503 (a retried
     row keeps its first logged record).
     """
     body = _decision_body(instances, options)
@@ -89,8 +92,8 @@ def evaluate(
     (confusion matrix, total and mean cost, Q, Brier). Arguments as :meth:`predict`."""
     if "ids" in options or "shadow" in options:
         raise ValueError("ids and shadow are for predict: evaluate logs nothing")
-    if "explain" in options:
-        raise ValueError("explain is for predict: evaluate returns no rows")
+    if "explain" in options or "interval" in options:
+        raise ValueError("explain and interval are for predict: evaluate returns no rows")
     body = _decision_body(instances, options)
     body["labels"] = _plain(labels)
     return one(Call("POST", _model(name, "evaluate"), json=body), _as(Evaluation))

@@ -141,6 +141,16 @@ class Explanation(Answer):
 
 
 @dataclass(frozen=True)
+class Interval(Answer):
+    """How sure a row's decision is (predict with ``interval=True``): ``p_low <=
+    probabilities[1] <= p_high``, and ``stable``: the same decision at both ends."""
+
+    p_low: float
+    p_high: float
+    stable: bool
+
+
+@dataclass(frozen=True)
 class Prediction(Answer):
     decision: Label | None  # None: among actions, an action that stands for no class
     probabilities: list[float] | None
@@ -149,6 +159,7 @@ class Prediction(Answer):
     id: str | None = None  # the row's id in the prediction log (report outcomes with it)
     action: str | None = None  # among actions: the name of the action taken
     explanation: Explanation | None = None  # asked for with explain=True
+    interval: Interval | None = None  # asked for with interval=True
 
 
 @dataclass(frozen=True)
@@ -203,6 +214,8 @@ class Provenance(Answer):
     resolution: Resolution | None = dc_field(default=None, kw_only=True)
     # when the alias is split: {"name": "champion" | "canary", "weight", "sticky"}
     arm: dict[str, Any] | None = dc_field(default=None, kw_only=True)
+    # with interval=True: how each row's interval was made ("fold_jackknife")
+    interval_method: str | None = dc_field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

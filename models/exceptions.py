@@ -32,6 +32,11 @@ class NotExplainable(CoreError, ValueError):
     of classes has no exact attribution); the message says which and why."""
 
 
+class NoInterval(CoreError, ValueError):
+    """A model cannot give an interval for its probabilities (not a two-class fold
+    ensemble, see :mod:`models.uncertainty`); the message says which and why."""
+
+
 class TrainingError(CoreError, ValueError):
     """Training cannot produce a model (one class only, too few rows, no useful learner)."""
 

@@ -404,6 +404,15 @@ class PredictRequest(RowsRequest):
         "refused (INVALID_ARGUMENT naming `explain`). Costs more per row than the plain "
         "decision (docs/api.md).",
     )
+    interval: bool = Field(
+        False,
+        description="Add each row's `interval`: `p_low` <= probabilities[1] <= `p_high`, "
+        "the jackknife interval of the fold ensemble's boosters (provenance "
+        "`interval_method`; its measured coverage is in docs/api.md), and `stable`: "
+        "whether the decision (among actions: the action) of least expected cost is the "
+        "same at both ends. Two-class fold ensembles only (the default `auto` serves one "
+        "for two classes); others are refused (INVALID_ARGUMENT naming `interval`).",
+    )
 
 
 class ExplanationOut(BaseModel):
@@ -427,6 +436,17 @@ class ExplanationOut(BaseModel):
     expected_cost_margin: float = Field(
         description="Expected cost of the second-best decision minus the chosen one's "
         "(>= 0, 0 on a tie): how far the decision is from changing, in cost units."
+    )
+
+
+class IntervalOut(BaseModel):
+    """How sure a row's decision is (``interval: true``)."""
+
+    p_low: float = Field(description="Low end of the interval of probabilities[1].")
+    p_high: float = Field(description="High end of the interval of probabilities[1].")
+    stable: bool = Field(
+        description="The decision of least expected cost (among actions: the action) is "
+        "the same at p_low and at p_high, hence everywhere between them."
     )
 
 
@@ -474,6 +494,9 @@ class PredictionOut(BaseModel):
     )
     explanation: ExplanationOut | None = Field(
         None, description="Present only when the request asked for it (`explain: true`)."
+    )
+    interval: IntervalOut | None = Field(
+        None, description="Present only when the request asked for it (`interval: true`)."
     )
 
 
@@ -573,6 +596,12 @@ class Provenance(BaseModel):
         None,
         description="Present only when the alias that chose the version is split: which "
         "arm served (`champion`: the alias's version; `canary`: the split's version).",
+    )
+    interval_method: str | None = Field(
+        None,
+        description="Present only with `interval: true`: how each row's interval was made "
+        "(`fold_jackknife`: the jackknife t-interval of the fold boosters' mean score, "
+        "mapped through the calibration map).",
     )
     resolution: ResolutionOut | None = Field(
         None,
@@ -838,6 +867,13 @@ class BatchRequestIn(_Strict):
     priors: list[float] | None = Field(None, description="Deployment class priors.")
     version: int | None = Field(None, ge=1, le=MAX_INT, description="Use this version.")
     alias: str | None = Field(None, description="Use the version this alias points at.")
+    interval: bool = Field(
+        False,
+        description="Also write `p_low`, `p_high` and `stable` per row (as predict's "
+        "`interval: true`), and count the rows not stable in the job's result "
+        "(`unstable`). Two-class fold ensembles only (the default `auto`); others are "
+        "refused (INVALID_ARGUMENT naming `interval`).",
+    )
     id_columns: list[str] = Field(
         default_factory=list, max_length=64, description="Input columns copied to the output."
     )
@@ -905,6 +941,14 @@ class MonitoringFigures(BaseModel):
     mean_probability: list[float] | None = Field(description="Mean probability per class.")
     mean_probability_labelled: list[float] | None = Field(
         description="The same over the labelled predictions (compare with observed_shares)."
+    )
+    with_interval: int = Field(
+        0, description="Predictions asked with `interval: true` (their stability is logged)."
+    )
+    unstable: int = Field(
+        0,
+        description="Of those, the decisions not stable over their probability interval "
+        "(a different decision at p_low than at p_high).",
     )
     realised_cost: float | None = Field(
         description="Sum over labelled predictions of C[label][decision] under the costs "

@@ -370,7 +370,8 @@ class LoggedPrediction(Base):
     binary scorers, one per class for per-class calibration, null for models without a
     calibration map); ``probabilities`` are those the decision used (after deployment
     ``priors``); ``decision`` is a class index; ``costs`` the ``(K, K)`` cost matrix applied
-    to this row (rows = truth); ``cost_setting`` where it came from. ``label`` (a class
+    to this row (rows = truth); ``cost_setting`` where it came from; ``stable`` whether the
+    decision held at both ends of the row's probability interval (null: none asked). ``label`` (a class
     index), ``outcome_cost`` and ``labelled_at`` are set once by an outcome report.
     """
 
@@ -399,6 +400,9 @@ class LoggedPrediction(Base):
     costs: Mapped[Any] = mapped_column(LogJSON)
     priors: Mapped[Any | None] = mapped_column(LogJSON, default=None)
     features: Mapped[Any | None] = mapped_column(LogJSON, default=None)
+    # the decision was the same at both ends of the row's probability interval (asked
+    # with interval: true); null when no interval was asked
+    stable: Mapped[bool | None] = mapped_column(default=None)
     label: Mapped[int | None] = mapped_column(default=None)
     outcome_cost: Mapped[float | None] = mapped_column(Float, default=None)
     labelled_at: Mapped[datetime | None] = mapped_column(default=None)

@@ -57,6 +57,7 @@ LOG_COLUMNS = (
     "costs",
     "priors",
     "features",
+    "stable",
 )
 
 
@@ -72,6 +73,7 @@ _PG_TYPES = {
     "threshold": "double precision",
     "expected_cost": "double precision",
     "cost_setting": "text",
+    "stable": "boolean",
 }
 _COLUMN_LIST = ", ".join(LOG_COLUMNS)
 
@@ -90,7 +92,7 @@ def _pg_unpack(column: str) -> str:
 
 
 #: PostgreSQL: one parameter per column, a JSON array the server unpacks and zips
-#: (``ROWS FROM``); the client binds 15 texts whatever the number of rows.
+#: (``ROWS FROM``); the client binds 16 texts whatever the number of rows.
 _PG_INSERT = (
     f"INSERT INTO logged_predictions ({_COLUMN_LIST}) SELECT "
     + ", ".join(_pg_value(c) for c in LOG_COLUMNS)
@@ -190,6 +192,8 @@ class LogColumns:
 
     ``costs`` holds the cost matrices of the labelled rows only (the others' are never
     parsed), in row order: row ``i``'s is ``costs[np.cumsum(label >= 0)[i] - 1]``.
+    ``stable`` is 1 where the decision was the same at both ends of the row's probability
+    interval, 0 where it was not, -1 where the request asked for no interval.
     """
 
     created_at: np.ndarray  # (n,) float64: POSIX seconds, UTC
@@ -199,6 +203,7 @@ class LogColumns:
     expected_cost: np.ndarray  # (n,) float64, NaN where unknown
     outcome_cost: np.ndarray  # (n,) float64, NaN where not reported
     costs: np.ndarray  # (m, K, K) of the m labelled rows; rows = truth
+    stable: np.ndarray  # (n,) int8: 1 stable, 0 not, -1 no interval asked
 
     def __len__(self) -> int:
         return len(self.decision)
@@ -218,6 +223,7 @@ class LogColumns:
             expected_cost=np.empty(0),
             outcome_cost=np.empty(0),
             costs=np.empty((0, k, k)),
+            stable=np.empty(0, dtype=np.int8),
         )
 
     def reversed(self) -> LogColumns:
@@ -234,6 +240,7 @@ class LogColumns:
             expected_cost=self.expected_cost[mask],
             outcome_cost=self.outcome_cost[mask],
             costs=self.costs[mask[self.label >= 0]],
+            stable=self.stable[mask],
         )
 
 
@@ -342,6 +349,7 @@ class PredictionLog:
             _T.c.expected_cost,
             _T.c.outcome_cost,
             costs_text,
+            _T.c.stable,
         ).where(_T.c.model_id == model_id, _T.c.version == version)
         if labelled:
             query = query.where(_T.c.label.is_not(None))
@@ -354,7 +362,9 @@ class PredictionLog:
         with database_errors():
             result = self.session.execute(query.execution_options(yield_per=chunk_rows))
             for rows in result.partitions():
-                t, proba, decision, label, expected, reported, costs = zip(*rows, strict=True)
+                t, proba, decision, label, expected, reported, costs, stable = zip(
+                    *rows, strict=True
+                )
                 if n_classes is None:  # the registry does not say: the logged width
                     first = next((p for p in proba if p not in (None, "null")), None)
                     n_classes = 2 if first is None else len(orjson.loads(first))
@@ -369,6 +379,7 @@ class PredictionLog:
                         expected_cost=np.array(expected, dtype=np.float64),
                         outcome_cost=np.array(reported, dtype=np.float64),
                         costs=_parse_json_rows([c for c in costs if c is not None], k * 2),
+                        stable=np.array([-1 if s is None else int(s) for s in stable], np.int8),
                     )
                 )
         if not parts:

@@ -154,7 +154,7 @@ class InferenceModel:
     def decision_proba(self, X: Any, priors: Any = None) -> np.ndarray:
         """The probabilities the decision uses: training skew removed (``skew_change``
         rule), then shifted to deployment class ``priors`` when given."""
-        return self._adjusted(self.predict_proba(X), priors)
+        return self.adjusted(self.predict_proba(X), priors)
 
     def scored_proba(
         self, X: Any, priors: Any = None, *, validated: bool = False
@@ -171,12 +171,14 @@ class InferenceModel:
             X = check_features(X, self.n_features)
         raw_score = getattr(self.scorer, "raw_score", None)
         if raw_score is None:
-            return self._adjusted(self.scorer.proba(X), priors), None
+            return self.adjusted(self.scorer.proba(X), priors), None
         raw = raw_score(X)
         proba = self.scorer.proba_from_raw(raw)  # type: ignore[attr-defined]
-        return self._adjusted(proba, priors), raw
+        return self.adjusted(proba, priors), raw
 
-    def _adjusted(self, proba: np.ndarray, priors: Any) -> np.ndarray:
+    def adjusted(self, proba: np.ndarray, priors: Any) -> np.ndarray:
+        """Calibrated probabilities ``proba`` (n, K) as the decision uses them: training
+        skew removed (``skew_change`` rule), then shifted to deployment ``priors``."""
         z_tr = self.training_skew
         if self.rule == "skew_change" and z_tr is not None:
             proba = remove_training_skew(proba, z_tr)

@@ -91,8 +91,25 @@ def test_predict_explains_each_row_when_asked(client: Client, fraud: dict[str, A
         assert e is not None and list(e.contributions) == FEATURES
         assert e.bias + sum(e.contributions.values()) == pytest.approx(e.score, rel=1e-9)
         assert p.probabilities is not None and e.probability == p.probabilities[1]
-    with pytest.raises(ValueError, match="explain is for predict"):
+    with pytest.raises(ValueError, match="explain and interval are for predict"):
         client.evaluate("fraud", fraud["y"][:4], rows, explain=True)
+
+
+def test_predict_gives_intervals_when_asked(client: Client, fraud: dict[str, Any]) -> None:
+    rows = fraud["X"][:6]
+    client.train("folds", fraud["X"], fraud["y"], feature_names=FEATURES, mode="sync")  # auto
+    plain = client.predict("folds", rows, costs={"c_fp": 1, "c_fn": 9})
+    asked = client.predict("folds", rows, costs={"c_fp": 1, "c_fn": 9}, interval=True)
+    assert plain.interval_method is None and all(p.interval is None for p in plain.predictions)
+    assert asked.interval_method == "fold_jackknife"
+    for p in asked.predictions:
+        iv = p.interval
+        assert iv is not None and p.probabilities is not None
+        assert iv.p_low <= p.probabilities[1] <= iv.p_high
+        same = (iv.p_low >= 0.1) == (iv.p_high >= 0.1)  # threshold c_fp / (c_fp + c_fn)
+        assert iv.stable == same
+    with pytest.raises(ValueError, match="explain and interval are for predict"):
+        client.evaluate("fraud", fraud["y"][:4], rows, interval=True)
 
 
 def test_predict_records_cost_matrix_row_costs_and_priors(

@@ -25,6 +25,7 @@ PAIRS: list[tuple[type, type[BaseModel]]] = [
     (types.Alias, schemas.AliasOut),
     (types.Prediction, schemas.PredictionOut),
     (types.Explanation, schemas.ExplanationOut),
+    (types.Interval, schemas.IntervalOut),
     (types.PredictResponse, schemas.PredictResponse),
     (types.Evaluation, schemas.EvaluateResponse),
     (types.Provenance, schemas.Provenance),

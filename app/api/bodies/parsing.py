@@ -154,4 +154,5 @@ def predict_input(
         shadow=getattr(req, "shadow", False),  # predict only
         routing_key=req.routing_key,
         explain=getattr(req, "explain", False),  # predict only
+        interval=getattr(req, "interval", False),  # predict only
     )

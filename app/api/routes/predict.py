@@ -30,6 +30,7 @@ from app.api.schemas import (
     RowsRequest,
 )
 from app.services.prediction.explanations import RowExplanations
+from app.services.prediction.intervals import RowIntervals
 from app.services.prediction.predictor import Prediction, Predictor
 from app.services.prediction.request import DecisionRequest
 from models.decisions.rule import Decisions
@@ -93,6 +94,8 @@ def _render(p: Prediction) -> dict[str, Any]:
         content["shadow"] = _shadow(p, classes)
     if p.explanations is not None:
         _add_explanations(preds, p.explanations)
+    if p.intervals is not None:
+        _add_intervals(preds, p.intervals)
     content["predictions"] = preds  # last: large answers are encoded in slices of it
     return content
 
@@ -116,6 +119,14 @@ def _add_explanations(preds: list[dict[str, Any]], e: RowExplanations) -> None:
             "probability": prob,
             "expected_cost_margin": margin,
         }
+
+
+def _add_intervals(preds: list[dict[str, Any]], iv: RowIntervals) -> None:
+    """Each row's ``interval`` (``interval: true``), in the rows' order."""
+    for pred, low, high, stable in zip(
+        preds, iv.low.tolist(), iv.high.tolist(), iv.stable.tolist(), strict=True
+    ):
+        pred["interval"] = {"p_low": low, "p_high": high, "stable": stable}
 
 
 def _body(model: type[RowsRequest]) -> dict[str, Any]:

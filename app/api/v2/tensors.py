@@ -36,6 +36,9 @@ EXPLAIN_OUTPUTS = (
     "explanation_score",
     "expected_cost_margin",
 )
+#: with ``parameters.interval: true`` (app.services.prediction.intervals): each row's
+#: interval of probabilities[1] and whether the decision is the same at both ends (BOOL)
+INTERVAL_OUTPUTS = ("p_low", "p_high", "stable")
 COSTS_INPUT = "costs"
 IDS_INPUT = "ids"  # the client's id of each row (BYTES, shape [N]): see the prediction log
 NAMED_COSTS = ("c_fp", "c_fn", "c_tp", "c_tn", "c_review")
@@ -220,6 +223,9 @@ def decode(req: InferenceRequest) -> Decoded:
     explain = params.get("explain", False)
     if not isinstance(explain, bool):
         raise _bad("parameters.explain", f"expected true or false, got {explain!r:.40}")
+    interval = params.get("interval", False)
+    if not isinstance(interval, bool):
+        raise _bad("parameters.interval", f"expected true or false, got {interval!r:.40}")
     routing_key = params.get("routing_key")
     if routing_key is not None and (
         not isinstance(routing_key, str) or not 1 <= len(routing_key) <= 256
@@ -228,12 +234,14 @@ def decode(req: InferenceRequest) -> Decoded:
     wanted = None
     if req.outputs is not None:
         wanted = tuple(o.name for o in req.outputs)
-        known = OUTPUTS + EXPLAIN_OUTPUTS
+        known = OUTPUTS + EXPLAIN_OUTPUTS + INTERVAL_OUTPUTS
         for k, name in enumerate(wanted):
             if name not in known:
                 raise _bad(f"outputs[{k}].name", f"unknown output {name!r}; expected one of {list(known)}")  # fmt: skip
             if name in EXPLAIN_OUTPUTS and not explain:
                 raise _bad(f"outputs[{k}].name", f"{name!r} needs parameters.explain: true")
+            if name in INTERVAL_OUTPUTS and not interval:
+                raise _bad(f"outputs[{k}].name", f"{name!r} needs parameters.interval: true")
     costs = CostRequest(
         costs=named,
         cost_matrix=matrix,
@@ -247,7 +255,7 @@ def decode(req: InferenceRequest) -> Decoded:
     )
     request = DecisionRequest(
         Rows(matrix=X, field=where), costs, alias=alias, ids=ids, ids_field="inputs ('ids')",
-        routing_key=routing_key, explain=explain,
+        routing_key=routing_key, explain=explain, interval=interval,
     )  # fmt: skip
     return Decoded(request, wanted)
 
@@ -305,8 +313,14 @@ def encode(p: Prediction, wanted: tuple[str, ...] | None) -> list[dict[str, Any]
         out["contributions"] = {**contrib, "parameters": {"features": list(e.features)}}
         out["explanation_score"] = _tensor("explanation_score", "FP64", [n], e.score)
         out["expected_cost_margin"] = _tensor("expected_cost_margin", "FP64", [n], e.margin)
+    iv = p.intervals
+    if iv is not None:
+        out["p_low"] = _tensor("p_low", "FP64", [n], iv.low)
+        out["p_high"] = _tensor("p_high", "FP64", [n], iv.high)
+        out["stable"] = _tensor("stable", "BOOL", [n], iv.stable)
     if wanted is None:
-        return [out[name] for name in OUTPUTS + EXPLAIN_OUTPUTS if name in out]
+        every = OUTPUTS + EXPLAIN_OUTPUTS + INTERVAL_OUTPUTS
+        return [out[name] for name in every if name in out]
     for j, name in enumerate(wanted):
         if name not in out:
             raise _bad(f"outputs[{j}].name", f"this model does not produce {name!r}; it "

@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.scoring import BatchCosts, decide_block, output_schema
+from app.services.prediction.intervals import check_request as check_interval
 from app.services.prediction.predictor import Predictor
 from models.inference.model import InferenceModel
 
@@ -51,10 +52,13 @@ class PartitionDecider:
     features: list[str]
     costs: BatchCosts = field(default_factory=BatchCosts)
     id_columns: list[str] = field(default_factory=list)
+    interval: bool = False  # p_low, p_high and stable columns
 
     def _schema(self, table: pa.Table) -> pa.Schema:
         ids = [table.schema.field(c) for c in self.id_columns]
-        return output_schema(self.model, ids, actions=self.costs.has_actions)
+        return output_schema(
+            self.model, ids, actions=self.costs.has_actions, interval=self.interval
+        )
 
     def __call__(self, frame: Any) -> Any:
         """The decisions of one pandas DataFrame, as a pandas DataFrame (same index)."""
@@ -68,6 +72,7 @@ class PartitionDecider:
             costs=self.costs,
             id_columns=self.id_columns,
             schema=self._schema(table),
+            interval=self.interval,
         )
         result = out.to_pandas()
         result.index = frame.index
@@ -98,6 +103,8 @@ class PartitionDecider:
         parts.append(f"`decision` {label}")
         parts += ["`action` string"] if self.costs.has_actions else []
         parts += ["`threshold` double", "`expected_cost` double"]
+        if self.interval:
+            parts += ["`p_low` double", "`p_high` double", "`stable` boolean"]
         return ", ".join(parts)
 
 
@@ -114,11 +121,12 @@ def partition_decider(
     actions: list[str] | None = None,
     id_columns: Iterable[str] = (),
     columns: list[str] | None = None,
+    interval: bool = False,
 ) -> PartitionDecider:
     """Load ``name`` (``version`` / ``alias``, default the latest) from the registry at
     ``database_url`` (or through ``predictor``) and check the costs against it, as
     ``POST /v1/models/{name}/batch`` does. ``columns``: the feature columns, default the
-    model's feature names."""
+    model's feature names. ``interval``: also ``p_low``, ``p_high`` and ``stable``."""
     engine = None
     if predictor is None:
         from app.db import make_engine, make_session_factory
@@ -134,4 +142,6 @@ def partition_decider(
     batch_costs = BatchCosts.of(costs, cost_matrix, priors, actions)
     features = features_of(model, columns)
     check_model_costs(model, batch_costs)
-    return PartitionDecider(model, features, batch_costs, list(id_columns))
+    if interval:
+        check_interval(model)
+    return PartitionDecider(model, features, batch_costs, list(id_columns), interval)

@@ -48,6 +48,7 @@ class PartPlan:
     roots: tuple[str, ...]  # COSTWISE_DATA_ROOTS / _PROTOCOLS: a worker checks them again
     protocols: tuple[str, ...]
     fetch: FetchPolicy = field(default_factory=FetchPolicy)  # the fence, timeouts, size
+    interval: bool = False  # each row's probability interval and stable flag
 
     @property
     def id_columns(self) -> list[str]:
@@ -67,7 +68,9 @@ def decide_part(
     progress: Progress | None = None,
 ) -> BlockSummary:
     """Decide every row of ``part`` and write them to the local Parquet file ``target``."""
-    schema = output_schema(model, plan.id_fields, actions=plan.costs.has_actions)
+    schema = output_schema(
+        model, plan.id_fields, actions=plan.costs.has_actions, interval=plan.interval
+    )
     ids = {f.name: f for f in plan.id_fields}
     reader = DatasetReader(plan.roots, plan.protocols, fetch=plan.fetch)  # checked here too
     ref = DatasetRef(part.uri, plan.format, None, tuple(plan.features))  # type: ignore[arg-type]
@@ -86,6 +89,7 @@ def decide_part(
                 id_columns=plan.id_columns,
                 schema=schema,
                 first_row=first,
+                interval=plan.interval,
             )
             writer.write_table(table)
             total.add(summary)

@@ -24,6 +24,7 @@ from app.errors import InvalidArgument, ServiceError
 from app.services.common.core_errors import core_errors
 from app.services.decisions.request_costs import REVIEW_COST_NAMES, ROW_COST_NAMES, CostSetting
 from app.services.decisions.row_decisions import decide_rows
+from app.services.prediction.intervals import interval_rows
 from app.services.prediction.request import CostRequest
 from models.inference.model import InferenceModel, check_features
 
@@ -152,13 +153,15 @@ class BatchCosts:
 @dataclass
 class BlockSummary:
     """Running totals of a batch: rows, decisions per class index, total expected cost,
-    and among actions the rows that took each action (by name)."""
+    among actions the rows that took each action (by name), and with intervals
+    (``interval: true``) the rows whose decision is not stable."""
 
     rows: int = 0
     per_class: dict[int, int] = field(default_factory=dict)
     expected_cost: float = 0.0
     has_cost: bool = True  # False for models that decide without probabilities
     per_action: dict[str, int] | None = None
+    unstable: int | None = None
 
     def add(self, other: BlockSummary) -> None:
         self.rows += other.rows
@@ -170,11 +173,14 @@ class BlockSummary:
                 mine[name] = mine.get(name, 0) + n
         self.expected_cost += other.expected_cost
         self.has_cost = self.has_cost and other.has_cost
+        if other.unstable is not None:
+            self.unstable = (self.unstable or 0) + other.unstable
 
     def to_json(self, classes: tuple[Any, ...]) -> dict[str, Any]:
         """What the job shows: rows, decided per class, decided positive, total cost;
         among actions also ``actions_taken`` (rows per action name; ``decided`` then
-        counts the rows whose action stands for a class)."""
+        counts the rows whose action stands for a class); with intervals ``unstable``
+        (rows whose decision differs at the two ends of their interval)."""
         decided = {str(c): self.per_class.get(i, 0) for i, c in enumerate(classes)}
         out = {
             "rows": self.rows,
@@ -184,6 +190,8 @@ class BlockSummary:
         }
         if self.per_action is not None:
             out["actions_taken"] = dict(self.per_action)
+        if self.unstable is not None:
+            out["unstable"] = self.unstable
         return out
 
 
@@ -209,10 +217,12 @@ def output_schema(
     *,
     probabilities: bool = True,
     actions: bool = False,
+    interval: bool = False,
 ) -> pa.Schema:
     """Columns written per row: ids, ``proba_<class>``, decision, threshold, expected cost;
     among ``actions`` also ``action`` (the name; ``decision`` is then the class the action
-    stands for, null for others)."""
+    stands for, null for others); with ``interval`` then ``p_low``, ``p_high`` and
+    ``stable`` (:mod:`app.services.prediction.intervals`)."""
     fields = list(id_fields)
     if probabilities and model.rule != "fixed":
         fields += [pa.field(f"proba_{c}", pa.float64()) for c in model.classes]
@@ -223,6 +233,12 @@ def output_schema(
         pa.field("threshold", pa.float64()),
         pa.field("expected_cost", pa.float64()),
     ]
+    if interval:
+        fields += [
+            pa.field("p_low", pa.float64()),
+            pa.field("p_high", pa.float64()),
+            pa.field("stable", pa.bool_()),
+        ]
     return pa.schema(fields)
 
 
@@ -252,11 +268,14 @@ def decide_block(
     id_columns: list[str],
     schema: pa.Schema,
     first_row: int = 0,
+    interval: bool = False,
 ) -> tuple[pa.Table, BlockSummary]:
     """Decide every row of ``table``: the output rows (``schema``) and their totals.
 
     ``first_row`` is the position of the block's first row in the whole input, for
     error messages. Raises :class:`app.errors.InvalidArgument` naming that row.
+    ``interval``: also each row's probability interval and ``stable`` flag (``schema``
+    from :func:`output_schema` with ``interval=True``).
     """
     n = table.num_rows
     try:
@@ -266,6 +285,7 @@ def decide_block(
         proba, decisions, _, _ = decide_rows(
             model, X, setting, costs.priors, cost_field="costs", priors_field="priors"
         )
+        bounds = interval_rows(model, X, proba, setting, costs.priors) if interval else None
     except ServiceError as exc:
         raise _located(exc, first_row, costs.columns) from None
     columns: list[pa.Array | pa.ChunkedArray] = [table.column(c) for c in id_columns]
@@ -288,6 +308,8 @@ def decide_block(
         taken = np.bincount(decisions.action_index, minlength=len(names))
         per_action = {names[a]: int(v) for a, v in enumerate(taken) if v}
     columns += [threshold, pa.array(expected, from_pandas=True)]  # NaN -> null
+    if bounds is not None:
+        columns += [pa.array(bounds.low), pa.array(bounds.high), pa.array(bounds.stable)]
     counts = np.bincount(idx[~none], minlength=model.n_classes)
     summary = BlockSummary(
         rows=n,
@@ -295,5 +317,6 @@ def decide_block(
         expected_cost=float(np.nansum(expected)),
         has_cost=proba is not None,
         per_action=per_action,
+        unstable=None if bounds is None else int((~bounds.stable).sum()),
     )
     return pa.Table.from_arrays(columns, schema=schema), summary

@@ -30,6 +30,7 @@ from app.services.batch.parts import Part, PartPlan, decide_part
 from app.services.batch.scoring import BatchCosts, BlockSummary
 from app.services.common.inputs import check_text
 from app.services.datasets import DatasetReader, FetchPolicy
+from app.services.prediction.intervals import check_request as check_interval
 from app.services.prediction.predictor import Predictor, Resolved
 from app.settings import Settings
 from models.inference.model import InferenceModel
@@ -55,6 +56,7 @@ class BatchRequest:
     costs: BatchCosts = field(default_factory=BatchCosts)
     version: int | None = None
     alias: str | None = None
+    interval: bool = False  # p_low, p_high and stable columns (prediction.intervals)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -104,6 +106,8 @@ class BatchService:
         model = self.predictor.load(resolved)
         features = features_of(model, request.columns)
         check_model_costs(model, request.costs)
+        if request.interval:
+            check_interval(model)
         reader = DatasetReader.from_settings(self.settings)
         opened = sources.open_input(reader, request.input_uri, request.input_format, features)
         schema = opened.schema
@@ -126,6 +130,7 @@ class BatchService:
             tuple(self.settings.data_roots),
             tuple(self.settings.data_protocols),
             FetchPolicy.from_settings(self.settings),
+            request.interval,
         )
         output = sources.output_path(reader, request.output_uri)
         return Prepared(resolved, model, plan, sources.parts_of(opened), output)

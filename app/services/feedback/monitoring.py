@@ -7,7 +7,9 @@ probabilities; the realised cost of the labelled decisions (each under the cost 
 applied when it was made, or the cost the caller reported with the outcome) against
 their expected cost at decision time and the ratio; Brier score, log loss, expected
 calibration error with reliability bins and calibration tests (Spiegelhalter's z,
-Hosmer-Lemeshow) on the labelled rows (:func:`models.feedback.monitoring.calibration_summary`).
+Hosmer-Lemeshow) on the labelled rows (:func:`models.feedback.monitoring.calibration_summary`);
+the predictions asked with a probability interval (``with_interval``) and, of them, those
+whose decision was not stable over it (``unstable``).
 ``calibration_alarm`` is the core's alarm (:func:`models.feedback.monitoring.calibration_alarm`):
 true when Cox's, Spiegelhalter's or the Hosmer-Lemeshow test is below 0.01 / 3
 (Bonferroni; a false alarm on calibrated traffic at most 1% of the time).
@@ -54,6 +56,7 @@ def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
     y = log.label[labelled]
     m = len(y)
     shares = np.bincount(decision, minlength=n_classes) / n if n else np.zeros(n_classes)
+    asked = log.stable >= 0
     observed = np.bincount(y, minlength=n_classes) / m if m else None
     out: dict[str, Any] = {
         "predictions": n,
@@ -67,6 +70,8 @@ def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
         ),
         "mean_probability": _mean(proba),
         "mean_probability_labelled": _mean(proba[labelled]),
+        "with_interval": int(asked.sum()),
+        "unstable": int((log.stable == 0).sum()),
         "realised_cost": None,
         "expected_cost": None,
         "cost_ratio": None,

@@ -138,6 +138,9 @@ class LogEntry:
     costs: np.ndarray  # (K, K) for every row, or (n, K, K)
     priors: Sequence[float] | None
     features: np.ndarray | None  # (n, d) when COSTWISE_LOG_FEATURES=true
+    # (n,) bool: the decision is the same at both ends of the row's probability interval
+    # (a request with interval: true); None when not asked
+    stable: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -195,7 +198,10 @@ def log_times(times: Sequence[datetime]) -> list[str]:
 def _layout(e: LogEntry) -> tuple[Any, ...]:
     """What must agree for entries' arrays to be concatenated (all but the row count)."""
     costs = ("matrix",) if e.costs.ndim == 2 else ("rows", *e.costs.shape[1:])
-    return (_tail(e.raw), _tail(e.proba), e.threshold is None, costs, _tail(e.features))
+    return (
+        _tail(e.raw), _tail(e.proba), e.threshold is None, costs, _tail(e.features),
+        e.stable is None,
+    )  # fmt: skip
 
 
 def _cat(arrays: list[np.ndarray]) -> np.ndarray:
@@ -275,6 +281,10 @@ def _add_run(cols: dict[str, list[Any]], run: Sequence[LogEntry]) -> None:
     cols["priors"] += _repeat(priors, counts, n)
     features = None if first.features is None else _cat([e.features for e in run])  # type: ignore[misc]
     cols["features"] += _json_rows(features, n)
+    if first.stable is None:
+        cols["stable"] += [None] * n
+    else:
+        cols["stable"] += _cat([e.stable for e in run]).tolist()  # type: ignore[misc]
 
 
 @dataclass

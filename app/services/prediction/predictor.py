@@ -55,7 +55,9 @@ from app.services.feedback.prediction_log import (
 )
 from app.services.feedback.priors import PriorEstimates
 from app.services.model_registry.stored_models import read_stored
+from app.services.prediction import intervals
 from app.services.prediction.explanations import RowExplanations, check_request, explain_rows
+from app.services.prediction.intervals import RowIntervals, interval_rows
 from app.services.prediction.provenance import Provenance, calibration_summary
 from app.services.prediction.request import CostRequest, DecisionRequest, Rows
 from models.decisions.rule import Decisions
@@ -136,6 +138,7 @@ class Prediction:
     ids: list[str] | None = None  # the rows' ids: logged, or given by the client
     shadow: ShadowAnswer | None = None  # "shadow": true: the shadow version's decisions
     explanations: RowExplanations | None = None  # asked for with explain
+    intervals: RowIntervals | None = None  # asked for with interval
 
 
 @dataclass(frozen=True)
@@ -365,12 +368,18 @@ class Predictor:
         costs = self._estimated(resolved, req.costs)
         if req.explain:
             check_request(loaded.model)
+        if req.interval:
+            intervals.check_request(loaded.model)
         proba, decisions, setting, raw = self._decide(loaded.model, X, costs)
         explained = None
         if req.explain:  # before the log: a refused request logs nothing
             explained = explain_rows(loaded.model, X, proba, raw, setting)
         provenance = self._provenance(resolved, loaded, setting, costs)
         priors = None if isinstance(costs.priors, str) else costs.priors
+        bounds = None
+        if req.interval:
+            bounds = interval_rows(loaded.model, X, proba, setting, priors)
+            provenance = replace(provenance, interval_method=bounds.method)
         shadow = None
         if req.shadow:  # decided before anything is logged: a refusal fails the request whole
             if self.shadow_now is None:
@@ -379,14 +388,15 @@ class Predictor:
                     field="shadow",
                 )
             shadow = self.shadow_now.decide_now(resolved, X, setting, priors)
-        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors)
+        stable = None if bounds is None else bounds.stable
+        logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors, stable)
         if logged is not None and shadow is not None and self.shadow_now is not None:
             self.shadow_now.record_now(shadow, logged)
         elif logged is not None and self.shadow is not None:  # queued, not run here
             self.shadow(resolved, X, setting, priors, logged)
         return Prediction(
             resolved, loaded.model.classes, proba, decisions, provenance,
-            logged or ids_list(ids), shadow, explained,
+            logged or ids_list(ids), shadow, explained, bounds,
         )  # fmt: skip
 
     def _log(
@@ -399,6 +409,7 @@ class Predictor:
         decisions: Decisions,
         setting: CostSetting,
         priors: Sequence[float] | None,
+        stable: np.ndarray | None = None,
     ) -> list[str] | None:
         """Hand the rows to the log writer; their ids, or None if not logged. Waits
         (bounded) while the writer's queue is full, then raises Unavailable (503): the
@@ -428,6 +439,7 @@ class Predictor:
             costs=setting.matrix,
             priors=priors,
             features=X if self.log_features else None,
+            stable=stable,
         )
         self.log.submit(entry)
         return row_ids

@@ -51,6 +51,8 @@ class Provenance:
     actions: list[str] | None = None
     # the arm of the alias's traffic split that served ({"name", "weight", "sticky"})
     arm: dict[str, Any] | None = None
+    # how each row's probability interval was made, when the request asked (interval: true)
+    interval_method: str | None = None
 
     @classmethod
     def of(
@@ -118,6 +120,8 @@ class Provenance:
         }
         if self.arm is not None:  # only where the alias is split
             out["arm"] = self.arm
+        if self.interval_method is not None:  # only when asked: other answers unchanged
+            out["interval_method"] = self.interval_method
         return out
 
     def parameters(self) -> dict[str, Any]:
@@ -138,5 +142,6 @@ class Provenance:
             "resolution_stale_since": (self.resolution() or {}).get("resolved_at"),
             "arm": None if self.arm is None else self.arm["name"],
             "arm_weight": None if self.arm is None else self.arm["weight"],
+            "interval_method": self.interval_method,
         }
         return {k: v for k, v in out.items() if v is not None}

@@ -89,3 +89,5 @@ class DecisionRequest:
     # the key of a sticky traffic split (e.g. a customer id): the same key, the same arm
     routing_key: str | None = None
     explain: bool = False  # predict only: each row's explanation (prediction.explanations)
+    # predict only: each row's probability interval and stable flag (prediction.intervals)
+    interval: bool = False

@@ -258,20 +258,20 @@ NOT_ON_BATCH = {
 
 def test_every_request_field_is_mapped_by_every_door() -> None:
     every = _all_fields()
-    on_v1 = _given(v1({"version": 2, "explain": True}))
+    on_v1 = _given(v1({"version": 2, "explain": True, "interval": True}))
     for members, *_ in FORMS.values():
         on_v1 |= _given(
             v1({**members, "alias": "prod", "ids": ["a", "b", "c"], "shadow": True,
                 "routing_key": "customer-1"})
         )  # fmt: skip
         on_v1 |= _given(v1({**members, "labels": [0, 1, 0]}, EvaluateRequest))
-    on_v2 = _given(v2({"explain": True}, [], version="2"))
+    on_v2 = _given(v2({"explain": True, "interval": True}, [], version="2"))
     ids = {"name": "ids", "shape": [3], "datatype": "BYTES", "data": ["a", "b", "c"]}
     for _, parameters, tensors, _ in FORMS.values():
         on_v2 |= _given(
             v2({**parameters, "alias": "prod", "routing_key": "customer-1"}, [*tensors, ids])
         )
-    on_batch: set[str] = set()
+    on_batch: set[str] = _given_batch(batch({"version": 2, "interval": True}))
     for form, (*_, members) in FORMS.items():
         if form not in BATCH_REFUSES:
             for choice in ({"version": 2}, {"alias": "prod"}):
