@@ -15,9 +15,13 @@ registries batch by batch so that machine noise hits them alike, ``--batches`` b
 row: this process's CPU time and the wall time of the insert.
 
     python -m bench serving.log_ids [--rows 1000000] [--batches 40] [--batch 500]
+    python -m bench serving.log_ids --database-url postgresql+psycopg://postgres@127.0.0.1:5432/test
+
+With ``--database-url`` (a PostgreSQL server) each scheme gets a fresh database on that
+server instead (created, migrated, dropped afterwards; result labelled ``postgresql``).
 
 ``random`` is the earlier scheme (24 random hex digits a request); ``time-ordered`` is
-the service's. Results: ``bench/results/serving/log_ids.{json,md}``.
+the service's. Results: ``bench/results/serving/log_ids[-postgresql].{json,md}``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,6 +46,7 @@ from app.registry.orm import ModelVersion, RegisteredModel
 from app.registry.prediction_log import write_rows
 from app.services.feedback.prediction_log import LogEntry, columns_of, new_ids
 from bench.record import heading, run_header, table, write_result
+from bench.reliability.stall import stall_database
 
 
 def random_id() -> str:
@@ -88,10 +94,14 @@ def entries(ids: list[str], model_id: int, version_id: int, rows_each: int) -> l
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     per_row: dict[str, dict[str, list[float]]] = {s: {"cpu": [], "wall": []} for s in SCHEMES}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as databases:
         targets = {}
         for scheme, make in SCHEMES.items():
-            engine, model_id, version_id = registry(f"sqlite:///{Path(tmp) / scheme}.db")
+            if args.database_url:
+                url = databases.enter_context(stall_database(args.database_url))
+            else:
+                url = f"sqlite:///{Path(tmp) / scheme}.db"
+            engine, model_id, version_id = registry(url)
             for start in range(0, args.rows, 10_000):
                 ids = [make() for _ in range(min(10_000, args.rows - start))]
                 write_rows(engine, columns_of(entries(ids, model_id, version_id, 10_000)))
@@ -110,6 +120,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         s: {k: round(statistics.median(v), 1) for k, v in m.items()} for s, m in per_row.items()
     }
     return {
+        "database": "postgresql" if args.database_url else "sqlite",
         "rows_before": args.rows,
         "batches": args.batches,
         "batch": args.batch,
@@ -127,7 +138,8 @@ def markdown(result: dict[str, Any]) -> str:
     rows.append(["random / time-ordered", f"{r['cpu']:.2f}x", f"{r['wall']:.2f}x"])
     return "\n".join([
         *heading("Prediction ids and the log's insert", result),
-        f"A SQLite log of {result['rows_before']:,} rows per scheme, then {result['batches']} "
+        f"A {'PostgreSQL' if result['database'] == 'postgresql' else 'SQLite'} log of "
+        f"{result['rows_before']:,} rows per scheme, then {result['batches']} "
         f"alternating batches of {result['batch']} single-row requests each; medians per row.",
         "",
         *table(["ids", "CPU us per row", "wall us per row"], rows),
@@ -140,9 +152,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rows", type=int, default=1_000_000, help="logged rows before measuring")
     p.add_argument("--batches", type=int, default=40)
     p.add_argument("--batch", type=int, default=500, help="single-row requests per batch")
+    p.add_argument("--database-url", default=None, help="a PostgreSQL server (default: SQLite)")
     args = p.parse_args(argv)
     result = {**run_header(__file__, argv), **run(args)}
-    write_result(__file__, result, markdown(result), argv=argv)
+    label = "postgresql" if args.database_url else ""
+    write_result(__file__, result, markdown(result), label=label, argv=argv)
     print(markdown(result))
 
 
