@@ -29,7 +29,7 @@ per-row named costs with a review action (``c_review``).
 
 Usage::
 
-    flock /tmp/costwise-heavy.lock nice -n 5 python -m bench quality.intervals
+    python -m bench quality.intervals
 
 Results: ``bench/results/quality/intervals.{json,md}``.
 """

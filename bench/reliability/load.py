@@ -2,7 +2,7 @@
 
 Usage (from the repository root; a full run takes over a minute, so queue it)::
 
-    flock /tmp/costwise-heavy.lock .venv/bin/python bench/reliability/load.py
+    .venv/bin/python bench/reliability/load.py
     .venv/bin/python bench/reliability/load.py --seconds 20 --clients 16     # short
     .venv/bin/python bench/reliability/load.py --database-url postgresql+psycopg://...
     .venv/bin/python bench/reliability/load.py --auth   # COSTWISE_AUTH=on, keys sent

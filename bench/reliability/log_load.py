@@ -2,10 +2,10 @@
 
 Usage (from the repository root; queue heavy runs behind the lock)::
 
-    flock /tmp/costwise-heavy.lock .venv/bin/python bench/reliability/log_load.py
+    .venv/bin/python bench/reliability/log_load.py
     .venv/bin/python bench/reliability/log_load.py --seconds 15 --runs 1          # short
     .venv/bin/python bench/reliability/log_load.py --database-url postgresql+psycopg://...
-    flock /tmp/costwise-heavy.lock .venv/bin/python bench/reliability/log_load.py --bench
+    .venv/bin/python bench/reliability/log_load.py --bench
 
 Default mode (the attack that found the losses, issue 25): starts ``costwise serve`` on
 127.0.0.1 (a fresh SQLite file, or the empty/disposable ``--database-url``), trains

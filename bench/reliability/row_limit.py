@@ -18,7 +18,7 @@ time; by default only this tree runs.
 
 Run (a heavy run: serialise it with other load runs)::
 
-    flock /tmp/costwise-heavy.lock .venv/bin/python bench/reliability/row_limit.py \\
+    .venv/bin/python bench/reliability/row_limit.py \\
         --rows 20000000 [--format csv]
 
 Writes ``bench/results/reliability/row_limit-<format>.json``.

@@ -24,7 +24,7 @@ to ``plain``, ``actions4`` to ``matrix``, the per-row ones to ``plain_rows``).
 
 Usage::
 
-    flock /tmp/costwise-heavy.lock python -m bench serving.actions
+    python -m bench serving.actions
 
 Results: ``bench/results/serving/actions.{json,md}``.
 """

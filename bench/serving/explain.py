@@ -22,7 +22,7 @@ score within 1e-9 of the terms' scale (the largest error is recorded).
 
 Usage::
 
-    flock /tmp/costwise-heavy.lock python -m bench serving.explain
+    python -m bench serving.explain
 
 Results: ``bench/results/serving/explain.{json,md}`` (medians per size; the ratio
 explain / plain and (explain + render) / plain).
