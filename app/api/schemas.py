@@ -841,6 +841,15 @@ class BatchRequestIn(_Strict):
     id_columns: list[str] = Field(
         default_factory=list, max_length=64, description="Input columns copied to the output."
     )
+    shadow: bool = Field(
+        False,
+        description="Also decide every row with the model's shadow version (set by PUT "
+        "/v1/models/{name}/shadow; pinned when the job is created) under the same costs and "
+        "priors: the output gains `shadow_proba_<class>`, `shadow_decision` "
+        "(`shadow_action`) and `shadow_expected_cost`, the job's result a `shadow` summary "
+        "(its version, decisions, total expected cost, rows decided differently). 422 "
+        "naming `shadow` if the model has none.",
+    )
 
     @model_validator(mode="after")
     def _one_choice(self) -> BatchRequestIn:

@@ -28,6 +28,7 @@ def batch_request(body: BatchRequestIn) -> BatchRequest:
         costs=BatchCosts.of(dumped["costs"], dumped["cost_matrix"], body.priors, body.actions),
         version=body.version,
         alias=body.alias,
+        shadow=body.shadow,
     )
 
 
