@@ -1091,6 +1091,12 @@ class CompareResponse(BaseModel):
         description="Per side: labelled, realised_cost, mean_realised_cost, expected_cost, "
         "cost_ratio (realised / expected), brier, log_loss, ece."
     )
+    bucket: Literal["hour", "day"] = Field(description="The width of the series' buckets.")
+    series: list[dict[str, Any]] = Field(
+        description="Per bucket with labelled rows (UTC, oldest first, by the served "
+        "prediction's time): `start`, and for `a` and `b` their `labelled` rows, "
+        "`realised_cost` and `mean_realised_cost` (paired: the same rows on both sides)."
+    )
 
 
 class PromotionRuleIn(_Strict):
