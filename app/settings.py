@@ -327,6 +327,27 @@ class Settings(BaseSettings):
         description="How often each process looks for due deliveries (0 webhooks: one "
         "indexed query per period).",
     )
+    events_watch_seconds: float = Field(
+        300.0,
+        ge=0,
+        le=86400,
+        description="How often each process evaluates the watched events (calibration."
+        "alarm, cost.out_of_band, challenger.better) of every model, when a webhook receives "
+        "one of them; each is raised once when its condition starts to hold. 0: never.",
+    )
+    events_min_labelled: int = Field(
+        200,
+        ge=2,
+        description="Labelled predictions (or labelled shadow pairs) a version needs in the "
+        "monitoring window before the event watch judges its calibration, cost ratio or "
+        "comparison.",
+    )
+    cost_ratio_band: Annotated[list[float], NoDecode] = Field(
+        [0.8, 1.25],
+        description="Low and high end of the realised/expected cost ratio a version may "
+        "show over the monitoring window, separated by a comma; outside it the event watch "
+        "raises cost.out_of_band.",
+    )
     prediction_log_overflow: Literal["wait", "drop"] = Field(
         "wait",
         description="What a predict does when its rows do not fit in the log queue: wait "
@@ -458,7 +479,12 @@ class Settings(BaseSettings):
     )
 
     @field_validator(
-        "data_roots", "data_protocols", "data_allow_hosts", "webhook_allow_hosts", mode="before"
+        "data_roots",
+        "data_protocols",
+        "data_allow_hosts",
+        "webhook_allow_hosts",
+        "cost_ratio_band",
+        mode="before",
     )
     @classmethod
     def _split_list(cls, value: object) -> object:
@@ -490,6 +516,18 @@ class Settings(BaseSettings):
                     raise ValueError(
                         f"{entry!r} is neither a network (CIDR, address) nor a host name"
                     ) from None
+        return value
+
+    @field_validator("cost_ratio_band")
+    @classmethod
+    def _check_band(cls, value: list[float]) -> list[float]:
+        """Two finite numbers, 0 <= low < high."""
+        import math
+
+        if len(value) != 2 or not all(math.isfinite(v) for v in value):
+            raise ValueError(f"expected two numbers 'low,high', got {value!r}")
+        if not 0 <= value[0] < value[1]:
+            raise ValueError(f"expected 0 <= low < high, got low {value[0]}, high {value[1]}")
         return value
 
 

@@ -66,15 +66,17 @@ def compare(
     until: datetime | str | None = None,
     mode: str = "auto",
     confidence: float = 0.95,
+    bucket: str = "day",
 ) -> Operation[dict[str, Any]]:
     """``GET /v1/models/{name}/compare``: would version ``b`` (the challenger) have decided
     more cheaply than ``a`` (the champion) on the labelled predictions of the window? ``a``
     and ``b`` are version numbers, aliases or ``model:version``; the JSON document the
     server returns (realised cost difference with its interval, disagreements, Brier, log
-    loss, ECE, pairs needed; see docs/challenger.md)."""
+    loss, ECE, pairs needed, and ``series``: both sides' realised cost per ``bucket``,
+    ``"day"`` or ``"hour"``; see docs/challenger.md)."""
     query = _page(
         a=str(a), b=str(b), since=_time(since), until=_time(until), mode=mode,
-        confidence=confidence,
+        confidence=confidence, bucket=bucket,
     )  # fmt: skip
     call = Call("GET", _model(name, "compare"), params=query)
     return one(call, lambda response: dict(decode(response)))

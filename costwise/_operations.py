@@ -320,6 +320,7 @@ def batch(
     version: int | None = None,
     alias: str | None = None,
     id_columns: Sequence[str] = (),
+    shadow: bool = False,
 ) -> Operation[Job]:
     """``POST /v1/models/{name}/batch``: decide every row of a data set, as a job.
 
@@ -330,7 +331,8 @@ def batch(
     per-row cost from the input (``{"c_fn": {"column": "amount"}, "c_fp": 5}``); or one
     ``cost_matrix``. Returns the queued :class:`Job` (``kind == "batch"``); wait with
     :meth:`wait_for_job`, then ``job.result`` holds the rows, decisions per class and
-    total expected cost. Never retried once sent.
+    total expected cost. ``shadow=True``: the model's shadow version decides the rows
+    too (``shadow_*`` output columns, ``job.result["shadow"]``). Never retried once sent.
     """
     source: dict[str, Any] = {"uri": input}
     if format is not None:
@@ -346,6 +348,8 @@ def batch(
     body.update(_page(alias=alias))
     if id_columns:
         body["id_columns"] = list(id_columns)
+    if shadow:
+        body["shadow"] = True
     return one(Call("POST", _model(name, "batch"), json=body, retry="connect"), _as(Job))
 
 

@@ -23,6 +23,7 @@ from app.services.challenger.comparison import Comparison
 from app.services.challenger.promotion import Promoter
 from app.services.challenger.shadow import ShadowScorer
 from app.services.challenger.split import TrafficSplits
+from app.services.events.watch import EventWatch
 from app.services.events.webhooks import Deliverer, Webhooks
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
@@ -67,6 +68,7 @@ class Services:
     splits: TrafficSplits  # aliases' traffic splits (canaries)
     webhooks: Webhooks  # operators' webhooks and their deliveries
     deliverer: Deliverer  # posts due events to the webhooks (a thread per process)
+    event_watch: EventWatch  # raises calibration, cost-band and challenger events (a thread)
     recalibrator: Recalibrator
     priors: PriorEstimates
     log_maintenance: LogMaintenance

@@ -877,6 +877,15 @@ class BatchRequestIn(_Strict):
     id_columns: list[str] = Field(
         default_factory=list, max_length=64, description="Input columns copied to the output."
     )
+    shadow: bool = Field(
+        False,
+        description="Also decide every row with the model's shadow version (set by PUT "
+        "/v1/models/{name}/shadow; pinned when the job is created) under the same costs and "
+        "priors: the output gains `shadow_proba_<class>`, `shadow_decision` "
+        "(`shadow_action`) and `shadow_expected_cost`, the job's result a `shadow` summary "
+        "(its version, decisions, total expected cost, rows decided differently). 422 "
+        "naming `shadow` if the model has none.",
+    )
 
     @model_validator(mode="after")
     def _one_choice(self) -> BatchRequestIn:
@@ -1125,6 +1134,12 @@ class CompareResponse(BaseModel):
     versions: dict[str, dict[str, Any]] = Field(
         description="Per side: labelled, realised_cost, mean_realised_cost, expected_cost, "
         "cost_ratio (realised / expected), brier, log_loss, ece."
+    )
+    bucket: Literal["hour", "day"] = Field(description="The width of the series' buckets.")
+    series: list[dict[str, Any]] = Field(
+        description="Per bucket with labelled rows (UTC, oldest first, by the served "
+        "prediction's time): `start`, and for `a` and `b` their `labelled` rows, "
+        "`realised_cost` and `mean_realised_cost` (paired: the same rows on both sides)."
     )
 
 

@@ -32,6 +32,7 @@ from app.services.challenger.comparison import Comparison
 from app.services.challenger.promotion import Promoter
 from app.services.challenger.shadow import ShadowScorer
 from app.services.challenger.split import TrafficSplits
+from app.services.events.watch import EventWatch, WatchPolicy
 from app.services.events.webhooks import Deliverer, DeliveryPolicy, Webhooks
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
@@ -222,6 +223,7 @@ SERVICES: tuple[tuple[str, Callable[[Wiring], Any]], ...] = (
     ("splits", _splits),
     ("webhooks", lambda w: Webhooks(w.sessions, w.read_sessions, DeliveryPolicy.from_settings(w.settings))),
     ("deliverer", lambda w: Deliverer(w.sessions, w.webhooks.policy)),
+    ("event_watch", lambda w: EventWatch(w.sessions, w.read_sessions, w.monitoring, w.comparison, WatchPolicy.from_settings(w.settings))),
     ("keys", lambda w: Keys(w.sessions)),
     ("trainer", _trainer),
     ("batches", lambda w: BatchService(w.predictor, w.settings, w.jobs)),
@@ -357,6 +359,13 @@ async def _webhook_deliverer(w: Wiring) -> AsyncIterator[None]:
 
 
 @asynccontextmanager
+async def _event_watch(w: Wiring) -> AsyncIterator[None]:
+    w.event_watch.start()
+    yield
+    await anyio.to_thread.run_sync(w.event_watch.close)
+
+
+@asynccontextmanager
 async def _not_stopping(w: Wiring) -> AsyncIterator[None]:
     w.stopping.clear()  # before the queue starts: its in-process trainings check it
     yield
@@ -394,6 +403,7 @@ LIFESPAN: tuple[Callable[[Wiring], AbstractAsyncContextManager[Any]], ...] = (
     _shadow_scorer,  # left before the log writer: it writes its last decisions first
     _traffic_splits,
     _webhook_deliverer,
+    _event_watch,
     _not_stopping,
     _job_queue,
     _stop_on_signal,

@@ -66,6 +66,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "version": args.version,
         "alias": args.alias,
         "id_columns": args.id_column or [],
+        "shadow": bool(args.shadow),
     }
 
 
@@ -88,6 +89,7 @@ def run_local(args: argparse.Namespace, settings: Settings, sessions: Callable[.
         costs=BatchCosts.of(o["costs"], o["cost_matrix"], o["priors"]),
         version=o["version"],
         alias=o["alias"],
+        shadow=o["shadow"],
     )
     service = BatchService(Predictor(sessions(settings), cache_size=1), settings)
     bar = new_bar(args.progress, unit="rows")
@@ -156,6 +158,11 @@ def add_batch_parser(
     b.add_argument("--version", type=int)
     b.add_argument("--alias")
     b.add_argument("--id-column", action="append", help="column copied to the output")
+    b.add_argument(
+        "--shadow",
+        action="store_true",
+        help="the model's shadow version decides the rows too (shadow_* columns)",
+    )
     b.add_argument("--poll-interval", type=float, default=0.5, help="with --url: seconds")
     add_remote_options(b)
 

@@ -33,7 +33,7 @@ def cmd_compare(args: argparse.Namespace, settings: Settings) -> int:
     with connect(args) as client:
         doc = client.compare(
             args.model, args.a, args.b, since=args.since, until=args.until, mode=args.mode,
-            confidence=args.confidence,
+            confidence=args.confidence, bucket=args.bucket,
         )  # fmt: skip
     return _print(doc)
 
@@ -116,6 +116,9 @@ def add_challenger_parsers(sub: Any) -> None:
     add_window_options(c)
     c.add_argument("--mode", choices=["auto", "paired", "unpaired"], default="auto")
     c.add_argument("--confidence", type=float, default=0.95, help="of the interval (default 0.95)")
+    c.add_argument(
+        "--bucket", choices=["day", "hour"], default="day", help="of the cost series (default day)"
+    )
 
     p = _server_command(
         sub, "promote", "move an alias to a candidate only if its realised cost is proven "

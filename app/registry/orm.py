@@ -566,6 +566,30 @@ class WebhookDelivery(Base):
         return f"WebhookDelivery(id={self.id}, event={self.event!r}, status={self.status!r})"
 
 
+class EventState(Base):
+    """Whether a watched condition of a model holds, as the event watch last saw it.
+
+    ``event`` is the event type raised when the condition starts to hold
+    (``calibration.alarm``, ``cost.out_of_band``, ``challenger.better``) and ``subject``
+    what it is about (``version 3``; ``1 vs 2`` for a comparison): the event is raised on
+    the change to ``active``, once, not at every evaluation
+    (:mod:`app.services.events.watch`).
+    """
+
+    __tablename__ = "event_states"
+    __table_args__ = (UniqueConstraint("model_id", "event", "subject"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
+    event: Mapped[str] = mapped_column(String(64))
+    subject: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    active: Mapped[bool] = mapped_column(Boolean)
+    changed_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def __repr__(self) -> str:
+        return f"EventState({self.event!r}, {self.subject!r}, active={self.active})"
+
+
 class AliasSplit(Base):
     """A weighted traffic split of an alias (a canary): ``weight`` of the requests that
     name ``alias`` (or take it as the default) are served by ``version`` instead of the

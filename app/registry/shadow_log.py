@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import Table, Text, func, select
+from sqlalchemy import Float, Table, Text, func, select
 from sqlalchemy import cast as cast_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -26,7 +26,7 @@ from app.db import database_errors
 from app.errors import Conflict, Unavailable
 from app.registry.log_window import EVERYTHING, LogWindow
 from app.registry.orm import LoggedPrediction, ShadowPrediction
-from app.registry.prediction_log import _parse_json_rows, _transient
+from app.registry.prediction_log import _parse_json_rows, _seconds, _transient
 
 __all__ = ["PairedLog", "PairedRows", "write_shadow_rows"]
 
@@ -70,6 +70,7 @@ class PairedRows:
     proba_b: np.ndarray
     decision_b: np.ndarray
     expected_b: np.ndarray
+    created_at: np.ndarray  # (n,) float64: POSIX seconds (UTC) of the served prediction
 
     def __len__(self) -> int:
         return len(self.label)
@@ -85,6 +86,7 @@ class PairedRows:
             self.proba_a,
             self.decision_a,
             self.expected_a,
+            self.created_at,
         )
 
     @staticmethod
@@ -104,6 +106,7 @@ class PairedRows:
             "proba_b",
             "decision_b",
             "expected_b",
+            "created_at",
         )
 
 
@@ -149,6 +152,12 @@ class PairedLog:
     ) -> PairedRows:
         """The labelled pairs of the window, oldest first (JSON parsed once per column)."""
         joined, where = self._joined(model_id, served, shadow)
+        postgres = self.session.get_bind().dialect.name == "postgresql"
+        created = (  # as numbers or text, not one aware datetime object per row
+            cast_(func.extract("epoch", _T.c.created_at), Float)
+            if postgres
+            else cast_(_T.c.created_at, Text)
+        )
         query = (
             select(
                 _T.c.label,
@@ -159,6 +168,7 @@ class PairedLog:
                 cast_(_S.c.probabilities, Text),
                 _S.c.decision,
                 _S.c.expected_cost,
+                created,
             )
             .select_from(joined)
             .where(where)
@@ -179,8 +189,9 @@ class PairedLog:
                 np.empty((0, *k)),
                 ints,
                 empty,
+                empty,
             )
-        label, costs, pa, da, ea, pb, db, eb = zip(*result, strict=True)
+        label, costs, pa, da, ea, pb, db, eb, t = zip(*result, strict=True)
         return PairedRows(
             label=np.array(label, dtype=np.int64),
             costs=_parse_json_rows(list(costs), k * 2),
@@ -190,6 +201,7 @@ class PairedLog:
             proba_b=_parse_json_rows(list(pb), k),
             decision_b=np.array(db, dtype=np.int64),
             expected_b=np.array([np.nan if e is None else e for e in eb], dtype=np.float64),
+            created_at=_seconds(t, postgres),
         )
 
     def shadow_versions(self, model_id: int) -> list[int]:

@@ -24,14 +24,25 @@ from app.registry.orm import Webhook, WebhookDelivery, utcnow
 __all__ = [
     "DELIVERY_STATUSES",
     "EVENTS",
+    "WATCHED_EVENTS",
     "Due",
     "claim_due",
     "enqueue_event",
     "record_attempt",
+    "subscribed_events",
 ]
 
-#: The event types a webhook may subscribe to.
-EVENTS: tuple[str, ...] = ("alias.moved",)
+#: The event types a webhook may subscribe to: an alias moved (written with the move), and
+#: the conditions the event watch raises once when they start to hold
+#: (:mod:`app.services.events.watch`).
+EVENTS: tuple[str, ...] = (
+    "alias.moved",
+    "calibration.alarm",
+    "cost.out_of_band",
+    "challenger.better",
+)
+#: The event types raised by the event watch.
+WATCHED_EVENTS: tuple[str, ...] = EVENTS[1:]
 DELIVERY_STATUSES: tuple[str, ...] = ("pending", "delivered", "failed")
 
 
@@ -142,6 +153,11 @@ def record_attempt(
         .values(**values)
         .execution_options(synchronize_session=False)
     )
+
+
+def subscribed_events(session: Session) -> set[str]:
+    """The event types at least one webhook receives."""
+    return {e for events in session.scalars(select(Webhook.events)) for e in (events or [])}
 
 
 def deliveries(session: Session, webhook_id: int, limit: int) -> Sequence[WebhookDelivery]:

@@ -150,12 +150,15 @@ def scorer_rate(database_url: str) -> dict[str, Any]:
             "rows_per_s": round(SCORER_ROWS / seconds)}  # fmt: skip
 
 
-def run_batch(env: dict[str, str], src: Path, out: Path) -> dict[str, Any]:
-    """``costwise batch`` as a child process: wall time, peak RSS, its JSON summary."""
+def run_batch(
+    env: dict[str, str], src: Path, out: Path, extra: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """``costwise batch`` (with ``extra`` arguments) as a child process: wall time, peak
+    RSS, its JSON summary."""
     command = [
         sys.executable, "-m", "app.cli", "batch", "bench", str(src), str(out),
         "--format", "parquet", "--cost", "c_fn=col:amount", "--cost", "c_fp=5",
-        "--id-column", "id", "--no-progress",
+        "--id-column", "id", "--no-progress", *extra,
     ]  # fmt: skip
     rss_file = out.with_name(out.name + ".rss")
     timed = ["/usr/bin/time", "-f", "%M", "-o", str(rss_file), *command]  # peak RSS, KiB

@@ -79,6 +79,12 @@ def test_shadow_then_the_gate_refuses_then_promotes(
         time.sleep(0.2)
     doc = _labelled_pairs(client, N_TRAFFIC)
     assert doc["mode"] == "paired" and doc["labelled_pairs"] == N_TRAFFIC, doc
+    hourly = client.compare("champ", "prod", 2, bucket="hour")
+    assert hourly["bucket"] == "hour" and hourly["cost_difference"] == doc["cost_difference"]
+    assert sum(e["b"]["labelled"] for e in hourly["series"]) == N_TRAFFIC
+    code, out, _ = _cli(server, capsys, "compare", "champ", "--a", "prod", "--b", "2",
+                        "--bucket", "hour")  # fmt: skip
+    assert code == 0 and json.loads(out)["series"] == hourly["series"], out
 
     # more pairs than there are: refused, the evidence printed, nothing moved
     code, out, err = _cli(server, capsys, "promote", "champ", "prod", "--candidate", "2",

@@ -41,6 +41,7 @@ REGISTRY_TABLES = {
     "webhooks",
     "webhook_deliveries",
     "alias_splits",
+    "event_states",
 }
 
 

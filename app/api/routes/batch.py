@@ -29,6 +29,7 @@ def batch_request(body: BatchRequestIn) -> BatchRequest:
         version=body.version,
         alias=body.alias,
         interval=body.interval,
+        shadow=body.shadow,
     )
 
 

@@ -44,8 +44,8 @@ Ref = Annotated[str, Query(min_length=1, max_length=200)]
     "per-row difference in realised cost under each row's own costs, its mean with a "
     "paired t interval, the share of differing decisions and their cost to each side. "
     "Unpaired (split traffic): Welch's t interval. Both: Brier, log loss, ECE, realised "
-    "over expected cost, and the labelled pairs needed to exclude zero at the observed "
-    "effect. The same version twice, a version of another model or a window without "
+    "over expected cost, the labelled pairs needed to exclude zero at the observed "
+    "effect, and `series`: both sides' realised cost per `bucket` (hour or day). The same version twice, a version of another model or a window without "
     "labelled rows is a 422 naming the field.",
 )
 async def compare(
@@ -57,10 +57,13 @@ async def compare(
     until: datetime | None = None,
     mode: Literal["auto", "paired", "unpaired"] = "auto",
     confidence: Annotated[float, Query(ge=0.5, lt=1.0)] = 0.95,
+    bucket: Literal["hour", "day"] = "day",
 ) -> Any:
     window = utc_window(since, until)
     report = await run_in_threadpool(
-        lambda: services.comparison.compare(name, a, b, window, mode=mode, confidence=confidence)
+        lambda: services.comparison.compare(
+            name, a, b, window, mode=mode, confidence=confidence, bucket=bucket
+        )
     )
     return FastJSONResponse(report)
 

@@ -16,12 +16,13 @@ export function setKey(key) {
 
 /** An error answer of the API: {detail, code, field} plus the HTTP status. */
 export class ApiError extends Error {
-  constructor(status, code, detail, field) {
+  constructor(status, code, detail, field, body = null) {
     super(ApiError.describe(status, code, detail, field));
     this.status = status;
     this.code = code;
     this.detail = detail;
     this.field = field;
+    this.body = body; // the whole answer (e.g. a refused promotion's evidence)
   }
 
   static describe(status, code, detail, field) {
@@ -42,7 +43,7 @@ async function errorFrom(response) {
     // not JSON (e.g. a proxy's HTML page): fall back to the status text
   }
   if (body && typeof body.detail === "string") {
-    return new ApiError(response.status, body.code || "ERROR", body.detail, body.field || null);
+    return new ApiError(response.status, body.code || "ERROR", body.detail, body.field || null, body);
   }
   const text = response.statusText || "request failed";
   return new ApiError(response.status, "HTTP_ERROR", text, null);

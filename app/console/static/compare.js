@@ -1,10 +1,20 @@
 // The comparison panel: GET /v1/models/{name}/compare of two versions (or aliases) by the
 // realised cost of their decisions on labelled predictions: the verdict, the interval of
-// the mean difference (b - a) drawn against zero, each side's figures, and (paired) the
-// rows the two decided differently.
+// the mean difference (b - a) drawn against zero, each side's figures, (paired) the rows
+// the two decided differently, and both sides' mean realised cost per day or hour. When a
+// is an alias, b can be promoted to it through the gate (POST .../aliases/{a}/promote,
+// admin): a refusal shows the 409's evidence, check by check.
 
 import { api, modelPath } from "./api.js";
+import { colour, timeChart } from "./chart.js";
 import { $, el, formatNumber, setFigure, showError } from "./dom.js";
+
+const BUCKET_MS = { hour: 3600e3, day: 86400e3 };
+
+function utcLabel(t, bucket) {
+  const iso = new Date(t).toISOString();
+  return bucket === "day" ? iso.slice(0, 10) : `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
+}
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 560;
@@ -59,19 +69,42 @@ export function intervalChart(d) {
   return root;
 }
 
+/** Both sides' mean realised cost per labelled row, per bucket of the report's series. */
+export function seriesChart(report) {
+  const side = (key, index) => ({
+    key,
+    version: report[key].version,
+    label: `${key}: v${report[key].version}`,
+    colour: colour(index),
+    dashed: key === "b",
+    points: report.series.map((e) => ({
+      t: Date.parse(e.start), start: e.start, value: e[key].mean_realised_cost,
+    })),
+  });
+  return timeChart("compare-series", "Mean realised cost per labelled row, a (solid) and b (dashed)",
+    [side("a", 0), side("b", 1)], {
+      width: BUCKET_MS[report.bucket], format: (t) => utcLabel(t, report.bucket), digits: 4,
+      emptyText: "No labelled rows in this range.",
+    });
+}
+
 export class Compare {
-  constructor() {
+  constructor({ onPromoted } = {}) {
     this.model = null;
+    this.report = null;
     this.sequence = 0;
+    this.onPromoted = onPromoted;
     this.panel = $("#compare-panel");
     $("#compare-form").addEventListener("submit", (event) => {
       event.preventDefault();
       this.load();
     });
+    $("#promote-form").addEventListener("submit", (event) => this.promote(event));
   }
 
   /** Offer the versions and aliases of model `name` (null: nothing selected). */
   select(name, versions, aliases) {
+    if (name !== this.model) this.clearPromotion(); // a promotion's outcome stays for its model
     this.model = name;
     this.sequence += 1;
     this.clear();
@@ -99,6 +132,16 @@ export class Compare {
     $("#compare-interval").replaceChildren();
     $("#compare-sides tbody").replaceChildren();
     $("#compare-disagreements").replaceChildren();
+    $("#compare-series").replaceChildren();
+    $("#promote-form").hidden = true;
+    this.report = null;
+  }
+
+  clearPromotion() {
+    $("#promote-message").className = "";
+    $("#promote-message").textContent = "";
+    $("#promote-evidence").replaceChildren();
+    $("#promote-outcome").dataset.state = "idle";
   }
 
   async load() {
@@ -107,6 +150,7 @@ export class Compare {
     const sequence = ++this.sequence;
     const params = new URLSearchParams({
       a: $("#compare-a").value, b: $("#compare-b").value, mode: $("#compare-mode").value,
+      bucket: $("#compare-bucket").value,
     });
     this.panel.dataset.state = "loading";
     try {
@@ -124,6 +168,7 @@ export class Compare {
   }
 
   render(report) {
+    this.report = report;
     $("#compare-result").hidden = false;
     const side = (s) => `v${s.version}${s.alias ? ` (${s.alias})` : ""}`;
     $("#compare-verdict").textContent = `${report.verdict}: a = ${side(report.a)}, b = ${side(report.b)}`;
@@ -161,6 +206,69 @@ export class Compare {
         el("tbody", {}, el("tr", {}, cell("n_rows", dis.n_rows, 0), cell("n_differ", dis.n_differ, 0),
           cell("share", dis.share, 4), cell("cost_a", dis.cost_a, 2), cell("cost_b", dis.cost_b, 2)))));
     }
+    $("#compare-series").replaceChildren(seriesChart(report));
     $("#compare-assumptions").textContent = report.assumptions;
+    const alias = report.a.alias;
+    $("#promote-form").hidden = !alias;
+    if (alias) {
+      $("#promote-what").textContent = `Promote b (v${report.b.version}) to ${alias}, now v${report.a.version}, ` +
+        "if the gate's rule holds:";
+    }
   }
+
+  // -------------------------------------------------------------- promote
+  async promote(event) {
+    event.preventDefault();
+    const report = this.report;
+    if (!report || !report.a.alias) return;
+    const name = this.model;
+    const alias = report.a.alias;
+    const outcome = $("#promote-outcome");
+    const message = $("#promote-message");
+    this.clearPromotion();
+    message.textContent = `Asking the gate to promote v${report.b.version} to ${alias}…`;
+    outcome.dataset.state = "loading";
+    const body = {
+      candidate: report.b.version,
+      rule: {
+        min_labelled_pairs: Number($("#promote-min-pairs").value),
+        max_ece_increase: Number($("#promote-max-ece").value),
+        confidence: report.confidence,
+        mode: report.mode,
+      },
+      note: $("#promote-note").value,
+    };
+    try {
+      const move = await api(`${modelPath(name)}/aliases/${encodeURIComponent(alias)}/promote`, {
+        method: "POST", body,
+      });
+      message.textContent = `Promoted: ${move.alias} now points to v${move.to_version} (was v${move.from_version}).`;
+      $("#promote-evidence").replaceChildren(evidenceTable(move.evidence.checks));
+      outcome.dataset.state = "promoted";
+      if (this.onPromoted) await this.onPromoted();
+    } catch (error) {
+      message.className = "error";
+      message.textContent = error.message || String(error);
+      const checks = error.body && error.body.evidence ? error.body.evidence.checks : null;
+      if (checks) $("#promote-evidence").replaceChildren(evidenceTable(checks));
+      outcome.dataset.state = error.status === 409 ? "refused" : "error";
+    }
+  }
+}
+
+/** The gate's checks: each one's requirement, what was observed, and whether it passed. */
+function evidenceTable(checks) {
+  const observed = (value) => {
+    const td = el("td", { class: "num", "data-field": "observed" });
+    if (typeof value === "number") setFigure(td, value, Number.isInteger(value) ? 0 : 4);
+    else td.textContent = value === null ? "–" : String(value);
+    return td;
+  };
+  return el("table", { class: "grid", id: "promote-checks" },
+    el("caption", {}, "The promotion gate's checks"),
+    el("thead", {}, el("tr", {}, ...["Check", "Required", "Observed", "Passed"].map((h) =>
+      el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...checks.map((c) => el("tr", { "data-check": c.check, "data-passed": String(c.passed) },
+      el("th", { scope: "row" }, c.check), el("td", { "data-field": "required" }, String(c.required)),
+      observed(c.observed), el("td", { "data-field": "passed" }, c.passed ? "yes" : "no")))));
 }

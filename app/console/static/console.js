@@ -25,7 +25,7 @@ const state = {
 const whatIf = new WhatIf();
 // a recalibration made a new version: list it (the selected version stays selected)
 const monitor = new Monitor({ onVersionCreated: () => reloadModel() });
-const compare = new Compare();
+const compare = new Compare({ onPromoted: () => reloadModel() });
 
 /** alias -> version, from the versions' alias lists. */
 function aliasesOf(versions) {

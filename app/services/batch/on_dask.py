@@ -33,7 +33,7 @@ import distributed
 from app import errors
 from app.errors import ServiceError, Unavailable
 from app.services.batch.parts import Part, PartPlan, decide_part
-from app.services.batch.scoring import BlockSummary
+from app.services.batch.scoring import BatchShadow, BlockSummary
 from app.services.batch.sources import part_file
 from models.inference.model import InferenceModel
 
@@ -45,10 +45,16 @@ CONNECT_TIMEOUT = "10s"
 POLL_SECONDS = 0.2
 
 
-def _task(model: InferenceModel, plan: PartPlan, part: Part, target: str) -> dict[str, Any]:
+def _task(
+    model: InferenceModel,
+    plan: PartPlan,
+    part: Part,
+    target: str,
+    shadow: BatchShadow | None = None,
+) -> dict[str, Any]:
     """Runs on a Dask worker: decide one partition; its summary or its service error."""
     try:
-        summary = decide_part(model, plan, part, target)
+        summary = decide_part(model, plan, part, target, shadow=shadow)
     except ServiceError as exc:
         return {"error": [type(exc).__name__, exc.detail, exc.field]}
     return {"summary": summary}
@@ -69,6 +75,7 @@ def decide_on_dask(
     parts: list[Part],
     directory: Path,
     progress: Callable[[int], None],
+    shadow: BatchShadow | None = None,
 ) -> BlockSummary:
     """Decide ``parts`` on the cluster at ``address`` into ``directory`` (part files).
 
@@ -86,9 +93,19 @@ def decide_on_dask(
     futures: list[distributed.Future] = []
     with client:
         try:
-            [shared] = client.scatter([model], broadcast=True, hash=False)
+            objects: list[Any] = [model] if shadow is None else [model, shadow]
+            scattered = client.scatter(objects, broadcast=True, hash=False)
+            shared, shared_shadow = scattered[0], (scattered[1] if shadow is not None else None)
             futures = [
-                client.submit(_task, shared, plan, part, str(part_file(directory, i)), pure=False)
+                client.submit(
+                    _task,
+                    shared,
+                    plan,
+                    part,
+                    str(part_file(directory, i)),
+                    shared_shadow,
+                    pure=False,
+                )
                 for i, part in enumerate(parts)
             ]
             index = {future: i for i, future in enumerate(futures)}

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from app.services.batch.scoring import BatchCosts, BlockSummary, decide_block, output_schema
+from app.services.batch.scoring import (
+    BatchCosts,
+    BatchShadow,
+    BlockSummary,
+    decide_block,
+    output_schema,
+)
 from app.services.datasets import DatasetReader, DatasetRef, FetchPolicy
 from models.inference.model import InferenceModel
 
@@ -66,10 +72,16 @@ def decide_part(
     part: Part,
     target: str,
     progress: Progress | None = None,
+    shadow: BatchShadow | None = None,
 ) -> BlockSummary:
-    """Decide every row of ``part`` and write them to the local Parquet file ``target``."""
+    """Decide every row of ``part`` and write them to the local Parquet file ``target``
+    (with a ``shadow``, its decisions of the same rows in the same file)."""
     schema = output_schema(
-        model, plan.id_fields, actions=plan.costs.has_actions, interval=plan.interval
+        model,
+        plan.id_fields,
+        actions=plan.costs.has_actions,
+        interval=plan.interval,
+        shadow=shadow is not None,
     )
     ids = {f.name: f for f in plan.id_fields}
     reader = DatasetReader(plan.roots, plan.protocols, fetch=plan.fetch)  # checked here too
@@ -90,6 +102,7 @@ def decide_part(
                 schema=schema,
                 first_row=first,
                 interval=plan.interval,
+                shadow=shadow,
             )
             writer.write_table(table)
             total.add(summary)

@@ -28,7 +28,7 @@ from app.services.prediction.intervals import interval_rows
 from app.services.prediction.request import CostRequest
 from models.inference.model import InferenceModel, check_features
 
-__all__ = ["BatchCosts", "BlockSummary", "decide_block", "output_schema"]
+__all__ = ["BatchCosts", "BatchShadow", "BlockSummary", "decide_block", "output_schema"]
 
 
 @dataclass(frozen=True)
@@ -150,11 +150,52 @@ class BatchCosts:
         return self.request(n_rows, columns).setting(n_rows, n_classes)
 
 
+@dataclass(frozen=True)
+class BatchShadow:
+    """The model's shadow version, asked to decide a batch's rows too: its model, its
+    number, and where its features are among the served version's feature columns."""
+
+    model: InferenceModel
+    version: int
+    columns: tuple[int, ...]  # shadow feature j is served feature columns[j]
+
+    @classmethod
+    def of(cls, shadow: InferenceModel, version: int, served: InferenceModel) -> BatchShadow:
+        """Checked against the served version: the same classes, the same features (by
+        name, in any order; by position when either has no names), probabilities."""
+        if list(shadow.classes) != list(served.classes) or shadow.rule == "fixed":
+            raise InvalidArgument(
+                f"shadow: the model's shadow, version {version}, decides classes "
+                f"{list(shadow.classes)} ({shadow.rule} rule); the batch's version decides "
+                f"{list(served.classes)}: a shadow must decide the same classes from "
+                "probabilities",
+                field="shadow",
+            )
+        mine, theirs = shadow.feature_names, served.feature_names
+        if mine is None or theirs is None:
+            if shadow.n_features != served.n_features:
+                raise InvalidArgument(
+                    f"shadow: the model's shadow, version {version}, takes {shadow.n_features} "
+                    f"features, the batch's version {served.n_features}",
+                    field="shadow",
+                )
+            return cls(shadow, version, tuple(range(shadow.n_features)))
+        if sorted(mine) != sorted(theirs):
+            raise InvalidArgument(
+                f"shadow: the model's shadow, version {version}, takes the features "
+                f"{list(mine)[:20]}, the batch's version {list(theirs)[:20]}",
+                field="shadow",
+            )
+        where = {f: i for i, f in enumerate(theirs)}
+        return cls(shadow, version, tuple(where[f] for f in mine))
+
+
 @dataclass
 class BlockSummary:
     """Running totals of a batch: rows, decisions per class index, total expected cost,
-    among actions the rows that took each action (by name), and with intervals
-    (``interval: true``) the rows whose decision is not stable."""
+    among actions the rows that took each action (by name), with intervals
+    (``interval: true``) the rows whose decision is not stable, and with a shadow its own
+    totals and the rows it decided differently."""
 
     rows: int = 0
     per_class: dict[int, int] = field(default_factory=dict)
@@ -162,8 +203,14 @@ class BlockSummary:
     has_cost: bool = True  # False for models that decide without probabilities
     per_action: dict[str, int] | None = None
     unstable: int | None = None
+    shadow: BlockSummary | None = None
+    differing: int = 0  # rows whose shadow decision (or action) differs
 
     def add(self, other: BlockSummary) -> None:
+        if other.shadow is not None:
+            self.shadow = self.shadow or BlockSummary()
+            self.shadow.add(other.shadow)
+            self.differing += other.differing
         self.rows += other.rows
         for k, n in other.per_class.items():
             self.per_class[k] = self.per_class.get(k, 0) + n
@@ -192,6 +239,11 @@ class BlockSummary:
             out["actions_taken"] = dict(self.per_action)
         if self.unstable is not None:
             out["unstable"] = self.unstable
+        if self.shadow is not None:
+            out["shadow"] = {
+                **self.shadow.to_json(classes),
+                "decided_differently": self.differing,
+            }
         return out
 
 
@@ -218,11 +270,14 @@ def output_schema(
     probabilities: bool = True,
     actions: bool = False,
     interval: bool = False,
+    shadow: bool = False,
 ) -> pa.Schema:
     """Columns written per row: ids, ``proba_<class>``, decision, threshold, expected cost;
     among ``actions`` also ``action`` (the name; ``decision`` is then the class the action
     stands for, null for others); with ``interval`` then ``p_low``, ``p_high`` and
-    ``stable`` (:mod:`app.services.prediction.intervals`)."""
+    ``stable`` (:mod:`app.services.prediction.intervals`). With a ``shadow``, its
+    ``shadow_proba_<class>``, ``shadow_decision`` (``shadow_action``) and
+    ``shadow_expected_cost`` after them."""
     fields = list(id_fields)
     if probabilities and model.rule != "fixed":
         fields += [pa.field(f"proba_{c}", pa.float64()) for c in model.classes]
@@ -238,6 +293,13 @@ def output_schema(
             pa.field("p_low", pa.float64()),
             pa.field("p_high", pa.float64()),
             pa.field("stable", pa.bool_()),
+        ]
+    if shadow:
+        fields += [pa.field(f"shadow_proba_{c}", pa.float64()) for c in model.classes]
+        fields += [
+            pa.field("shadow_decision", labels.type),
+            *([pa.field("shadow_action", pa.string())] if actions else []),
+            pa.field("shadow_expected_cost", pa.float64()),
         ]
     return pa.schema(fields)
 
@@ -269,13 +331,15 @@ def decide_block(
     schema: pa.Schema,
     first_row: int = 0,
     interval: bool = False,
+    shadow: BatchShadow | None = None,
 ) -> tuple[pa.Table, BlockSummary]:
     """Decide every row of ``table``: the output rows (``schema``) and their totals.
 
     ``first_row`` is the position of the block's first row in the whole input, for
     error messages. Raises :class:`app.errors.InvalidArgument` naming that row.
     ``interval``: also each row's probability interval and ``stable`` flag (``schema``
-    from :func:`output_schema` with ``interval=True``).
+    from :func:`output_schema` with ``interval=True``). With a ``shadow``, it decides the
+    same rows under the same cost setting and priors.
     """
     n = table.num_rows
     try:
@@ -286,37 +350,66 @@ def decide_block(
             model, X, setting, costs.priors, cost_field="costs", priors_field="priors"
         )
         bounds = interval_rows(model, X, proba, setting, costs.priors) if interval else None
+        other = None
+        if shadow is not None:
+            other = decide_rows(
+                shadow.model, X[:, list(shadow.columns)], setting, costs.priors,
+                cost_field="costs", priors_field="priors",
+            )  # fmt: skip
     except ServiceError as exc:
         raise _located(exc, first_row, costs.columns) from None
     columns: list[pa.Array | pa.ChunkedArray] = [table.column(c) for c in id_columns]
     if proba is not None and any(f.name.startswith("proba_") for f in schema):
         columns += [pa.array(proba[:, k]) for k in range(proba.shape[1])]
-    idx = decisions.labels_index
-    none = idx < 0  # among actions: an action that stands for no class
-    labels = pa.array(list(model.classes)).take(pa.array(idx, mask=none if none.any() else None))
+    labels, actions, summary = _decided(model, setting.actions, proba, decisions)
     threshold = (
         pa.array(decisions.threshold)
         if decisions.threshold is not None
         else pa.nulls(n, pa.float64())
     )
-    expected = decisions.expected_cost
-    columns.append(labels)
-    per_action = None
-    if decisions.action_index is not None:
-        names = setting.actions or ()
-        columns.append(pa.array(list(names), pa.string()).take(pa.array(decisions.action_index)))
-        taken = np.bincount(decisions.action_index, minlength=len(names))
-        per_action = {names[a]: int(v) for a, v in enumerate(taken) if v}
-    columns += [threshold, pa.array(expected, from_pandas=True)]  # NaN -> null
+    columns += [labels, *actions, threshold, pa.array(decisions.expected_cost, from_pandas=True)]
     if bounds is not None:
         columns += [pa.array(bounds.low), pa.array(bounds.high), pa.array(bounds.stable)]
+        summary.unstable = int((~bounds.stable).sum())
+    if other is not None:
+        s_proba, s_decisions, _, _ = other
+        assert s_proba is not None  # BatchShadow.of refuses fixed-rule shadows
+        columns += [pa.array(s_proba[:, k]) for k in range(s_proba.shape[1])]
+        s_labels, s_actions, summary.shadow = _decided(model, setting.actions, s_proba, s_decisions)
+        columns += [s_labels, *s_actions, pa.array(s_decisions.expected_cost, from_pandas=True)]
+        mine = (
+            decisions.action_index if decisions.action_index is not None else decisions.labels_index
+        )
+        theirs = (
+            s_decisions.action_index
+            if s_decisions.action_index is not None
+            else s_decisions.labels_index
+        )
+        summary.differing = int(np.count_nonzero(mine != theirs))
+    return pa.Table.from_arrays(columns, schema=schema), summary
+
+
+def _decided(
+    model: InferenceModel, names: Any, proba: np.ndarray | None, decisions: Any
+) -> tuple[pa.Array, list[pa.Array], BlockSummary]:
+    """The decision column, the action column among actions, and their totals."""
+    n = len(decisions.labels_index)
+    idx = decisions.labels_index
+    none = idx < 0  # among actions: an action that stands for no class
+    labels = pa.array(list(model.classes)).take(pa.array(idx, mask=none if none.any() else None))
+    actions: list[pa.Array] = []
+    per_action = None
+    if decisions.action_index is not None:
+        names = names or ()
+        actions.append(pa.array(list(names), pa.string()).take(pa.array(decisions.action_index)))
+        taken = np.bincount(decisions.action_index, minlength=len(names))
+        per_action = {names[a]: int(v) for a, v in enumerate(taken) if v}
     counts = np.bincount(idx[~none], minlength=model.n_classes)
     summary = BlockSummary(
         rows=n,
         per_class={k: int(v) for k, v in enumerate(counts) if v},
-        expected_cost=float(np.nansum(expected)),
+        expected_cost=float(np.nansum(decisions.expected_cost)),
         has_cost=proba is not None,
         per_action=per_action,
-        unstable=None if bounds is None else int((~bounds.stable).sum()),
     )
-    return pa.Table.from_arrays(columns, schema=schema), summary
+    return labels, actions, summary

@@ -27,7 +27,7 @@ from app.errors import BatchTimeLimit, InvalidArgument
 from app.services.batch import sources
 from app.services.batch.checks import check_model_costs, features_of
 from app.services.batch.parts import Part, PartPlan, decide_part
-from app.services.batch.scoring import BatchCosts, BlockSummary
+from app.services.batch.scoring import BatchCosts, BatchShadow, BlockSummary
 from app.services.common.inputs import check_text
 from app.services.datasets import DatasetReader, FetchPolicy
 from app.services.prediction.intervals import check_request as check_interval
@@ -57,6 +57,8 @@ class BatchRequest:
     version: int | None = None
     alias: str | None = None
     interval: bool = False  # p_low, p_high and stable columns (prediction.intervals)
+    shadow: bool = False  # the model's shadow decides the rows too (extra columns)
+    shadow_version: int | None = None  # pinned when the job is submitted
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -77,6 +79,7 @@ class Prepared:
     plan: PartPlan
     parts: list[Part]
     output: Path
+    shadow: BatchShadow | None = None
 
     @property
     def rows(self) -> int:
@@ -133,7 +136,33 @@ class BatchService:
             request.interval,
         )
         output = sources.output_path(reader, request.output_uri)
-        return Prepared(resolved, model, plan, sources.parts_of(opened), output)
+        shadow = self._shadow(name, request, resolved, model) if request.shadow else None
+        return Prepared(resolved, model, plan, sources.parts_of(opened), output, shadow)
+
+    def _shadow(
+        self, name: str, request: BatchRequest, served: Resolved, model: InferenceModel
+    ) -> BatchShadow:
+        """The model's shadow version (pinned: ``shadow_version``), checked against the
+        version the batch uses."""
+        version, alias = (
+            (request.shadow_version, None)
+            if request.shadow_version is not None
+            else self.predictor.shadow_ref(name)
+        )
+        if version is None and alias is None:
+            raise InvalidArgument(
+                f"shadow: model {name!r} has no shadow version; set one (PUT "
+                f"models/{name}/shadow) or leave shadow out",
+                field="shadow",
+            )
+        resolved = self.predictor.resolve(name, version, alias)
+        if resolved.version == served.version:
+            raise InvalidArgument(
+                f"shadow: the shadow of model {name!r} is version {resolved.version}, the "
+                "version this batch uses: nothing to compare",
+                field="shadow",
+            )
+        return BatchShadow.of(self.predictor.load(resolved), resolved.version, model)
 
     # ---------------------------------------------------------------- submit
     async def submit(self, name: str, request: BatchRequest) -> Any:
@@ -142,7 +171,10 @@ class BatchService:
             raise InvalidArgument("batch jobs are not available here", field="output")
         prepared = await to_thread.run_sync(self.prepare, name, request)
         version = prepared.resolved.version  # pinned: an alias moved meanwhile changes nothing
-        pinned = BatchRequest(**{**vars(request), "version": version, "alias": None})
+        shadow = prepared.shadow.version if prepared.shadow is not None else None
+        pinned = BatchRequest(
+            **{**vars(request), "version": version, "alias": None, "shadow_version": shadow}
+        )
         job = {"batch": pinned.to_json(), "alias": request.alias}
         return await self.jobs.submit_batch(name, job, total=prepared.rows)
 
@@ -189,6 +221,8 @@ class BatchService:
                 "partitions": len(prepared.parts),
                 "engine": "dask" if self.settings.dask_scheduler else "worker",
             }
+            if prepared.shadow is not None:
+                result["shadow"] = {"version": prepared.shadow.version, **result["shadow"]}
             within(
                 prepared.resolved.version,
                 result,
@@ -205,7 +239,7 @@ class BatchService:
 
             return decide_on_dask(
                 self.settings.dask_scheduler, prepared.model, prepared.plan, prepared.parts,
-                tmp, lambda done: progress("scoring", done, total_rows),
+                tmp, lambda done: progress("scoring", done, total_rows), prepared.shadow,
             )  # fmt: skip
         total = BlockSummary()
         done = 0
@@ -218,5 +252,7 @@ class BatchService:
                 progress("scoring", done, total_rows)
 
             target = str(sources.part_file(tmp, i))
-            total.add(decide_part(prepared.model, prepared.plan, part, target, report))
+            total.add(
+                decide_part(prepared.model, prepared.plan, part, target, report, prepared.shadow)
+            )
         return total

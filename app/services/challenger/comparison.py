@@ -18,7 +18,8 @@ labelled predictions of the window, compared with Welch's t interval.
 
 Both versions also get Brier score, log loss and ECE on their rows
 (:func:`models.feedback.monitoring.calibration_summary`), realised and expected cost and
-their ratio; paired reports add the share of rows decided differently and what those
+their ratio, and ``series``: per hour or day (``bucket``, by the served prediction's
+time) each side's labelled rows and realised cost; paired reports add the share of rows decided differently and what those
 rows cost each side. Reports share the monitoring reports' bounds (rows read,
 reports at once per process).
 """
@@ -27,17 +28,19 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from app.errors import InvalidArgument, NotFound
-from app.registry.log_window import EVERYTHING, LogWindow
+from app.registry.log_window import EVERYTHING, LogWindow, utc_iso
 from app.registry.prediction_log import PredictionLog
 from app.registry.repository import Registry, reading
 from app.registry.shadow_log import PairedLog, PairedRows
 from app.services.common.core_errors import core_errors
 from app.services.common.slots import LogReports
+from app.services.feedback.monitoring import BUCKETS
 from models.evaluation.metrics import row_costs
 from models.feedback.comparison import (
     CostDifference,
@@ -47,7 +50,7 @@ from models.feedback.comparison import (
 )
 from models.feedback.monitoring import calibration_summary
 
-__all__ = ["ASSUMPTIONS", "Comparison", "MODES"]
+__all__ = ["ASSUMPTIONS", "BUCKETS", "Comparison", "MODES", "cost_series"]
 
 MODES = ("auto", "paired", "unpaired")
 
@@ -124,9 +127,10 @@ class Comparison(LogReports):
         mode: str = "auto",
         confidence: float = 0.95,
         require_labels: bool = True,
+        bucket: str = "day",
     ) -> dict[str, Any]:
         """The comparison report of ``b`` against ``a`` over the predictions of ``window``
-        (see the module doc).
+        (see the module doc), with both sides' realised cost per ``bucket`` (hour, day).
 
         With ``require_labels`` (the HTTP route), a window without labelled rows of a
         version is a 422 naming the window; without it (the promotion gate) the report
@@ -139,9 +143,13 @@ class Comparison(LogReports):
             raise InvalidArgument(
                 f"confidence: expected a value in [0.5, 1), got {confidence}", field="confidence"
             )
+        if bucket not in BUCKETS:
+            raise InvalidArgument(
+                f"bucket: expected one of {list(BUCKETS)}, got {bucket!r}", field="bucket"
+            )
         window.check_order()
         with self._slots.held():
-            return self._compare(name, a, b, window, mode, confidence, require_labels)
+            return self._compare(name, a, b, window, mode, confidence, require_labels, bucket)
 
     def _compare(
         self,
@@ -152,7 +160,9 @@ class Comparison(LogReports):
         mode: str,
         confidence: float,
         require_labels: bool,
+        bucket: str,
     ) -> dict[str, Any]:
+        width = BUCKETS[bucket]
         with reading(self._read) as reg:
             model = reg.get_model(name)
             va, alias_a = self.version_of(reg, name, a, "a")
@@ -185,6 +195,7 @@ class Comparison(LogReports):
                 "mode": "paired" if paired else "unpaired",
                 "confidence": confidence,
                 "assumptions": ASSUMPTIONS["paired" if paired else "unpaired"],
+                "bucket": bucket,
             }
             if paired:
                 self._bound(n_ab + n_ba, "labelled predictions")
@@ -192,13 +203,13 @@ class Comparison(LogReports):
                 parts.append(pairs.rows(model.id, vb, va, k, window).swapped())
                 rows = PairedRows.concat(parts)
                 self._labels_needed(len(rows), require_labels, window, "a", va, vb)
-                return {**head, **paired_report(rows, confidence, n_ab, n_ba)}
+                return {**head, **paired_report(rows, confidence, n_ab, n_ba, width)}
             counts = log.counts(model.id, window)
             self._bound(sum(counts.get(v, (0, 0))[1] for v in (va, vb)), "labelled predictions")
             cols = {v: log.columns(model.id, v, k, window, labelled=True) for v in (va, vb)}
         for field, v in (("a", va), ("b", vb)):
             self._labels_needed(len(cols[v]), require_labels, window, field, v, None)
-        return {**head, **unpaired_report(cols[va], cols[vb], confidence)}
+        return {**head, **unpaired_report(cols[va], cols[vb], confidence, width)}
 
     @staticmethod
     def _labels_needed(
@@ -272,7 +283,30 @@ def _verdict(d: CostDifference | None) -> str:
     return "no difference shown at this confidence"
 
 
-def paired_report(rows: PairedRows, confidence: float, n_ab: int, n_ba: int) -> dict[str, Any]:
+def cost_series(
+    at_a: np.ndarray, cost_a: np.ndarray, at_b: np.ndarray, cost_b: np.ndarray, width: int
+) -> list[dict[str, Any]]:
+    """Per bucket of ``width`` seconds (UTC, oldest first; only buckets with rows): each
+    side's labelled rows, total and mean realised cost. ``at_*`` are POSIX seconds."""
+    keys_a = (at_a // width).astype(np.int64)
+    keys_b = (at_b // width).astype(np.int64)
+    out = []
+    for key in np.union1d(keys_a, keys_b):
+        entry: dict[str, Any] = {"start": utc_iso(datetime.fromtimestamp(int(key) * width, UTC))}
+        for side, keys, cost in (("a", keys_a, cost_a), ("b", keys_b, cost_b)):
+            mine = cost[keys == key]
+            entry[side] = {
+                "labelled": len(mine),
+                "realised_cost": float(mine.sum()),
+                "mean_realised_cost": float(mine.mean()) if len(mine) else None,
+            }
+        out.append(entry)
+    return out
+
+
+def paired_report(
+    rows: PairedRows, confidence: float, n_ab: int, n_ba: int, width: int = BUCKETS["day"]
+) -> dict[str, Any]:
     """The paired figures of ``rows`` (see the module doc)."""
     y = rows.label
     with core_errors():
@@ -290,10 +324,13 @@ def paired_report(rows: PairedRows, confidence: float, n_ab: int, n_ba: int) -> 
             "a": _side(y, rows.proba_a, cost_a, rows.expected_a),
             "b": _side(y, rows.proba_b, cost_b, rows.expected_b),
         },
+        "series": cost_series(rows.created_at, cost_a, rows.created_at, cost_b, width),
     }
 
 
-def unpaired_report(log_a: Any, log_b: Any, confidence: float) -> dict[str, Any]:
+def unpaired_report(
+    log_a: Any, log_b: Any, confidence: float, width: int = BUCKETS["day"]
+) -> dict[str, Any]:
     """The unpaired figures of two versions' labelled log rows (Welch's t)."""
     costs: list[np.ndarray] = []
     sides: list[dict[str, Any]] = []
@@ -313,4 +350,5 @@ def unpaired_report(log_a: Any, log_b: Any, confidence: float) -> dict[str, Any]
         "verdict": _verdict(diff),
         "disagreements": None,
         "versions": {"a": sides[0], "b": sides[1]},
+        "series": cost_series(log_a.created_at, costs[0], log_b.created_at, costs[1], width),
     }

@@ -177,7 +177,7 @@ class Monitoring(LogReports):
     def totals(self, model_id: int, since: datetime) -> dict[int, dict[str, Any]]:
         """Per version, the figures of the gauges since ``since``: ``predictions``,
         ``labelled``, ``coverage`` (counted by the database over the whole window), and
-        ``cost_ratio`` and ``ece`` from the latest ``gauge_rows`` labelled predictions
+        ``cost_ratio``, ``ece`` and ``calibration_alarm`` from the latest ``gauge_rows`` labelled predictions
         (``labelled_used`` of them). Unlabelled rows never leave the database: a refresh
         costs the labelled rows, not the traffic (docs/monitoring.md: 700,000 logged rows,
         5% labelled, 13.3 s of CPU and 895 MiB when every row was read, 1.2 s now)."""
@@ -194,6 +194,7 @@ class Monitoring(LogReports):
                     "labelled_used": 0,
                     "cost_ratio": None,
                     "ece": None,
+                    "calibration_alarm": None,
                 }
                 if m:
                     k = _n_classes(classes.get(v))
@@ -204,6 +205,7 @@ class Monitoring(LogReports):
                     figures["labelled_used"] = len(mine)
                     figures["cost_ratio"] = labelled["cost_ratio"]
                     figures["ece"] = (labelled["calibration"] or {}).get("ece")
+                    figures["calibration_alarm"] = labelled["calibration_alarm"]
                 out[v] = figures
         return out
 

@@ -194,6 +194,13 @@ class Predictor:
         self._recent_size = 16 * cache_size
 
     # ------------------------------------------------------------- resolution
+    def shadow_ref(self, name: str) -> tuple[int | None, str | None]:
+        """The shadow ``name`` names (set by PUT .../shadow): ``(version, None)``,
+        ``(None, alias)``, or ``(None, None)`` without one (a batch asks it)."""
+        with reading(self._sessions) as reg:
+            model = reg.get_model(name)
+            return model.shadow_version, model.shadow_alias
+
     def resolve(self, name: str, version: int | None = None, alias: str | None = None) -> Resolved:
         """The version to serve; from memory (stale) only while the database is down."""
         try:

@@ -247,7 +247,6 @@ NOT_ON_BATCH = {
     "ids": "id columns are copied to the output, not logged",
     "ids_field": "no ids",
     "labels": "batch has no evaluate",
-    "shadow": "batch rows are not logged: no shadow pairs",
     "routing_key": "a batch names its version or alias; traffic splits route requests",
     "costs.cost_layout": "the /v2 costs tensor",
     "costs.priors_field": "the body's own name, priors, is the default",
@@ -274,7 +273,7 @@ def test_every_request_field_is_mapped_by_every_door() -> None:
     on_batch: set[str] = _given_batch(batch({"version": 2, "interval": True}))
     for form, (*_, members) in FORMS.items():
         if form not in BATCH_REFUSES:
-            for choice in ({"version": 2}, {"alias": "prod"}):
+            for choice in ({"version": 2}, {"alias": "prod", "shadow": True}):
                 on_batch |= _given_batch(batch({**members, **choice}))
     for door, mapped, absent in (
         ("/v1", on_v1, NOT_ON_V1),

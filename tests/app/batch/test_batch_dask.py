@@ -201,3 +201,22 @@ def test_dask_reports_progress_once_per_partition_as_it_finishes(
     for count in sorted(set(counts))[1:]:
         assert f"rows {count}/{sum(sizes)}" in drawn.getvalue()
     assert read_output(root / "out").num_rows == sum(sizes)
+
+
+def test_a_shadow_on_dask_writes_what_the_in_process_path_writes(
+    client: TestClient, dask_client: TestClient, trained: dict[str, Any], root: Path
+) -> None:
+    from tests.app.batch.test_batch_shadow import _train_reordered
+
+    shadow = _train_reordered(client)
+    client.put("/v1/models/fraud/aliases/production", json={"version": trained["version"]})
+    assert client.put("/v1/models/fraud/shadow", json={"version": shadow}).status_code == 200
+    table = input_table(400)
+    src = write_partitioned(table, root / "tx", parts=4)
+    here = _run(client, batch_body(src, root / "here", shadow=True))
+    there = _run(dask_client, batch_body(src, root / "there", shadow=True))
+    assert here["status"] == there["status"] == "succeeded", (here, there)
+    assert there["result"]["shadow"] == here["result"]["shadow"]
+    assert there["result"]["shadow"]["version"] == shadow
+    a, b = read_output(root / "here"), read_output(root / "there")
+    assert b.equals(a) and "shadow_decision" in b.column_names

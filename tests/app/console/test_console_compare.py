@@ -1,8 +1,10 @@
 """The console's comparison panel in a real headless Chromium, checked against the API:
 a champion served under ``production`` with a challenger in shadow, outcomes reported,
 then the panel's verdict, interval (its figures and where it is drawn), each side's
-figures and the disagreements equal ``GET /v1/models/{name}/compare``; a version compared
-with itself shows the API's 422."""
+figures, the disagreements and both sides' cost per day equal ``GET
+/v1/models/{name}/compare``; a version compared with itself shows the API's 422. The
+promote button asks the gate: a reader's key gets the 403, a rule the evidence does not
+meet the 409 with each check shown, a rule it meets moves the alias."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from tests.app.console.test_console_browser import (
     open_console,
     settled,
     state_of,
+    use_key,
     value_of,
 )
 
@@ -119,3 +122,88 @@ def test_comparison_panel_shows_the_apis_figures(browser: WebDriver, database_ur
         error = by_id(browser, "compare-error").text
         assert error.startswith("422 ") and "(field: b)" in error, error
         assert not by_id(browser, "compare-result").is_displayed()
+
+
+ADMIN_KEY = "cw_console_compare_admin_key_0123456789"
+
+
+def _compare(browser: WebDriver) -> None:
+    click_model(browser, "fraud")
+    by_id(browser, "compare-load").click()
+    settled(browser, "compare-panel", "compare-error")
+
+
+def _promote(browser: WebDriver, min_rows: int, max_ece: float, note: str = "") -> str:
+    """Fill the promote form, press it, and wait for the outcome's state."""
+    for field, value in (("promote-min-pairs", min_rows), ("promote-max-ece", max_ece),
+                         ("promote-note", note)):  # fmt: skip
+        by_id(browser, field).clear()
+        by_id(browser, field).send_keys(str(value))
+    by_id(browser, "promote-submit").click()
+    wait_for(browser, lambda d: state_of(d, "promote-outcome") not in ("idle", "loading"), "gate")
+    return str(state_of(browser, "promote-outcome"))
+
+
+def test_cost_over_time_and_promotion_from_the_panel(browser: WebDriver, database_url: str) -> None:
+    settings = _settings(database_url, auth="on", bootstrap_admin_key=ADMIN_KEY)
+    with serve(settings) as url, api_client(url, ADMIN_KEY) as admin:
+        report = _shadowed_traffic(admin)
+        r = admin.post("/v1/keys", json={"name": "viewer", "role": "reader"})
+        assert r.status_code == 201, r.text
+        reader_key = r.json()["key"]
+        open_console(browser, url)
+        use_key(browser, reader_key)
+        _compare(browser)
+
+        # both versions' mean realised cost per day, drawn from the API's series
+        assert report["bucket"] == "day" and len(report["series"]) >= 1
+        chart = browser.find_element(
+            By.CSS_SELECTOR, '#compare-series [data-chart="compare-series"]'
+        )
+        for side in ("a", "b"):
+            points = chart.find_elements(By.CSS_SELECTOR, f'circle.point[data-series="{side}"]')
+            drawn = [(p.get_attribute("data-start"), value_of(p)) for p in points]
+            assert drawn == [(e["start"], e[side]["mean_realised_cost"]) for e in report["series"]]
+        assert sum(e["a"]["labelled"] for e in report["series"]) == report["labelled_pairs"]
+
+        # a reader may compare but not promote: the API's 403, the alias stays
+        assert by_id(browser, "promote-form").is_displayed()
+        assert "to production, now v1" in by_id(browser, "promote-what").text
+        assert _promote(browser, 200, 0.05) == "error"
+        assert by_id(browser, "promote-message").text.startswith("403 FORBIDDEN"), by_id(
+            browser, "promote-message"
+        ).text
+        assert admin.get("/v1/models/fraud").json()["aliases"]["production"] == 1
+
+        # an admin: refused with the evidence (too few rows for the rule), then promoted
+        use_key(browser, ADMIN_KEY)
+        _compare(browser)
+        assert _promote(browser, 5000, 0.05) == "refused"
+        message = by_id(browser, "promote-message").text
+        assert message.startswith("409 PROMOTION_REFUSED") and "required 5000" in message, message
+        rows = {
+            row.get_attribute("data-check"): row
+            for row in by_id(browser, "promote-checks").find_elements(By.CSS_SELECTOR, "tbody tr")
+        }
+        assert set(rows) == {"min_labelled_pairs", "max_cost_difference", "max_ece_increase"}
+        pairs = rows["min_labelled_pairs"]
+        assert pairs.get_attribute("data-passed") == "false"
+        assert value_of(pairs.find_element(By.CSS_SELECTOR, 'td[data-field="observed"]')) == 2000
+        high = rows["max_cost_difference"]
+        assert high.get_attribute("data-passed") == "true"
+        assert (
+            value_of(high.find_element(By.CSS_SELECTOR, 'td[data-field="observed"]'))
+            == (
+                report["cost_difference"]["high"]  # type: ignore[index]
+            )
+        )
+        assert admin.get("/v1/models/fraud").json()["aliases"]["production"] == 1
+
+        assert _promote(browser, 1000, 0.05, "from the console") == "promoted"
+        assert "production now points to v2 (was v1)" in by_id(browser, "promote-message").text
+        assert admin.get("/v1/models/fraud").json()["aliases"]["production"] == 2
+        history = admin.get("/v1/models/fraud/aliases/production/history").json()["moves"]
+        assert [m["reason"] for m in history] == ["promoted", "manual"]
+        assert history[0]["note"] == "from the console" and history[0]["actor_role"] == "admin"
+        passed = by_id(browser, "promote-checks").find_elements(By.CSS_SELECTOR, "tbody tr")
+        assert [p.get_attribute("data-passed") for p in passed] == ["true"] * 3
