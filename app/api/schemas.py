@@ -894,11 +894,29 @@ class OutcomesResponse(BaseModel):
     results: list[OutcomeOut] = Field(description="One per outcome, in request order.")
 
 
+class ActionFigures(BaseModel):
+    action: str = Field(description="The action's name.")
+    taken: int = Field(description="Predictions that took it.")
+    share: float = Field(description="taken / predictions (class decisions included).")
+    labelled: int = Field(description="Of them, with a reported outcome.")
+    realised_cost: float | None = Field(
+        description="Sum over its labelled predictions of C[label][action] under the costs "
+        "applied when decided, or the cost reported with the outcome."
+    )
+    mean_realised_cost: float | None
+    expected_cost: float | None = Field(
+        description="Sum of the expected costs of its labelled predictions at decision time."
+    )
+
+
 class MonitoringFigures(BaseModel):
     predictions: int
     labelled: int = Field(description="Predictions with a reported outcome.")
     coverage: float | None = Field(description="labelled / predictions.")
-    predicted_shares: list[float] = Field(description="Share of each decided class.")
+    predicted_shares: list[float] = Field(
+        description="Share of each decided class (an action that stands for no class, "
+        "e.g. review, is in none)."
+    )
     observed_shares: list[float] | None = Field(description="Share of each reported class.")
     predicted_positive_rate: float | None = Field(description="Two classes: classes[1] share.")
     observed_positive_rate: float | None
@@ -924,6 +942,12 @@ class MonitoringFigures(BaseModel):
         description="A calibration test (Cox, Spiegelhalter, Hosmer-Lemeshow) below 0.01 / 3 "
         "(Bonferroni): the probabilities do not match the outcomes. Null for more than two "
         "classes or without labelled predictions."
+    )
+    actions: list[ActionFigures] | None = Field(
+        None,
+        description="Decisions among named actions (actions, c_review): per action, in "
+        "order of first appearance, how often it was taken and its realised cost. Null "
+        "when no prediction was decided among actions.",
     )
 
 
