@@ -630,6 +630,23 @@ class WhatIfCosts(BaseModel):
     c_tn: float
 
 
+class WhatIfReview(BaseModel):
+    c_review: float
+    band: list[float] | None = Field(
+        description="[low, high]: a row goes to review iff low < P(labels[1]) < high "
+        "(a bound at 0 or 1 includes it); with errors dearer than correct decisions, "
+        "below low it is decided negative, above high positive. Null when review never "
+        "costs least."
+    )
+    confusion_matrix: list[list[int]] = Field(
+        description="2 x 3 counts: rows = truth, columns = negative, positive, review."
+    )
+    reviewed: int = Field(description="Rows sent to review.")
+    reviewed_share: float = Field(description="reviewed / n.")
+    total_cost: float | None = Field(description="Null past the largest float64.")
+    mean_cost: float
+
+
 class WhatIfResponse(BaseModel):
     model: str
     version: int
@@ -651,6 +668,11 @@ class WhatIfResponse(BaseModel):
     )
     labels: list[Label] = Field(description="[negative, positive] class labels.")
     costs: WhatIfCosts
+    review: WhatIfReview | None = Field(
+        None,
+        description="With c_review: the same rows decided among negative, positive and "
+        "review (ties to the action listed first), as predict's costs.c_review decides.",
+    )
 
 
 class WhatIfMatrixResponse(BaseModel):
