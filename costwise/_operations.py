@@ -321,6 +321,7 @@ def batch(
     alias: str | None = None,
     id_columns: Sequence[str] = (),
     shadow: bool = False,
+    actions: Sequence[str] | None = None,
 ) -> Operation[Job]:
     """``POST /v1/models/{name}/batch``: decide every row of a data set, as a job.
 
@@ -329,7 +330,9 @@ def batch(
     does not exist yet (Parquet, one file per input partition, moved there once
     complete). ``costs``: named binary costs, each a number or ``{"column": name}`` for a
     per-row cost from the input (``{"c_fn": {"column": "amount"}, "c_fp": 5}``); or one
-    ``cost_matrix``. Returns the queued :class:`Job` (``kind == "batch"``); wait with
+    ``cost_matrix``. ``actions`` names the columns of a K x A ``cost_matrix`` (each cell
+    a number or ``{"column": name}``): the rows decide among them; ``c_review`` in
+    ``costs`` adds a review action. Returns the queued :class:`Job` (``kind == "batch"``); wait with
     :meth:`wait_for_job`, then ``job.result`` holds the rows, decisions per class and
     total expected cost. ``shadow=True``: the model's shadow version decides the rows
     too (``shadow_*`` output columns, ``job.result["shadow"]``). Never retried once sent.
@@ -344,6 +347,8 @@ def batch(
         body["costs"] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in costs.items()}
     if cost_matrix is not None:
         body["cost_matrix"] = _plain(cost_matrix)
+    if actions is not None:
+        body["actions"] = list(actions)
     body.update(_page(priors=None if priors is None else list(priors), version=version))
     body.update(_page(alias=alias))
     if id_columns:

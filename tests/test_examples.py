@@ -8,6 +8,7 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.api.main import create_app
@@ -53,3 +54,34 @@ def test_per_row_costs_beat_one_fixed_threshold_in_money(tmp_path: Path) -> None
     assert per_row < fixed < results["0-1"]["money"] <= results["flag nothing"]["money"]
     for r in results.values():  # every held-out fraud is either caught or missed
         assert r["frauds_caught"] + r["frauds_missed"] == figures["held_out_frauds"]
+
+
+def test_review_costs_prices_both_decisions_and_monitoring_agrees(tmp_path: Path) -> None:
+    """examples/review_costs.py on the bundled fraud.csv (the shared data sets are not
+    needed): both decisions priced by an independent loop over the held-out rows, and
+    the monitoring's realised cost per action equal to the money of each action."""
+    review_costs = _load("review_costs")
+    url = f"sqlite:///{tmp_path / 'registry.db'}"
+    settings = Settings(database_url=url, auto_migrate=True)
+    data = EXAMPLES / "fraud.csv"
+    with TestClient(create_app(settings)) as http:
+        figures = review_costs.measure(
+            http, "fraud-review", data, "fraud", "amount", review=2.0, share=0.1
+        )
+        again = review_costs.measure(
+            http, "fraud-review", data, "fraud", "amount", review=2.0, share=0.1
+        )
+        assert http.get("/v1/models/fraud-review").json()["latest_version"] == 1
+    assert again == figures
+    two, review = figures["results"]["two actions"], figures["results"]["with review"]
+    assert figures["held_out_rows"] == 1800 and two["reviewed"] == 0
+    assert 0 < review["reviewed"] < 1800
+    assert two["approved"] + two["declined"] == 1800
+    assert sum(review[k] for k in ("approved", "declined", "reviewed")) == 1800
+    for r in (two, review):
+        assert r["money"] == pytest.approx(sum(r["money_by_action"].values()), abs=0.02)
+    assert review["money_by_action"]["review"] == pytest.approx(2.0 * review["reviewed"])
+    monitored = figures["monitoring_actions"]
+    for action, money in review["money_by_action"].items():
+        assert monitored.get(action, 0.0) == pytest.approx(money, abs=0.02), action
+    assert review["money"] < two["money"]  # a 2 EUR review pays on these rows

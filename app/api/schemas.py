@@ -659,6 +659,23 @@ class WhatIfCosts(BaseModel):
     c_tn: float
 
 
+class WhatIfReview(BaseModel):
+    c_review: float
+    band: list[float] | None = Field(
+        description="[low, high]: a row goes to review iff low < P(labels[1]) < high "
+        "(a bound at 0 or 1 includes it); with errors dearer than correct decisions, "
+        "below low it is decided negative, above high positive. Null when review never "
+        "costs least."
+    )
+    confusion_matrix: list[list[int]] = Field(
+        description="2 x 3 counts: rows = truth, columns = negative, positive, review."
+    )
+    reviewed: int = Field(description="Rows sent to review.")
+    reviewed_share: float = Field(description="reviewed / n.")
+    total_cost: float | None = Field(description="Null past the largest float64.")
+    mean_cost: float
+
+
 class WhatIfResponse(BaseModel):
     model: str
     version: int
@@ -680,6 +697,11 @@ class WhatIfResponse(BaseModel):
     )
     labels: list[Label] = Field(description="[negative, positive] class labels.")
     costs: WhatIfCosts
+    review: WhatIfReview | None = Field(
+        None,
+        description="With c_review: the same rows decided among negative, positive and "
+        "review (ties to the action listed first), as predict's costs.c_review decides.",
+    )
 
 
 class WhatIfMatrixResponse(BaseModel):
@@ -939,11 +961,29 @@ class OutcomesResponse(BaseModel):
     results: list[OutcomeOut] = Field(description="One per outcome, in request order.")
 
 
+class ActionFigures(BaseModel):
+    action: str = Field(description="The action's name.")
+    taken: int = Field(description="Predictions that took it.")
+    share: float = Field(description="taken / predictions (class decisions included).")
+    labelled: int = Field(description="Of them, with a reported outcome.")
+    realised_cost: float | None = Field(
+        description="Sum over its labelled predictions of C[label][action] under the costs "
+        "applied when decided, or the cost reported with the outcome."
+    )
+    mean_realised_cost: float | None
+    expected_cost: float | None = Field(
+        description="Sum of the expected costs of its labelled predictions at decision time."
+    )
+
+
 class MonitoringFigures(BaseModel):
     predictions: int
     labelled: int = Field(description="Predictions with a reported outcome.")
     coverage: float | None = Field(description="labelled / predictions.")
-    predicted_shares: list[float] = Field(description="Share of each decided class.")
+    predicted_shares: list[float] = Field(
+        description="Share of each decided class (an action that stands for no class, "
+        "e.g. review, is in none)."
+    )
     observed_shares: list[float] | None = Field(description="Share of each reported class.")
     predicted_positive_rate: float | None = Field(description="Two classes: classes[1] share.")
     observed_positive_rate: float | None
@@ -977,6 +1017,12 @@ class MonitoringFigures(BaseModel):
         description="A calibration test (Cox, Spiegelhalter, Hosmer-Lemeshow) below 0.01 / 3 "
         "(Bonferroni): the probabilities do not match the outcomes. Null for more than two "
         "classes or without labelled predictions."
+    )
+    actions: list[ActionFigures] | None = Field(
+        None,
+        description="Decisions among named actions (actions, c_review): per action, in "
+        "order of first appearance, how often it was taken and its realised cost. Null "
+        "when no prediction was decided among actions.",
     )
 
 

@@ -67,6 +67,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "alias": args.alias,
         "id_columns": args.id_column or [],
         "shadow": bool(args.shadow),
+        "actions": args.actions.split(",") if args.actions else None,
     }
 
 
@@ -86,7 +87,7 @@ def run_local(args: argparse.Namespace, settings: Settings, sessions: Callable[.
         input_format=o["format"],
         columns=o["columns"],
         id_columns=o["id_columns"],
-        costs=BatchCosts.of(o["costs"], o["cost_matrix"], o["priors"]),
+        costs=BatchCosts.of(o["costs"], o["cost_matrix"], o["priors"], o["actions"]),
         version=o["version"],
         alias=o["alias"],
         shadow=o["shadow"],
@@ -153,7 +154,18 @@ def add_batch_parser(
         help="a binary cost: NAME=NUMBER or NAME=col:COLUMN (repeatable; e.g. "
         "--cost c_fn=col:amount --cost c_fp=5)",
     )
-    b.add_argument("--cost-matrix", help="one K x K cost matrix as JSON")
+    b.add_argument(
+        "--cost-matrix",
+        help="one K x K cost matrix as JSON; with --actions K x A, a cell a number or "
+        '{"column": NAME} (that cost per row from the input)',
+    )
+    b.add_argument(
+        "--actions",
+        metavar="NAMES",
+        help="names of the cost matrix's columns, comma-separated (e.g. approve,review,decline): "
+        "each row takes the action of least expected cost (an action column in the output); "
+        "a review action on named costs is --cost c_review=NUMBER or col:COLUMN",
+    )
     b.add_argument("--priors", help="deployment class priors, comma-separated")
     b.add_argument("--version", type=int)
     b.add_argument("--alias")

@@ -9,7 +9,8 @@ It prints the counts per status and every item that was not recorded, unchanged 
 pending (kept until its prediction is logged), and exits 1 when there was any
 (conflict, invalid, refused), 0 otherwise.
 ``monitor`` prints per version one line per hour or day bucket (``--json``: the
-server's document).
+server's document); when some rows were decided among actions, one line per action over
+the window follows (``action``: taken, share, labelled, realised cost, mean).
 """
 
 from __future__ import annotations
@@ -119,6 +120,10 @@ def cmd_monitor(args: argparse.Namespace, settings: Settings) -> int:
         for b in v["buckets"]:
             print(_line(b["start"], b))
         print(_line("total", v["total"]))
+        for a in v["total"].get("actions") or []:
+            cells = [a["action"], str(a["taken"]), _num(a["share"], ".3f"), str(a["labelled"])]
+            cells += [_num(a["realised_cost"]), _num(a["mean_realised_cost"])]
+            print("action\t" + "\t".join(cells))
     if not doc["versions"]:
         print("# no logged predictions in this window", file=sys.stderr)
     return 0

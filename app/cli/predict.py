@@ -4,7 +4,10 @@ Rows are read and decided ``--chunk-size`` at a time (memory stays flat on large
 files) with a progress bar on stderr (``rows n/N``; only on a terminal or with
 ``--progress``). The version is resolved once before the first chunk (an alias that
 moves during the run does not mix two versions in one output). Local and remote runs
-write the same CSV: ``row, id, decision, p_<class>..., threshold, expected_cost``.
+write the same CSV: ``row, id, decision, p_<class>..., threshold, expected_cost``; with
+``--c-review`` (the cost of sending a row to review) each row takes the action of least
+expected cost among ``negative``, ``positive`` and ``review``, and an ``action`` column
+follows ``decision`` (empty for a row sent to review).
 
 ``id`` is each row's id in the prediction log, to report its outcome with
 ``costwise outcomes send``: the value of the ``--id-column`` column (sent as the rows'
@@ -32,8 +35,8 @@ from app.cli.progress import new_bar
 from app.settings import Settings
 
 Record = dict[str, float | None]
-# id, decision, probabilities, threshold, expected cost
-Row = tuple[str | None, Any, list[float] | None, float | None, float | None]
+# id, decision, probabilities, threshold, expected cost, action (None: a class decision)
+Row = tuple[str | None, Any, list[float] | None, float | None, float | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -84,14 +87,16 @@ def _fmt(value: float | None) -> str:
     return "nan" if value is None else f"{value:.6g}"
 
 
-def _write(writer: Any, start: int, classes: list[Any], rows: list[Row]) -> None:
-    for i, (rid, decision, proba, threshold, cost) in enumerate(rows, start):
+def _write(writer: Any, start: int, classes: list[Any], rows: list[Row], actions: bool) -> None:
+    for i, (rid, decision, proba, threshold, cost, action) in enumerate(rows, start):
         probs = ["" for _ in classes] if proba is None else [f"{v:.6g}" for v in proba]
+        taken = ["" if action is None else action] if actions else []
         writer.writerow(
             [
                 i,
                 "" if rid is None else rid,
-                decision,
+                "" if decision is None else decision,
+                *taken,
                 *probs,
                 "" if threshold is None else _fmt(threshold),
                 _fmt(cost),
@@ -150,6 +155,7 @@ def decide_csv(args: argparse.Namespace, resolve: Resolve, decide: Decide) -> in
         if not header:
             raise ValueError(f"{args.csv}: a header row naming the features is required")
         target = resolve()
+        actions = args.c_review is not None
         rows = _rows(reader, _columns(args, header, target), args.id_column)
         with _output(args.output) as out:
             writer = csv.writer(out)
@@ -162,12 +168,13 @@ def decide_csv(args: argparse.Namespace, resolve: Resolve, decide: Decide) -> in
                             "row",
                             "id",
                             "decision",
+                            *(["action"] if actions else []),
                             *[f"p_{c}" for c in decided.classes],
                             "threshold",
                             "expected_cost",
                         ]
                     )
-                _write(writer, done, decided.classes, decided.rows)
+                _write(writer, done, decided.classes, decided.rows, actions)
                 done += len(chunk)
                 if bar is not None:
                     bar("predicting", done, max(total, done))
@@ -178,7 +185,10 @@ def decide_csv(args: argparse.Namespace, resolve: Resolve, decide: Decide) -> in
 
 
 def _costs(args: argparse.Namespace) -> dict[str, float]:
-    return {"c_fp": args.c_fp, "c_fn": args.c_fn, "c_tp": args.c_tp, "c_tn": args.c_tn}
+    costs = {"c_fp": args.c_fp, "c_fn": args.c_fn, "c_tp": args.c_tp, "c_tn": args.c_tn}
+    if args.c_review is not None:
+        costs["c_review"] = args.c_review
+    return costs
 
 
 def _local_log(settings: Settings, sessions: Any) -> Any:
@@ -218,13 +228,20 @@ def local_run(args: argparse.Namespace, factory: Any, log: Any) -> tuple[Resolve
         classes = list(p.classes)
         th = d.threshold
         row_ids: list[str | None] = list(p.ids) if p.ids is not None else [None] * len(chunk)
+        names = p.provenance.actions
+        taken: list[str | None] = (
+            [None] * len(chunk)
+            if d.action_index is None or names is None
+            else [names[a] for a in d.action_index.tolist()]
+        )
         rows: list[Row] = [
             (
                 row_ids[i],
-                classes[k],
+                None if k < 0 else classes[k],
                 None if p.proba is None else p.proba[i].tolist(),
                 None if th is None else float(th[i]),
                 float(d.expected_cost[i]),
+                taken[i],
             )
             for i, k in enumerate(d.labels_index.tolist())
         ]
@@ -258,7 +275,8 @@ def remote_run(args: argparse.Namespace, client: Any) -> tuple[Resolve, Decide]:
     def decide(chunk: list[Record], ids: list[str] | None, version: int) -> Decided:
         r = client.predict(args.model, records=chunk, costs=_costs(args), version=version, ids=ids)
         rows: list[Row] = [
-            (p.id, p.decision, p.probabilities, p.threshold, p.expected_cost) for p in r.predictions
+            (p.id, p.decision, p.probabilities, p.threshold, p.expected_cost, p.action)
+            for p in r.predictions
         ]
         return Decided(r.version, list(r.classes), rows)
 
@@ -297,6 +315,13 @@ def add_predict_parser(sub: Any, sessions: Any, add_remote_options: Callable[[An
     q.add_argument("--c-fn", type=float, required=True, help="cost of a false negative")
     q.add_argument("--c-tp", type=float, default=0.0)
     q.add_argument("--c-tn", type=float, default=0.0)
+    q.add_argument(
+        "--c-review",
+        type=float,
+        help="cost of sending a row to review, whatever the truth: each row takes the "
+        "action of least expected cost among negative, positive and review (an action "
+        "column in the output; decision empty for review)",
+    )
     q.add_argument(
         "--id-column",
         metavar="COLUMN",

@@ -371,8 +371,12 @@ class LoggedPrediction(Base):
     calibration map); ``probabilities`` are those the decision used (after deployment
     ``priors``); ``decision`` is a class index; ``costs`` the ``(K, K)`` cost matrix applied
     to this row (rows = truth); ``cost_setting`` where it came from; ``stable`` whether the
-    decision held at both ends of the row's probability interval (null: none asked). ``label`` (a class
-    index), ``outcome_cost`` and ``labelled_at`` are set once by an outcome report.
+    decision held at both ends of the row's probability interval (null: none asked). A
+    decision among named
+    actions has ``actions`` (the names, one per column of its ``(K, A)`` ``costs``),
+    ``action`` (the index of the action taken) and ``decision`` the class that action
+    stands for, null for an action that stands for no class (e.g. ``review``). ``label``
+    (a class index), ``outcome_cost`` and ``labelled_at`` are set once by an outcome report.
     """
 
     __tablename__ = "logged_predictions"
@@ -393,7 +397,7 @@ class LoggedPrediction(Base):
     created_at: Mapped[datetime]
     raw_score: Mapped[Any | None] = mapped_column(LogJSON, default=None)
     probabilities: Mapped[Any | None] = mapped_column(LogJSON, default=None)
-    decision: Mapped[int]
+    decision: Mapped[int | None] = mapped_column(default=None)
     threshold: Mapped[float | None] = mapped_column(Float, default=None)
     expected_cost: Mapped[float | None] = mapped_column(Float, default=None)
     cost_setting: Mapped[str] = mapped_column(String(16))
@@ -403,6 +407,8 @@ class LoggedPrediction(Base):
     # the decision was the same at both ends of the row's probability interval (asked
     # with interval: true); null when no interval was asked
     stable: Mapped[bool | None] = mapped_column(default=None)
+    action: Mapped[int | None] = mapped_column(default=None)
+    actions: Mapped[Any | None] = mapped_column(LogJSON, default=None)
     label: Mapped[int | None] = mapped_column(default=None)
     outcome_cost: Mapped[float | None] = mapped_column(Float, default=None)
     labelled_at: Mapped[datetime | None] = mapped_column(default=None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -58,10 +58,12 @@ LOG_COLUMNS = (
     "priors",
     "features",
     "stable",
+    "action",
+    "actions",
 )
 
 
-_JSON_COLUMNS = frozenset({"raw_score", "probabilities", "costs", "priors", "features"})
+_JSON_COLUMNS = frozenset({"raw_score", "probabilities", "costs", "priors", "features", "actions"})
 _PG_TYPES = {
     "model_id": "integer",
     "version_id": "integer",
@@ -74,6 +76,7 @@ _PG_TYPES = {
     "expected_cost": "double precision",
     "cost_setting": "text",
     "stable": "boolean",
+    "action": "integer",
 }
 _COLUMN_LIST = ", ".join(LOG_COLUMNS)
 
@@ -101,7 +104,7 @@ _PG_INSERT = (
     + f") AS r({_COLUMN_LIST}) ON CONFLICT (model_id, prediction_id) DO NOTHING"
 )
 _SQLITE_ROW = "(" + ", ".join("?" for _ in LOG_COLUMNS) + ")"
-#: Rows per SQLite statement: 256 x 16 = 4,096 parameters, under SQLite's limit (32,766
+#: Rows per SQLite statement: 256 x 17 = 4,352 parameters, under SQLite's limit (32,766
 #: since 3.32; 999 before, hence 62 rows there).
 SQLITE_ROWS_PER_INSERT = 256 if sqlite3.sqlite_version_info >= (3, 32) else 999 // len(LOG_COLUMNS)
 
@@ -192,18 +195,22 @@ class LogColumns:
 
     ``costs`` holds the cost matrices of the labelled rows only (the others' are never
     parsed), in row order: row ``i``'s is ``costs[np.cumsum(label >= 0)[i] - 1]``.
-    ``stable`` is 1 where the decision was the same at both ends of the row's probability
-    interval, 0 where it was not, -1 where the request asked for no interval.
+    A decision among named actions has a ``(K, A)`` matrix; the stack is ``(m, K, W)``,
+    ``W`` the widest, narrower matrices padded with NaN. ``column`` is the column of its
+    matrix a row's decision took (the action's, else the decided class): its realised
+    cost is ``costs[j, label, column]``.
     """
 
     created_at: np.ndarray  # (n,) float64: POSIX seconds, UTC
     probabilities: np.ndarray  # (n, K) float64, NaN where none was logged
-    decision: np.ndarray  # (n,) int64 class indices
+    decision: np.ndarray  # (n,) int64 class indices, -1 for an action that is no class
     label: np.ndarray  # (n,) int64 class indices, -1 without an outcome
     expected_cost: np.ndarray  # (n,) float64, NaN where unknown
     outcome_cost: np.ndarray  # (n,) float64, NaN where not reported
-    costs: np.ndarray  # (m, K, K) of the m labelled rows; rows = truth
+    costs: np.ndarray  # (m, K, W) of the m labelled rows; rows = truth
     stable: np.ndarray  # (n,) int8: 1 stable, 0 not, -1 no interval asked
+    action: np.ndarray  # (n,) object: the name of the action taken, None for a class decision
+    column: np.ndarray  # (n,) int64: the column of the row's cost matrix its decision took
 
     def __len__(self) -> int:
         return len(self.decision)
@@ -224,6 +231,8 @@ class LogColumns:
             outcome_cost=np.empty(0),
             costs=np.empty((0, k, k)),
             stable=np.empty(0, dtype=np.int8),
+            action=np.empty(0, dtype=object),
+            column=np.empty(0, dtype=np.int64),
         )
 
     def reversed(self) -> LogColumns:
@@ -241,6 +250,8 @@ class LogColumns:
             outcome_cost=self.outcome_cost[mask],
             costs=self.costs[mask[self.label >= 0]],
             stable=self.stable[mask],
+            action=self.action[mask],
+            column=self.column[mask],
         )
 
 
@@ -255,6 +266,42 @@ def _parse_json_rows(texts: list[str | None], width: Sequence[int]) -> np.ndarra
         texts = [blank if t is None or t == "null" else t for t in texts]
     parsed = orjson.loads("[" + ",".join(cast(list[str], texts)) + "]")
     return np.array(parsed, dtype=np.float64).reshape(n, *width)  # null -> NaN
+
+
+def _parse_cost_rows(texts: list[str], k: int) -> np.ndarray:
+    """Cost matrices as JSON texts, ``(K, K)`` or ``(K, A)``, as one ``(m, K, W)`` float64
+    stack (``W`` the widest; narrower ones padded with NaN). One parse for all of them;
+    a loop over the matrices only when their widths differ."""
+    if not texts:
+        return np.empty((0, k, k))
+    parsed = orjson.loads("[" + ",".join(texts) + "]")
+    try:
+        stack = np.array(parsed, dtype=np.float64)
+    except ValueError:  # matrices of different widths
+        stack = None
+    if stack is not None and stack.ndim == 3:
+        return stack
+    width = max(len(c[0]) for c in parsed)
+    out = np.full((len(parsed), k, width), np.nan)
+    for j, c in enumerate(parsed):
+        a = np.array(c, dtype=np.float64)
+        out[j, :, : a.shape[1]] = a
+    return out
+
+
+def _actions_taken(
+    action: Sequence[int | None], names: Sequence[str | None], memo: dict[str, list[str]]
+) -> np.ndarray:
+    """The name of the action each row took (None for a class decision): ``names`` are
+    the rows' ``actions`` as JSON text, parsed once per distinct text (``memo``)."""
+    out = np.full(len(action), None, dtype=object)
+    for i, (a, text) in enumerate(zip(action, names, strict=True)):
+        if a is not None and text is not None:
+            listed = memo.get(text)
+            if listed is None:
+                listed = memo[text] = orjson.loads(text)
+            out[i] = listed[a]
+    return out
 
 
 def _seconds(values: Sequence[Any], postgres: bool) -> np.ndarray:
@@ -332,8 +379,8 @@ class PredictionLog:
         logged probabilities). With ``latest`` only the most recent that many; with
         ``labelled`` only the rows that have an outcome. JSON columns are read as text
         and parsed once per chunk of ``chunk_rows`` (never one parse per row), cost
-        matrices only for labelled rows; the result holds ``8 (K + 5)`` bytes per row
-        (plus ``8 K^2`` per labelled row)."""
+        matrices only for labelled rows; the result holds ``8 (K + 7)`` bytes per row
+        (plus ``8 K W`` per labelled row, ``W`` the widest cost matrix)."""
         costs_text = case((_T.c.label.is_not(None), cast_(_T.c.costs, Text)), else_=None)
         postgres = self.session.get_bind().dialect.name == "postgresql"
         created = (  # as numbers or text, not one aware datetime object per row
@@ -350,6 +397,8 @@ class PredictionLog:
             _T.c.outcome_cost,
             costs_text,
             _T.c.stable,
+            _T.c.action,
+            cast_(_T.c.actions, Text),
         ).where(_T.c.model_id == model_id, _T.c.version == version)
         if labelled:
             query = query.where(_T.c.label.is_not(None))
@@ -359,10 +408,11 @@ class PredictionLog:
         else:
             query = query.order_by(_T.c.created_at, _T.c.id)
         parts: list[LogColumns] = []
+        memo: dict[str, list[str]] = {}
         with database_errors():
             result = self.session.execute(query.execution_options(yield_per=chunk_rows))
             for rows in result.partitions():
-                t, proba, decision, label, expected, reported, costs, stable = zip(
+                t, proba, decision, label, expected, reported, costs, stable, action, names = zip(
                     *rows, strict=True
                 )
                 if n_classes is None:  # the registry does not say: the logged width
@@ -370,20 +420,30 @@ class PredictionLog:
                     n_classes = 2 if first is None else len(orjson.loads(first))
                 k = (n_classes,)
                 labels = np.array([-1 if y is None else y for y in label], dtype=np.int64)
+                decided = np.array([-1 if d is None else d for d in decision], dtype=np.int64)
+                taken = np.array([-1 if a is None else a for a in action], dtype=np.int64)
                 parts.append(
                     LogColumns(
                         created_at=_seconds(t, postgres),
                         probabilities=_parse_json_rows(list(proba), k),
-                        decision=np.array(decision, dtype=np.int64),
+                        decision=decided,
                         label=labels,
                         expected_cost=np.array(expected, dtype=np.float64),
                         outcome_cost=np.array(reported, dtype=np.float64),
-                        costs=_parse_json_rows([c for c in costs if c is not None], k * 2),
+                        costs=_parse_cost_rows([c for c in costs if c is not None], k[0]),
                         stable=np.array([-1 if s is None else int(s) for s in stable], np.int8),
+                        action=_actions_taken(action, names, memo),
+                        column=np.where(taken >= 0, taken, decided),
                     )
                 )
         if not parts:
             return LogColumns.empty(n_classes or 2)
+        width = max(p.costs.shape[2] for p in parts)
+        for i, p in enumerate(parts):  # chunks of narrower matrices: padded to the widest
+            if p.costs.shape[2] < width:
+                wide = np.full((len(p.costs), p.costs.shape[1], width), np.nan)
+                wide[:, :, : p.costs.shape[2]] = p.costs
+                parts[i] = replace(p, costs=wide)
         out = LogColumns(
             **{
                 f.name: np.concatenate([getattr(p, f.name) for p in parts])

@@ -40,6 +40,7 @@ from models.exceptions import InvalidCostMatrix
 __all__ = [
     "ActionDecisions",
     "decide_actions",
+    "review_band",
     "review_matrix",
     "validate_action_matrix",
     "validate_action_names",
@@ -185,6 +186,50 @@ def review_matrix(binary: np.ndarray, c_review: ArrayLike) -> np.ndarray:
         raise InvalidCostMatrix(f"{at}: cost must be finite and >= 0, got {float(value)}")
     col = np.broadcast_to(r[..., None] if r.ndim else r, (*lead, 2))
     return np.concatenate([binary, col[..., None]], axis=-1)
+
+
+def review_band(
+    c_fp: float, c_fn: float, c_review: float, c_tp: float = 0.0, c_tn: float = 0.0
+) -> tuple[float, float] | None:
+    """The probabilities ``p = P(classes[1])`` at which two-class costs with ``c_review``
+    send a row to review: the interval ``(low, high)``, or None when review is never
+    the least expected cost.
+
+    Deciding negative costs ``E_neg(p) = c_tn + p (c_fn - c_tn)`` in expectation,
+    positive ``E_pos(p) = c_fp - p (c_fp - c_tp)``, review ``c_review`` whatever the
+    truth; ties go to the action listed first (negative, positive, review), so review is
+    taken iff ``c_review < E_neg(p)`` and ``c_review < E_pos(p)``: for ``p`` strictly
+    between ``low = (c_review - c_tn) / (c_fn - c_tn)`` and ``high = (c_fp - c_review) /
+    (c_fp - c_tp)`` (Chow's reject band, [2]_), clipped to ``[0, 1]``. When errors cost
+    more than correct decisions (``c_fn > c_tn``, ``c_fp > c_tp``, the usual case) a row
+    below ``low`` is decided negative and one above ``high`` positive. The costs are
+    those of a validated setting (:func:`review_matrix`); no check is made here.
+
+    Examples
+    --------
+    >>> review_band(c_fp=1.0, c_fn=5.0, c_review=0.5)
+    (0.1, 0.5)
+    >>> review_band(c_fp=1.0, c_fn=5.0, c_review=2.0) is None  # review dearer than deciding
+    True
+    """
+    low, high = 0.0, 1.0
+    closed_low = closed_high = True  # a bound clipped to 0 or 1 includes it
+    for slope, start in ((c_fn - c_tn, c_tn), (c_tp - c_fp, c_fp)):
+        # review beats this decision iff c_review < start + slope * p
+        if slope == 0:
+            if not c_review < start:
+                return None
+        elif slope > 0:
+            bound = (c_review - start) / slope
+            if bound >= low:
+                low, closed_low = bound, False
+        else:
+            bound = (c_review - start) / slope
+            if bound <= high:
+                high, closed_high = bound, False
+    if low > high or (low == high and not (closed_low and closed_high)):
+        return None
+    return float(low), float(high)
 
 
 @dataclass(frozen=True, eq=False)

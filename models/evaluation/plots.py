@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from models.decisions.actions import decide_actions, review_band, review_matrix
 from models.decisions.rule import CostMatrix, binary_threshold, decide
 from models.evaluation.metrics import (
     PAPER_COST_RATIOS,
@@ -77,6 +78,7 @@ __all__ = [
     "uncalibrated_proba",
     "whatif",
     "whatif_matrix",
+    "whatif_review",
 ]
 
 #: Default cost-curve range of ``c_fn / c_fp``: that of the paper's 21 cost ratios.
@@ -407,6 +409,61 @@ def whatif(
         "mean_cost": mean,
         "accuracy": float(np.trace(confusion) / y.size),
         "n": int(y.size),
+    }
+
+
+def whatif_review(
+    y01: ArrayLike,
+    p1: ArrayLike,
+    c_fp: float,
+    c_fn: float,
+    c_review: float,
+    c_tp: float = 0.0,
+    c_tn: float = 0.0,
+) -> dict[str, Any]:
+    """Decide held-out rows among negative, positive and review (``c_review`` whatever the
+    truth), as predict does with ``costs.c_review``, and count what it costs.
+
+    The decision is :func:`models.decisions.actions.decide_actions` on ``[1 - p1, p1]``
+    under ``[[c_tn, c_fp, c_review], [c_fn, c_tp, c_review]]``.
+
+    Returns
+    -------
+    dict
+        ``c_review``; ``band``: ``[low, high]``, the probabilities of ``classes[1]``
+        between which rows go to review (:func:`models.decisions.actions.review_band`),
+        or None when none can; ``confusion_matrix`` (2 x 3: rows = truth, columns =
+        negative, positive, review), ``reviewed`` (rows) and ``reviewed_share``,
+        ``total_cost`` (None past the largest float64) and ``mean_cost``.
+
+    Raises
+    ------
+    InvalidCostMatrix
+        Invalid costs (the message names the cost, ``c_review`` included).
+    """
+    binary = CostMatrix.from_binary(c_fp, c_fn, c_tp, c_tn).matrix
+    matrix = review_matrix(binary, c_review)
+    y, p = _check_binary(y01, p1)
+    y_index = y.astype(np.int64)
+    taken = decide_actions(np.column_stack([1.0 - p, p]), matrix, validated=True).action_index
+    counts = np.bincount(y_index * 3 + taken, minlength=6).reshape(2, 3)
+    with np.errstate(over="ignore"):
+        total: float | None = float(matrix[y_index, taken].sum())
+    if total is not None and math.isfinite(total):
+        mean = total / y.size
+    else:
+        total = None
+        mean = min(float(np.sum(counts / y.size * matrix)), float(np.max(matrix)))
+    band = review_band(c_fp, c_fn, float(c_review), c_tp, c_tn)
+    reviewed = int(counts[:, 2].sum())
+    return {
+        "c_review": float(c_review),
+        "band": None if band is None else list(band),
+        "confusion_matrix": counts.tolist(),
+        "reviewed": reviewed,
+        "reviewed_share": reviewed / y.size,
+        "total_cost": total,
+        "mean_cost": mean,
     }
 
 

@@ -90,6 +90,7 @@ __all__ = [
     "cox_calibration",
     "hosmer_lemeshow",
     "realised_cost",
+    "realised_from_rows",
     "reliability",
     "spiegelhalter_z",
     "top_label_reliability",
@@ -633,7 +634,21 @@ def realised_cost(
         Indices out of range, shapes that disagree, invalid costs (the message names
         the row).
     """
-    per_row = row_costs(y_index, decision_index, costs)
+    return realised_from_rows(
+        row_costs(y_index, decision_index, costs), expected_cost, reported_cost
+    )
+
+
+def realised_from_rows(
+    per_row: np.ndarray,
+    expected_cost: ArrayLike | None = None,
+    reported_cost: ArrayLike | None = None,
+) -> RealisedCost:
+    """:func:`realised_cost` of decisions whose cost-matrix entries ``per_row`` (one per
+    labelled row) are known: a finite ``reported_cost`` replaces a row's entry, and
+    ``expected_cost`` gives the total expected at decision time and the ratio (see
+    :func:`realised_cost`; :func:`models.feedback.actions.taken_costs` gives the entries
+    of decisions among actions)."""
     n = per_row.size
     if reported_cost is not None:
         r = _float_rows(reported_cost, n, "reported_cost")

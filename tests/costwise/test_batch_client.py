@@ -114,3 +114,39 @@ def test_costwise_batch_locally_decides_into_the_output(
         env=env_of(COSTWISE_DATABASE_URL=server.database_url), check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and "no column 'nope'" in bad.stderr
+
+
+def test_costwise_batch_decides_among_actions_with_a_column_cost(
+    data_server: tuple[Service, Path], tmp_path: Path
+) -> None:
+    """--actions with a K x A --cost-matrix whose decline cell is the amount, remote and
+    local: the action column is predict's with the same per-row matrices."""
+    server, root = data_server
+    table, src, out = _input(root, "actions", 80, parts=2)
+    matrix = '[[0, 4, {"column": "amount"}], [100, 4, 0]]'
+    from tests.costwise.test_cli_remote import _env as env_of
+
+    remote = costwise(
+        "batch", "fraud", str(src), str(out), "--format", "parquet",
+        "--actions", "approve,review,decline", "--cost-matrix", matrix,
+        "--url", server.url, "--api-key", ADMIN_KEY,
+    )  # fmt: skip
+    assert json.loads(remote.stdout)["rows"] == 80
+    local_out = tmp_path / "actions-local"
+    local = costwise(
+        "batch", "fraud", str(src), str(local_out), "--format", "parquet",
+        "--actions", "approve,review,decline", "--cost-matrix", matrix,
+        env=env_of(COSTWISE_DATABASE_URL=server.database_url),
+    )  # fmt: skip
+    assert json.loads(local.stdout)["rows"] == 80
+    records = [{k: r[k] for k in FEATURES} for r in table.to_pylist()]
+    per_row = [[[0.0, 4.0, a], [100.0, 4.0, 0.0]] for a in table.column("amount").to_pylist()]
+    with Client(server.url, api_key=ADMIN_KEY) as c:
+        answer = c.predict(
+            "fraud", records=records, actions=["approve", "review", "decline"],
+            row_cost_matrices=per_row,
+        )  # fmt: skip
+    expected = [p.action for p in answer.predictions]
+    assert len(set(expected)) >= 2
+    assert ds.dataset(out).to_table().column("action").to_pylist() == expected
+    assert ds.dataset(local_out).to_table().column("action").to_pylist() == expected

@@ -114,6 +114,57 @@ def test_train_predict_with_ids_send_outcomes_and_monitor(
     assert last[:3] == ["total", "250", "250"] and float(last[4]) == pytest.approx(expected)
 
 
+def test_review_through_the_command_line_loop(
+    server: Service, remote: list[str], tmp_path: Path
+) -> None:
+    """predict --c-review, outcomes by id, monitor: one line per action, its realised
+    cost the sum of C[label][action] over the rows that took it."""
+    lines = list(csv.reader(FRAUD_CSV.read_text().splitlines()))
+    header, data = lines[0], lines[1:]
+    train = _write(tmp_path / "train.csv", header, data[:1000])
+    costwise(
+        "train", str(train), "--model", "review-loop", "--label-column", "fraud",
+        "--n-estimators", "20", "--mode", "sync", *remote,
+    )  # fmt: skip
+    traffic = _write(
+        tmp_path / "traffic.csv",
+        ["txn", *header],
+        [[f"r-{i}", *row] for i, row in enumerate(data[1000:1300])],
+    )
+    out = tmp_path / "decisions.csv"
+    costwise(
+        "predict", str(traffic), "--model", "review-loop", "--id-column", "txn",
+        "--c-fp", str(C_FP), "--c-fn", str(C_FN), "--c-review", "0.5", "-o", str(out), *remote,
+    )  # fmt: skip
+    decided = _read(out)
+    costwise(
+        "outcomes", "send", str(traffic), "--model", "review-loop",
+        "--id-column", "txn", "--label-column", "fraud", *remote,
+    )  # fmt: skip
+    labels = {f"r-{i}": int(row[-1]) for i, row in enumerate(data[1000:1300])}
+    matrix = {"negative": (0.0, C_FN), "positive": (C_FP, 0.0), "review": (0.5, 0.5)}
+    want: dict[str, list[float]] = {}
+    for d in decided:
+        figures = want.setdefault(d["action"], [0, 0.0])
+        figures[0] += 1
+        figures[1] += matrix[d["action"]][labels[d["id"]]]
+    assert "review" in want and len(want) >= 2
+    deadline = time.monotonic() + 30
+    with Client(server.url, api_key=ADMIN_KEY) as c:
+        while time.monotonic() < deadline:
+            doc = c.monitoring("review-loop")
+            if doc["versions"] and doc["versions"][0]["total"]["labelled"] >= 300:
+                break
+            time.sleep(0.2)
+    table = costwise("monitor", "review-loop", *remote).stdout.splitlines()
+    rows = [line.split("\t") for line in table if line.startswith("action\t")]
+    assert {r[1] for r in rows} == set(want)
+    for r in rows:
+        taken, cost = want[r[1]]
+        assert (int(r[2]), int(r[4])) == (taken, taken)
+        assert float(r[5]) == pytest.approx(cost, rel=1e-3)  # printed to 4 digits
+
+
 def test_server_commands_say_they_need_a_server() -> None:
     for command in (["monitor"], ["outcomes", "send"], ["jobs"]):
         text = costwise(*command, "--help").stdout

@@ -7,6 +7,7 @@ keeps the list of skipped blocks short and explained."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -41,7 +42,14 @@ DOCUMENTED_URL = "http://127.0.0.1:8000"
 WALKS = {
     "readme-monitoring-recalibration": ["README.md", "docs/monitoring.md", "docs/recalibration.md"],
     "client": ["docs/client.md"],
+    "actions": ["docs/actions.md"],
 }
+
+# Walks on the shared data sets (../shared/datasets from the repository root, or
+# $COSTWISE_DATASETS_DIR): the files they read. Without them the walk is skipped (the
+# project's tests pass without the shared data sets); with them it runs as written.
+DATASETS_DIR = Path(os.environ.get("COSTWISE_DATASETS_DIR") or ROOT.parent / "shared" / "datasets")
+NEEDS_DATASETS = {"actions": ["german.csv"]}
 
 # Blocks that cannot run in a test, by page: how many the pages may mark skip.
 MAX_SKIPPED = {
@@ -49,6 +57,7 @@ MAX_SKIPPED = {
     "docs/client.md": 1,
     "docs/monitoring.md": 0,
     "docs/recalibration.md": 2,
+    "docs/actions.md": 0,
 }
 
 
@@ -112,7 +121,7 @@ def _check(block: Block, what: str, expected: str, actual: str) -> None:
 def _walk(pages: list[str], tmp_path: Path) -> int:
     """Run the pages' blocks in order; returns how many commands and programs ran."""
     workdir = _workdir(tmp_path)
-    env = environment(ROOT)
+    env = {**environment(ROOT), "COSTWISE_DATASETS_DIR": str(DATASETS_DIR)}
     ran = 0
     with costwise_serve(workdir, env) as url, (workdir / "transcript.txt").open("w") as transcript:
         # every output, in order: what to paste into a page after a deliberate change
@@ -167,6 +176,9 @@ def _walk(pages: list[str], tmp_path: Path) -> int:
 
 @pytest.mark.parametrize("walk", sorted(WALKS))
 def test_walkthrough_runs_as_written(walk: str, tmp_path: Path) -> None:
+    missing = [f for f in NEEDS_DATASETS.get(walk, []) if not (DATASETS_DIR / f).exists()]
+    if missing:
+        pytest.skip(f"needs the shared data sets {missing} in {DATASETS_DIR}")
     assert _walk(WALKS[walk], tmp_path) >= len(WALKS[walk])
 
 

@@ -112,7 +112,10 @@ def get_plot(
     description="Decides the version's stored evaluation rows (at most 10,000, stratified; "
     "out-of-fold probabilities by default, held-out rows with `evaluation_fraction`) as "
     "predict would under `c_fp`, `c_fn` (and `c_tp`, `c_tn`, default 0), and reports the "
-    "threshold, the confusion matrix [[tn, fp], [fn, tp]] and the cost. Two-class models only.",
+    "threshold, the confusion matrix [[tn, fp], [fn, tp]] and the cost. With `c_review`, "
+    "`review` also decides them among negative, positive and review as predict's "
+    "`costs.c_review` does: the band of probabilities sent to review, counts and cost. "
+    "Two-class models only.",
 )
 def whatif(
     name: ModelName,
@@ -122,8 +125,12 @@ def whatif(
     c_fn: Annotated[float, Query(description="Cost of a false negative.")],
     c_tp: Annotated[float, Query(description="Cost of a true positive.")] = 0.0,
     c_tn: Annotated[float, Query(description="Cost of a true negative.")] = 0.0,
+    c_review: Annotated[
+        float | None,
+        Query(description="Cost of sending a row to review, whatever the truth (optional)."),
+    ] = None,
 ) -> WhatIfResponse:
-    out = services.plots.whatif(name, version, c_fp, c_fn, c_tp, c_tn)
+    out = services.plots.whatif(name, version, c_fp, c_fn, c_tp, c_tn, c_review)
     costs = WhatIfCosts(**out.pop("costs"))
     return WhatIfResponse(model=name, version=version, costs=costs, **out)
 

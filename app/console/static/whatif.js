@@ -1,12 +1,56 @@
 // The "what if" panel. Two classes: two log-scale cost sliders -> GET .../whatif ->
-// threshold, confusion matrix and expected cost. K classes: a K x K cost-matrix editor ->
+// threshold, confusion matrix and expected cost; with the review action on, a third slider
+// (c_review) -> the answer's `review`: the two thresholds that bound the review band, drawn
+// on the probability axis, the rows sent to review and the cost. K classes: a K x K cost-matrix editor ->
 // GET .../whatif/matrix -> the K x K confusion matrix and cost. Both on the version's evaluation
 // rows (out of fold or held out).
 
 import { api, modelPath } from "./api.js";
-import { $, el, showError, setFigure } from "./dom.js";
+import { $, el, formatNumber, showError, setFigure } from "./dom.js";
 
 const DEBOUNCE_MS = 100;
+const SVG = "http://www.w3.org/2000/svg";
+const BAND_WIDTH = 460;
+const BAND_HEIGHT = 64;
+const BAND_PAD = 16;
+
+function svg(tag, attributes = {}, text = null) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attributes)) node.setAttribute(k, String(v));
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+/** The probability axis [0, 1] of the positive class with the review band (low, high)
+ * shaded and its two thresholds drawn (each line carries data-value and data-x), and the
+ * threshold without review dashed. `band` null: review is never the cheapest. */
+export function bandChart(band, threshold) {
+  const x = (v) => BAND_PAD + v * (BAND_WIDTH - 2 * BAND_PAD);
+  const y = BAND_HEIGHT / 2;
+  const root = svg("svg", { viewBox: `0 0 ${BAND_WIDTH} ${BAND_HEIGHT}`, role: "img",
+    id: "review-band-chart", "data-band": band ? band.join(",") : "none" });
+  root.append(svg("title", {}, band
+    ? `review between ${band[0]} and ${band[1]}`
+    : "review is never the cheapest decision"));
+  root.append(svg("line", { x1: x(0), x2: x(1), y1: y, y2: y, class: "axis" }));
+  for (const v of [0, 1]) {
+    root.append(svg("text", { x: x(v), y: BAND_HEIGHT - 2, "text-anchor": "middle" }, String(v)));
+  }
+  if (band) {
+    const [low, high] = band;
+    root.append(svg("rect", { x: x(low), y: y - 12, width: Math.max(x(high) - x(low), 0),
+      height: 24, class: "band", "data-x1": x(low), "data-x2": x(high) }));
+    for (const [v, id, anchor] of [[low, "review-low", "end"], [high, "review-high", "start"]]) {
+      root.append(svg("line", { id, x1: x(v), x2: x(v), y1: y - 16, y2: y + 16, class: "bound",
+        "data-value": v, "data-x": x(v) }));
+      root.append(svg("text", { x: x(v) + (anchor === "end" ? -4 : 4), y: 12, "text-anchor": anchor },
+        formatNumber(v, 4)));
+    }
+  }
+  root.append(svg("line", { id: "review-plain", x1: x(threshold), x2: x(threshold), y1: y - 20,
+    y2: y + 20, class: "plain", "data-value": threshold, "data-x": x(threshold) }));
+  return root;
+}
 
 /** Slider position (log10) -> cost, rounded to 2 significant digits (what is sent). */
 export function costAt(position) {
@@ -35,8 +79,13 @@ export class WhatIf {
     this.sequence = 0; // number of the latest request; older answers are ignored
     this.controller = null;
     this.timer = null;
-    this.sliders = { c_fp: $("#c-fp"), c_fn: $("#c-fn") };
-    this.outputs = { c_fp: $("#c-fp-value"), c_fn: $("#c-fn-value") };
+    this.sliders = { c_fp: $("#c-fp"), c_fn: $("#c-fn"), c_review: $("#c-review") };
+    this.outputs = { c_fp: $("#c-fp-value"), c_fn: $("#c-fn-value"), c_review: $("#c-review-value") };
+    this.reviewOn = $("#review-on");
+    this.reviewOn.addEventListener("change", () => {
+      this.sliders.c_review.disabled = !this.reviewOn.checked;
+      this.changed();
+    });
     this.result = $("#whatif-result");
     this.error = $("#whatif-error");
     this.note = $("#whatif-note");
@@ -54,16 +103,20 @@ export class WhatIf {
     return Boolean(this.target && this.target.classes.length !== 2);
   }
 
+  /** The costs sent: c_fp, c_fn, and c_review when the review action is on. */
   costs() {
-    return { c_fp: costAt(this.sliders.c_fp.value), c_fn: costAt(this.sliders.c_fn.value) };
+    const costs = { c_fp: costAt(this.sliders.c_fp.value), c_fn: costAt(this.sliders.c_fn.value) };
+    if (this.reviewOn.checked) costs.c_review = costAt(this.sliders.c_review.value);
+    return costs;
   }
 
   showCosts() {
     const costs = this.costs();
+    const shown = { ...costs, c_review: costAt(this.sliders.c_review.value) };
     for (const [name, output] of Object.entries(this.outputs)) {
-      output.textContent = String(costs[name]);
-      this.sliders[name].setAttribute("aria-valuetext", String(costs[name]));
-      output.dataset.value = String(costs[name]);
+      output.textContent = String(shown[name]);
+      this.sliders[name].setAttribute("aria-valuetext", String(shown[name]));
+      output.dataset.value = String(shown[name]);
     }
     return costs;
   }
@@ -126,9 +179,13 @@ export class WhatIf {
     this.sequence += 1;
     showError(this.error, null);
     this.note.hidden = true;
-    for (const id of ["threshold", "mean-cost", "total-cost", "accuracy", "n"]) {
+    for (const id of ["threshold", "mean-cost", "total-cost", "accuracy", "n", "reviewed",
+      "review-total"]) {
       setFigure($(`#whatif-${id}`), null);
     }
+    $("#whatif-band").textContent = "–";
+    this.showReview(false);
+    $("#review-chart").replaceChildren();
     for (const id of ["tn", "fp", "fn", "tp"]) setFigure($(`#cm-${id}`), null);
     for (const cell of document.querySelectorAll("#confusion-matrix-k td")) setFigure(cell, null);
     this.result.dataset.state = this.target ? "loading" : "idle";
@@ -147,7 +204,7 @@ export class WhatIf {
     try {
       const query = matrix
         ? `/matrix?${new URLSearchParams({ cost_matrix: JSON.stringify(matrix) })}`
-        : `?${new URLSearchParams({ c_fp: costs.c_fp, c_fn: costs.c_fn })}`;
+        : `?${new URLSearchParams(costs)}`;
       const answer = await api(`${path}${query}`, { signal: this.controller.signal });
       if (sequence !== this.sequence) return; // a newer request was sent meanwhile
       if (matrix) this.renderMatrix(answer, matrix);
@@ -186,8 +243,32 @@ export class WhatIf {
     const [negative, positive] = answer.labels.map(String);
     for (const e of document.querySelectorAll(".label-neg")) e.textContent = negative;
     for (const e of document.querySelectorAll(".label-pos")) e.textContent = positive;
-    this.result.dataset.costs = `${costs.c_fp},${costs.c_fn}`;
+    this.renderReview(answer.review, answer.threshold);
+    this.result.dataset.costs = costs.c_review === undefined
+      ? `${costs.c_fp},${costs.c_fn}`
+      : `${costs.c_fp},${costs.c_fn},${costs.c_review}`;
     this.result.dataset.state = "ready";
+  }
+
+  showReview(on) {
+    for (const e of document.querySelectorAll("#whatif-result .review-only")) e.hidden = !on;
+  }
+
+  /** The answer's `review` (null without c_review): band, rows reviewed, cost, drawn. */
+  renderReview(review, threshold) {
+    this.showReview(Boolean(review));
+    if (!review) {
+      $("#review-chart").replaceChildren();
+      return;
+    }
+    const band = $("#whatif-band");
+    band.textContent = review.band
+      ? `${formatNumber(review.band[0], 4)} to ${formatNumber(review.band[1], 4)}`
+      : "none (review never costs least)";
+    band.dataset.value = review.band ? review.band.join(",") : "none";
+    setFigure($("#whatif-reviewed"), review.reviewed, 0);
+    setFigure($("#whatif-review-total"), review.total_cost, 2);
+    $("#review-chart").replaceChildren(bandChart(review.band, threshold));
   }
 
   renderMatrix(answer, matrix) {

@@ -14,7 +14,10 @@ here); the mean difference gets a paired t interval
 (:func:`models.feedback.comparison.paired_cost_difference`, whose docstring states the
 assumptions and the bootstrap alternative). Unpaired (``mode=unpaired``, or ``auto``
 without pairs: split traffic, each request decided by one version): each version's
-labelled predictions of the window, compared with Welch's t interval.
+labelled predictions of the window, compared with Welch's t interval; a decision among
+named actions (``actions``, ``c_review``) is priced as monitoring prices it, by the
+entry of the action taken (shadow pairs hold class decisions only: a request decided
+among actions is not offered to the shadow).
 
 Both versions also get Brier score, log loss and ECE on their rows
 (:func:`models.feedback.monitoring.calibration_summary`), realised and expected cost and
@@ -42,6 +45,7 @@ from app.services.common.core_errors import core_errors
 from app.services.common.slots import LogReports
 from app.services.feedback.monitoring import BUCKETS
 from models.evaluation.metrics import row_costs
+from models.feedback.actions import taken_costs
 from models.feedback.comparison import (
     CostDifference,
     disagreement,
@@ -336,7 +340,7 @@ def unpaired_report(
     sides: list[dict[str, Any]] = []
     for log in (log_a, log_b):
         with core_errors():
-            cost = row_costs(log.label, log.decision, log.costs) if len(log) else np.empty(0)
+            cost = taken_costs(log.label, log.column, log.costs) if len(log) else np.empty(0)
         costs.append(cost)
         sides.append(_side(log.label, log.probabilities, cost, log.expected_cost))
     diff = None

@@ -5,7 +5,9 @@ hour or day bucket (and over the whole window): predictions, labelled prediction
 coverage; predicted and observed class shares (positive rate for two classes); mean
 probabilities; the realised cost of the labelled decisions (each under the cost matrix
 applied when it was made, or the cost the caller reported with the outcome) against
-their expected cost at decision time and the ratio; Brier score, log loss, expected
+their expected cost at decision time and the ratio; for decisions among named actions,
+per action how often it was taken and its realised cost (``actions``,
+:func:`models.feedback.actions.action_figures`; null when no row took an action); Brier score, log loss, expected
 calibration error with reliability bins and calibration tests (Spiegelhalter's z,
 Hosmer-Lemeshow) on the labelled rows (:func:`models.feedback.monitoring.calibration_summary`);
 the predictions asked with a probability interval (``with_interval``) and, of them, those
@@ -36,7 +38,8 @@ from app.registry.prediction_log import LogColumns, PredictionLog
 from app.registry.repository import reading
 from app.services.common.core_errors import core_errors
 from app.services.common.slots import LogReports
-from models.feedback.monitoring import calibration_summary, realised_cost
+from models.feedback.actions import action_figures, taken_costs
+from models.feedback.monitoring import calibration_summary, realised_from_rows
 
 __all__ = ["BUCKETS", "Monitoring", "summarise"]
 
@@ -55,7 +58,8 @@ def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
     labelled = log.label >= 0
     y = log.label[labelled]
     m = len(y)
-    shares = np.bincount(decision, minlength=n_classes) / n if n else np.zeros(n_classes)
+    classed = decision[decision >= 0]  # an action that stands for no class: in no share
+    shares = np.bincount(classed, minlength=n_classes) / n if n else np.zeros(n_classes)
     asked = log.stable >= 0
     observed = np.bincount(y, minlength=n_classes) / m if m else None
     out: dict[str, Any] = {
@@ -78,18 +82,19 @@ def summarise(log: LogColumns, n_classes: int) -> dict[str, Any]:
         "mean_realised_cost": None,
         "calibration": None,
         "calibration_alarm": None,
+        "actions": None,
     }
     if not m:
+        out["actions"] = action_figures(log.action, labelled, np.empty(0), log.expected_cost)
         return out
     with core_errors():
-        cost = realised_cost(
-            y,
-            decision[labelled],
-            log.costs,
+        cost = realised_from_rows(
+            taken_costs(y, log.column[labelled], log.costs),
             log.expected_cost[labelled],
             log.outcome_cost[labelled],
         )
         summary = calibration_summary(y, proba[labelled])
+        out["actions"] = action_figures(log.action, labelled, cost.per_row, log.expected_cost)
     alarm = summary.get("alarm")
     out.update(
         realised_cost=cost.total,

@@ -131,16 +131,18 @@ class LogEntry:
     ids: Sequence[str]
     raw: np.ndarray | None  # (n,) or (n, K)
     proba: np.ndarray | None  # (n, K)
-    decision: np.ndarray  # (n,) class indices
+    decision: np.ndarray  # (n,) class indices (-1: an action that stands for no class)
     threshold: np.ndarray | None  # (n,)
     expected_cost: np.ndarray  # (n,)
     cost_setting: str
-    costs: np.ndarray  # (K, K) for every row, or (n, K, K)
+    costs: np.ndarray  # (K, K) for every row, or (n, K, K); among actions (K, A) / (n, K, A)
     priors: Sequence[float] | None
     features: np.ndarray | None  # (n, d) when COSTWISE_LOG_FEATURES=true
     # (n,) bool: the decision is the same at both ends of the row's probability interval
     # (a request with interval: true); None when not asked
     stable: np.ndarray | None = None
+    action: np.ndarray | None = None  # (n,) index of the action taken among ``actions``
+    actions: Sequence[str] | None = None  # names of the cost columns (None: K x K costs)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -198,9 +200,10 @@ def log_times(times: Sequence[datetime]) -> list[str]:
 def _layout(e: LogEntry) -> tuple[Any, ...]:
     """What must agree for entries' arrays to be concatenated (all but the row count)."""
     costs = ("matrix",) if e.costs.ndim == 2 else ("rows", *e.costs.shape[1:])
+    acting = e.action is not None
     return (
         _tail(e.raw), _tail(e.proba), e.threshold is None, costs, _tail(e.features),
-        e.stable is None,
+        e.stable is None, acting,
     )  # fmt: skip
 
 
@@ -262,7 +265,10 @@ def _add_run(cols: dict[str, list[Any]], run: Sequence[LogEntry]) -> None:
     proba = None if first.proba is None else _cat([e.proba for e in run])  # type: ignore[misc]
     cols["raw_score"] += _json_rows(raw, n)
     cols["probabilities"] += _json_rows(proba, n)
-    cols["decision"] += _cat([e.decision for e in run]).tolist()
+    decision = _cat([e.decision for e in run]).tolist()
+    if first.action is not None:  # among actions: -1 (no class) is NULL
+        decision = [None if d < 0 else d for d in decision]
+    cols["decision"] += decision
     threshold = None if first.threshold is None else _cat([e.threshold for e in run])  # type: ignore[misc]
     cols["threshold"] += _floats(threshold, n)
     cols["expected_cost"] += _floats(_cat([e.expected_cost for e in run]), n)
@@ -285,6 +291,16 @@ def _add_run(cols: dict[str, list[Any]], run: Sequence[LogEntry]) -> None:
         cols["stable"] += [None] * n
     else:
         cols["stable"] += _cat([e.stable for e in run]).tolist()  # type: ignore[misc]
+    if first.action is None:
+        cols["action"] += [None] * n
+        cols["actions"] += [None] * n
+    else:
+        cols["action"] += _cat([e.action for e in run]).tolist()  # type: ignore[misc]
+        names = [
+            shared(("actions", tuple(e.actions or ())), lambda e=e: list(e.actions or ()))
+            for e in run
+        ]
+        cols["actions"] += _repeat(names, counts, n)
 
 
 @dataclass

@@ -17,10 +17,17 @@ from app.errors import InvalidArgument, NotFound
 from app.registry.orm import ModelVersion
 from app.registry.repository import Registry, reading
 from app.services.common.core_errors import core_errors
+from app.services.decisions.action_costs import with_review
 from app.services.decisions.request_costs import binary_costs
 from app.services.plots.charts import TITLES, render_svg
 from app.services.plots.precompute import HELDOUT
-from models.evaluation.plots import COST_CURVE_RATIOS, cost_curve, whatif, whatif_matrix
+from models.evaluation.plots import (
+    COST_CURVE_RATIOS,
+    cost_curve,
+    whatif,
+    whatif_matrix,
+    whatif_review,
+)
 
 PLOT_KINDS = tuple(TITLES)
 
@@ -163,10 +170,21 @@ class Plots:
         return PlotView(name, version, kind, TITLES[kind], data, picture if svg else None)
 
     def whatif(
-        self, name: str, version: int, c_fp: float, c_fn: float, c_tp: float, c_tn: float
+        self,
+        name: str,
+        version: int,
+        c_fp: float,
+        c_fn: float,
+        c_tp: float,
+        c_tn: float,
+        c_review: float | None = None,
     ) -> dict[str, Any]:
-        """Threshold, confusion matrix and cost of one binary cost setting on held-out rows."""
-        binary_costs(c_fp, c_fn, c_tp, c_tn)  # the rules of predict's costs; names the field
+        """Threshold, confusion matrix and cost of one binary cost setting on held-out rows;
+        with ``c_review``, also the decisions among negative, positive and review
+        (``review``: the band of probabilities sent to review, counts and cost)."""
+        binary = binary_costs(c_fp, c_fn, c_tp, c_tn)  # predict's rules; names the field
+        if c_review is not None:  # predict's rules for costs.c_review, before any read
+            with_review(binary.matrix, c_review, "c_review")
         with reading(self._sessions) as reg:
             v = reg.get_version(name, version)
             _two_classes(name, v, "what-if")
@@ -174,7 +192,12 @@ class Plots:
             classes = list((v.data or {}).get("classes") or [])
         out = whatif(y, p, c_fp, c_fn, c_tp, c_tn)
         costs = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": c_tp, "c_tn": c_tn}
-        return {**out, "labels": classes, "costs": {k: float(v) for k, v in costs.items()}}
+        answer = {**out, "labels": classes, "costs": {k: float(v) for k, v in costs.items()}}
+        if c_review is None:
+            return answer
+        with core_errors("c_review"):
+            answer["review"] = whatif_review(y, p, c_fp, c_fn, c_review, c_tp, c_tn)
+        return answer
 
     def whatif_matrix(
         self, name: str, version: int, cost_matrix: list[list[float]]

@@ -399,8 +399,8 @@ class Predictor:
         logged = self._log(resolved, X, ids, proba, raw, decisions, setting, priors, stable)
         if logged is not None and shadow is not None and self.shadow_now is not None:
             self.shadow_now.record_now(shadow, logged)
-        elif logged is not None and self.shadow is not None:  # queued, not run here
-            self.shadow(resolved, X, setting, priors, logged)
+        elif logged is not None and self.shadow is not None and setting.actions is None:
+            self.shadow(resolved, X, setting, priors, logged)  # queued, not run here
         return Prediction(
             resolved, loaded.model.classes, proba, decisions, provenance,
             logged or ids_list(ids), shadow, explained, bounds,
@@ -423,11 +423,9 @@ class Predictor:
         decisions are not returned unless their rows are queued.
 
         Models that decide without probabilities (``fixed`` rule) are not logged:
-        monitoring needs probabilities. Nor are decisions among actions (``actions``,
-        ``c_review``): the log and monitoring hold class decisions under (K, K) costs."""
+        monitoring needs probabilities. Decisions among actions (``actions``,
+        ``c_review``) are logged with the action taken, the names and their (K, A) costs."""
         if self.log is None or not r.log or proba is None or not r.model_id:
-            return None
-        if setting.actions is not None:
             return None
         row_ids = list(ids) if ids is not None else new_ids(len(X))
         entry = LogEntry(
@@ -447,6 +445,8 @@ class Predictor:
             priors=priors,
             features=X if self.log_features else None,
             stable=stable,
+            action=decisions.action_index,
+            actions=setting.actions,
         )
         self.log.submit(entry)
         return row_ids

@@ -113,6 +113,60 @@ def test_whatif_equals_evaluate_and_predict_on_the_heldout_rows(
     assert out["costs"] == {"c_tp": 0.0, "c_tn": 0.0, **costs}
 
 
+@pytest.mark.parametrize(
+    "costs",
+    [
+        {"c_fp": 1.0, "c_fn": 5.0, "c_review": 0.5},
+        {"c_fp": 2.0, "c_fn": 9.0, "c_tp": 0.5, "c_tn": 0.25, "c_review": 1.1},
+        {"c_fp": 1.0, "c_fn": 5.0, "c_review": 3.0},  # dearer than deciding: no band
+    ],
+)
+def test_whatif_review_band_equals_predict_with_c_review(
+    client: TestClient, trained: dict[str, Any], costs: dict[str, float]
+) -> None:
+    X, y = _heldout()
+    out = _ok(client, f"{BASE}/whatif", params=costs).json()
+    plain = _ok(
+        client, f"{BASE}/whatif", params={k: v for k, v in costs.items() if k != "c_review"}
+    )
+    assert {k: v for k, v in out.items() if k != "review"} == {
+        k: v for k, v in plain.json().items() if k != "review"
+    }
+    assert out["threshold"] == plain.json()["threshold"]  # the two-action decision, as before
+    assert plain.json()["review"] is None
+    body = {"instances": X.tolist(), "costs": costs, "version": 1}
+    pred = client.post("/v1/models/fraud/predict", json=body).json()["predictions"]
+    names = ["negative", "positive", "review"]
+    taken = np.array([names.index(p["action"]) for p in pred])
+    review = out["review"]
+    counts = [[int(((y == t) & (taken == a)).sum()) for a in range(3)] for t in range(2)]
+    assert review["confusion_matrix"] == counts
+    assert review["reviewed"] == int((taken == 2).sum())
+    assert review["reviewed_share"] == pytest.approx((taken == 2).mean())
+    c = costs
+    matrix = [
+        [c.get("c_tn", 0.0), c["c_fp"], c["c_review"]],
+        [c["c_fn"], c.get("c_tp", 0.0), c["c_review"]],
+    ]
+    total = sum(matrix[int(t)][int(a)] for t, a in zip(y, taken, strict=True))
+    assert review["total_cost"] == pytest.approx(total, rel=1e-12)
+    # the band from the costs alone: review iff c_review < E_neg(p) and < E_pos(p)
+    p1 = np.array([p["probabilities"][1] for p in pred])
+    band = review["band"]
+    if band is None:
+        assert not (taken == 2).any()
+        return
+    low, high = band
+    c_tn, c_tp = c.get("c_tn", 0.0), c.get("c_tp", 0.0)
+    assert low == pytest.approx((c["c_review"] - c_tn) / (c["c_fn"] - c_tn), rel=1e-12)
+    assert high == pytest.approx((c["c_fp"] - c["c_review"]) / (c["c_fp"] - c_tp), rel=1e-12)
+    clear = (np.abs(p1 - low) > 1e-9) & (np.abs(p1 - high) > 1e-9)
+    inside = (p1 > low) & (p1 < high)
+    assert ((taken == 2) == inside)[clear].all()
+    assert (taken[clear & (p1 < low)] == 0).all() and (taken[clear & (p1 > high)] == 1).all()
+    assert inside.any() and (~inside).any()  # the band splits these rows
+
+
 def test_cost_curve_over_a_chosen_range_matches_whatif(
     client: TestClient, trained: dict[str, Any]
 ) -> None:
@@ -146,6 +200,10 @@ BAD = [
     ("fraud/versions/1/whatif?c_fn=1", 422, "INVALID_ARGUMENT", "c_fp", ""),
     ("fraud/versions/1/whatif?c_fp=1&c_fn=5&c_tn=2", 422, "INVALID_ARGUMENT", "c_tn", "correct"),
     ("fraud/versions/1/whatif?c_fp=0&c_fn=0", 422, "INVALID_ARGUMENT", "costs", "denominator"),
+    ("fraud/versions/1/whatif?c_fp=1&c_fn=5&c_review=-1", 422, "INVALID_ARGUMENT", "c_review",
+     ">= 0"),
+    ("fraud/versions/1/whatif?c_fp=1&c_fn=5&c_review=inf", 422, "INVALID_ARGUMENT", "c_review",
+     "finite"),
     ("fraud/versions/99/plots", 404, "NOT_FOUND", "version", "no version 99"),
     ("fraud/versions/99/plots/roc", 404, "NOT_FOUND", "version", "no version 99"),
     ("fraud/versions/99/whatif?c_fp=1&c_fn=1", 404, "NOT_FOUND", "version", "no version 99"),

@@ -110,3 +110,29 @@ def test_local_commands_print_no_alembic_lines(tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stderr == "# 0 model(s)\n"  # no "INFO alembic.runtime.migration" lines
+
+
+def test_c_review_adds_an_action_column_decided_by_least_expected_cost(
+    trained: str, tmp_path: Path
+) -> None:
+    rows = tmp_path / "rows.csv"
+    rows.write_text("\n".join(FRAUD.read_text().splitlines()[:201]) + "\n")
+    plain, review = tmp_path / "plain.csv", tmp_path / "review.csv"
+    assert main(["predict", str(rows), "--model", "fraud", *COSTS, "-o", str(plain)]) == 0
+    args = [*COSTS, "--c-review", "0.9", "-o", str(review)]
+    assert main(["predict", str(rows), "--model", "fraud", *args]) == 0
+    assert "action" not in _rows(plain)[0]  # without --c-review: the columns as before
+    decided = _rows(review)
+    assert list(decided[0])[:4] == ["row", "id", "decision", "action"]
+    matrix = [[0.0, 1.0, 0.9], [20.0, 0.0, 0.9]]  # negative, positive, review
+    names = ["negative", "positive", "review"]
+    seen = set()
+    for d in decided:
+        p = [float(d["p_0"]), float(d["p_1"])]
+        costs = [p[0] * matrix[0][a] + p[1] * matrix[1][a] for a in range(3)]
+        best = min(range(3), key=costs.__getitem__)
+        if sorted(costs)[1] - costs[best] > 1e-5:  # printed to 6 digits: skip near-ties
+            assert d["action"] == names[best], d
+        assert d["decision"] == ("" if d["action"] == "review" else str(names.index(d["action"])))
+        seen.add(d["action"])
+    assert "review" in seen and len(seen) >= 2

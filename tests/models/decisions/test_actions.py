@@ -162,3 +162,35 @@ def test_square_matrices_decide_exactly_as_before() -> None:
             if k == 2:
                 assert decide(p, c).threshold.tobytes() == g["t2"].tobytes()  # type: ignore[union-attr]
                 assert decide(p, rc).threshold.tobytes() == g["rt2"].tobytes()  # type: ignore[union-attr]
+
+
+def test_review_band_bounds_the_rows_decide_actions_sends_to_review() -> None:
+    """On random valid costs, a grid of p = P(classes[1]): review iff low < p < high,
+    negative below, positive above (plain loops over the three expected costs)."""
+    from models.decisions.actions import review_band
+
+    rng = np.random.default_rng(7)
+    p = np.linspace(0.0, 1.0, 2001)
+    proba = np.column_stack([1.0 - p, p])
+    seen_band = seen_none = 0
+    for _ in range(200):
+        c_tn, c_tp = rng.uniform(0, 1, 2)
+        c_fp, c_fn = c_tn + rng.uniform(0.1, 5), c_tp + rng.uniform(0.1, 20)
+        c_review = float(rng.uniform(0, 4))
+        matrix = [[c_tn, c_fp, c_review], [c_fn, c_tp, c_review]]
+        taken = decide_actions(proba, matrix).action_index
+        band = review_band(c_fp, c_fn, c_review, c_tp, c_tn)
+        if band is None:
+            seen_none += 1
+            assert not (taken == 2).any()
+            continue
+        seen_band += 1
+        low, high = band
+        assert 0.0 <= low < high <= 1.0
+        clear = (np.abs(p - low) > 1e-9) & (np.abs(p - high) > 1e-9) & (p > 0) & (p < 1)
+        inside = (p > low) & (p < high)
+        assert ((taken == 2) == inside)[clear].all()
+        if c_fn > c_tn and c_fp > c_tp:  # errors dearer: negative below, positive above
+            assert (taken[clear & (p < low)] == 0).all()
+            assert (taken[clear & (p > high)] == 1).all()
+    assert seen_band > 20 and seen_none > 20
