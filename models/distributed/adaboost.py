@@ -119,13 +119,36 @@ def _alpha(eps: float) -> float:
     return 0.5 * float(np.log((1.0 - e) / e))
 
 
-def _tree_sum(client: Any, futures: list[Any]) -> Any:
-    while len(futures) > 1:
-        futures = [
-            client.submit(partitions.add, *futures[i : i + FAN_IN])
-            for i in range(0, len(futures), FAN_IN)
+def _tree_sum(client: Any, futures: list[Any], groups: list[tuple[str | None, list[int]]]) -> Any:
+    """The sum of the partition histograms: first on each worker over the partitions it
+    holds (``groups``: worker address and partition numbers), so that one histogram per
+    worker travels, then across workers in a tree of ``FAN_IN``."""
+    sums = [
+        client.submit(
+            partitions.add,
+            *[futures[i] for i in rows],
+            workers=None if worker is None else [worker],
+            allow_other_workers=True,
+        )  # fmt: skip
+        for worker, rows in groups
+    ]
+    while len(sums) > 1:
+        sums = [
+            client.submit(partitions.add, *sums[i : i + FAN_IN])
+            for i in range(0, len(sums), FAN_IN)
         ]
-    return futures[0]
+    return sums[0]
+
+
+def _groups(client: Any, parts: list[Any]) -> list[tuple[str | None, list[int]]]:
+    """Partition numbers by the worker holding them (where their rounds run); called once
+    the partitions are computed (their fold counts gathered)."""
+    holders = client.who_has(parts)
+    by_worker: dict[str | None, list[int]] = {}
+    for i, p in enumerate(parts):
+        where = sorted(holders.get(p.key, ()))
+        by_worker.setdefault(where[0] if where else None, []).append(i)
+    return sorted(by_worker.items(), key=lambda item: item[1][0])
 
 
 def _merge_summaries(client: Any, futures: list[Any]) -> Any:
@@ -295,6 +318,7 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
     rows_per_booster = [int(n - counts[b].sum()) for b in range(k)] + [n]
     inverse = [1.0 / r for r in rows_per_booster]
     weights = [client.submit(partitions.start_weights, p, inverse) for p in parts]
+    groups = _groups(client, parts)
 
     boosters = [_Booster() for _ in range(k + 1)]
     valid = valid_splits(edges.n_thresholds, MAX_BINS)
@@ -309,7 +333,7 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
         weights = [client.submit(_first, s) for s in stepped]
         hists = [client.submit(_second, s) for s in stepped]
         del stepped
-        hist = _gather(client, _tree_sum(client, hists), f"boosting round {t + 1}")
+        hist = _gather(client, _tree_sum(client, hists, groups), f"boosting round {t + 1}")
         del hists
         hist_bytes = int(hist.nbytes)
         updates = _choose(t, hist, boosters, updates, valid, criterion)
