@@ -291,21 +291,20 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
          on_round: Callable[[int, dict[str, Any]], None] | None,
          started: float) -> DistributedFit:  # fmt: skip
     srcs, n_parts = _sources(client, source, [*features, label])
-    # pass 1: merged summaries -> edges and classes (on the driver: edges, labels, counts)
+    # pass 1: summaries merged on the workers -> edges, labels and rows to the driver
     summaries = [
         client.submit(partitions.summarize_part, s, features, label, sample_rows) for s in srcs
     ]
-    merged: Summary = _gather(client, _merge_summaries(client, summaries), "reading the data")
+    merged = _merge_summaries(client, summaries)
     del summaries
-    classes = sorted(merged.labels)
+    # the edges are found on a worker: the sampled rows never reach the driver
+    edges, labels, n, exact = _gather(client, client.submit(_conclude, merged), "reading the data")
+    del merged
+    classes = sorted(labels)
     if len(classes) != 2:
         raise TrainingError(
             f"labels must hold exactly two classes, got {len(classes)}: {classes[:10]}"
         )
-    edges = edges_of(merged)
-    exact = [j for j, v in enumerate(merged.distinct) if v is not None]
-    n = merged.n_rows
-    del merged
     # pass 2: every worker encodes its partitions; they stay there as codes
     parts = [
         client.submit(partitions.encode_part, s, features, label, edges, classes, k) for s in srcs
@@ -387,6 +386,12 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
         "seconds": round(time.perf_counter() - started, 3),
     }
     return DistributedFit(model, oof, edges, fold_ensembles, info)
+
+
+def _conclude(summary: Summary) -> tuple[BinEdges, dict[Any, int], int, list[int]]:
+    """Task: the edges of the merged summary, its labels, rows and exact-edge features."""
+    exact = [j for j, v in enumerate(summary.distinct) if v is not None]
+    return edges_of(summary), summary.labels, summary.n_rows, exact
 
 
 def _first(pair: tuple[Any, Any]) -> Any:

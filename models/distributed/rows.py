@@ -186,11 +186,18 @@ def summarize(X: np.ndarray, y: np.ndarray, sample_rows: int = DEFAULT_SAMPLE_RO
 def merge(*parts: Summary) -> Summary:
     """One summary of the rows of ``parts`` (the same as summarizing them together)."""
     first = parts[0]
-    priority, sample = _bottom(
-        np.concatenate([p.priority for p in parts]),
-        np.concatenate([p.sample for p in parts]),
-        first.sample_rows,
-    )
+    # the lowest priorities of the union, gathered from each part (no copy of all rows)
+    order = np.argsort(np.concatenate([p.priority for p in parts]), kind="stable")
+    order = order[: first.sample_rows]
+    starts = np.cumsum([0] + [len(p.priority) for p in parts])
+    owner = np.searchsorted(starts, order, side="right") - 1
+    priority = np.empty(order.size, dtype=np.uint64)
+    sample = np.empty((order.size, first.sample.shape[1]))
+    for i, p in enumerate(parts):
+        mine = np.flatnonzero(owner == i)
+        rows = order[mine] - starts[i]
+        priority[mine] = p.priority[rows]
+        sample[mine] = p.sample[rows]
     distinct: list[np.ndarray | None] = []
     for j in range(len(first.distinct)):
         column = [v for p in parts if (v := p.distinct[j]) is not None]
