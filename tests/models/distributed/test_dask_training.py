@@ -28,6 +28,7 @@ from models.decisions.rule import CostMatrix, class_priors
 from models.distributed import edges_of, fit_calibrated_adaboost, fold_of_rows, row_keys, summarize
 from models.exceptions import InvalidInput, TrainingError
 from models.features.binning import BinEdges, BinnedRows, bin_features, prebinned
+from models.inference.artifacts import dump_model, load_model
 from models.inference.ensemble import Ensemble
 from models.inference.model import InferenceModel
 from models.inference.scorers import BinaryScorer
@@ -135,6 +136,8 @@ def test_the_distributed_model_is_the_single_machine_model(
         decided = fit.model.decide(X_new, costs).labels_index
         np.testing.assert_array_equal(decided, single.decide(X_new, costs).labels_index)
         assert 0 < decided.sum() < len(decided)  # both decisions occur
+    stored = load_model(*dump_model(fit.model, metadata={"params": fit.info}))  # as registered
+    np.testing.assert_array_equal(stored.predict_proba(X_new), fit.model.predict_proba(X_new))
     assert fit.model.classes == (0, 1)
     assert fit.model.feature_names == tuple(NAMES)
     assert fit.info["rounds"] == [ROUNDS] * (FOLDS + 1)
