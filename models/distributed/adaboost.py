@@ -325,15 +325,12 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
     hist_bytes = 0
     for t in range(n_rounds):
         report(t, n_rounds)
-        stepped = [
+        # the step results (weights, histogram) feed the next step and the reduction
+        weights = [
             client.submit(partitions.step, p, w, updates)
             for p, w in zip(parts, weights, strict=True)
         ]
-        weights = [client.submit(_first, s) for s in stepped]
-        hists = [client.submit(_second, s) for s in stepped]
-        del stepped
-        hist = _gather(client, _tree_sum(client, hists, groups), f"boosting round {t + 1}")
-        del hists
+        hist = _gather(client, _tree_sum(client, weights, groups), f"boosting round {t + 1}")
         hist_bytes = int(hist.nbytes)
         updates = _choose(t, hist, boosters, updates, valid, criterion)
         if on_round is not None:
@@ -392,14 +389,6 @@ def _conclude(summary: Summary) -> tuple[BinEdges, dict[Any, int], int, list[int
     """Task: the edges of the merged summary, its labels, rows and exact-edge features."""
     exact = [j for j, v in enumerate(summary.distinct) if v is not None]
     return edges_of(summary), summary.labels, summary.n_rows, exact
-
-
-def _first(pair: tuple[Any, Any]) -> Any:
-    return pair[0]
-
-
-def _second(pair: tuple[Any, Any]) -> Any:
-    return pair[1]
 
 
 def _check_folds(counts: np.ndarray, classes: list[Any]) -> None:

@@ -121,17 +121,22 @@ def outputs(part: Partition, feature: int, split_bin: int, left: float, right: f
 
 
 def step(
-    part: Partition, W: np.ndarray, updates: list[Update | None]
+    part: Partition,
+    previous: np.ndarray | tuple[np.ndarray, np.ndarray],
+    updates: list[Update | None],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Task: apply every booster's last round, then histogram the new weights.
 
-    Returns ``(W_next, hist)``, ``hist`` of shape (d, 256, 2 B): columns ``2 b`` and
-    ``2 b + 1`` are booster ``b``'s weights of the negative and the positive rows per
+    ``previous`` is the weights (B, n) of :func:`start_weights` or the previous step's
+    result. Returns ``(W_next, hist)``, ``hist`` of shape (d, 256, 2 B): columns ``2 b``
+    and ``2 b + 1`` are booster ``b``'s weights of the negative and the positive rows per
     (feature, bin). A booster without an update (round 0, or stopped) keeps its weights.
+    The next step and the reduction (:func:`add`) take this pair as it is, so a round is
+    one task per partition plus the reduction's.
     """
     from models.kernels.histogram import PARALLEL_OK, histogram_all  # numba: lazily
 
-    W = W.copy()  # a task never changes its input
+    W = (previous[0] if isinstance(previous, tuple) else previous).copy()  # inputs stay as they are
     for b, u in enumerate(updates):
         if u is None:
             continue
@@ -151,8 +156,10 @@ def step(
     return W, histogram_all(part.codes, H, PARALLEL_OK)
 
 
-def add(*hists: np.ndarray) -> np.ndarray:
-    """Task: the sum of partition histograms (a node of the reduction tree)."""
+def add(*items: np.ndarray | tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Task: the sum of histograms (a node of the reduction tree): of :func:`step` results
+    (their second item) or of other sums."""
+    hists = [item[1] if isinstance(item, tuple) else item for item in items]
     out = hists[0].copy()
     for h in hists[1:]:
         out += h
