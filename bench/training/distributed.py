@@ -193,6 +193,7 @@ def main() -> None:
         print(json.dumps(on_dask(args.src, args.rounds, args.address)))
         return
 
+    load_before = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="costwise-bench-distributed-"))
     procs: list[subprocess.Popen[bytes]] = []
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -218,6 +219,8 @@ def main() -> None:
     result = {
         **run_header(__file__),
         "versions": versions("numpy", "dask", "distributed", "pyarrow"),
+        "load_before": [round(v, 2) for v in load_before],
+        "load_after": [round(v, 2) for v in os.getloadavg()],
         "rows": args.rows,
         "features": D,
         "partitions": args.partitions,
@@ -237,7 +240,9 @@ def markdown(r: dict[str, Any]) -> str:
     lines += [
         "",
         f"{r['rows']:,} rows x {r['features']} features in {r['partitions']} Parquet files "
-        f"({r['input_mib']} MiB); {r['rounds']} stumps, {r['n_folds']}-fold Platt calibration.",
+        f"({r['input_mib']} MiB); {r['rounds']} stumps, {r['n_folds']}-fold Platt calibration. "
+        f"Load average (1, 5, 15 min) before {r['load_before']}, after {r['load_after']}: "
+        "the 2 CPUs are shared, seconds are noisy.",
         "",
         *table(
             ["run", "seconds", "peak RSS per process (MiB)"],
