@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ __all__ = ["DistributedFit", "fit_calibrated_adaboost", "parquet_parts"]
 log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = "10s"
+POLL_SECONDS = 1.0  # how often a wait checks that the cluster still has workers
 FAN_IN = 8  # partition histograms summed per task of the reduction tree
 
 
@@ -172,21 +174,44 @@ def _connect(client: Any) -> tuple[Any, bool]:
         raise TrainingError(f"cannot reach the Dask scheduler at {client}: {exc}") from None
 
 
-def _gather(client: Any, future: Any, what: str) -> Any:
-    """``future``'s result; a lost worker or scheduler becomes a TrainingError saying so."""
+def _gather(client: Any, futures: Any, what: str, no_worker_seconds: float) -> Any:
+    """The result of a future (or the results of a list of them).
+
+    A lost worker or scheduler that Dask does not recover from becomes a TrainingError
+    saying so; so does a cluster left without any worker for ``no_worker_seconds``
+    (Dask itself would wait for a worker for ever).
+    """
+    single = not isinstance(futures, list)
+    out = []
     try:
-        return client.gather(future)
+        for f in [futures] if single else futures:
+            idle = 0.0
+            while True:
+                try:
+                    out.append(f.result(timeout=POLL_SECONDS))
+                    break
+                except TimeoutError:
+                    if client.scheduler_info().get("workers"):
+                        idle = 0.0
+                        continue
+                    idle += POLL_SECONDS
+                    if idle >= no_worker_seconds:
+                        raise TrainingError(
+                            f"distributed training failed while {what}: the Dask cluster has "
+                            f"had no worker for {idle:.0f} s; nothing was kept, train again"
+                        ) from None
     except (InvalidInput, TrainingError):
         raise
     except Exception as exc:
         name = type(exc).__name__
-        if name in ("KilledWorker", "CommClosedError", "FutureCancelledError", "TimeoutError",
+        if name in ("KilledWorker", "CommClosedError", "FutureCancelledError",
                     "CancelledError", "OSError"):  # fmt: skip
             raise TrainingError(
                 f"distributed training failed while {what}: the Dask cluster lost a worker "
                 f"or the scheduler ({name}: {exc}); nothing was kept, train again"
             ) from None
         raise
+    return out[0] if single else out
 
 
 def fit_calibrated_adaboost(
@@ -201,6 +226,7 @@ def fit_calibrated_adaboost(
     criterion: str = "error",
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     on_round: Callable[[int, dict[str, Any]], None] | None = None,
+    no_worker_seconds: float = 60.0,
 ) -> DistributedFit:
     """Calibrated AdaMEC (AdaBoost of ``n_estimators`` stumps, k-fold calibrated) on Dask.
 
@@ -228,6 +254,9 @@ def fit_calibrated_adaboost(
         :mod:`models.distributed.rows`).
     on_round : callable, optional
         ``on_round(t, facts)`` after each round's histograms are reduced (benchmarks).
+    no_worker_seconds : float
+        How long the training waits while the cluster has no worker at all before it
+        fails (a lost worker is otherwise recomputed on the others).
 
     Returns
     -------
@@ -245,8 +274,9 @@ def fit_calibrated_adaboost(
     client, own = _connect(client)
     started = time.perf_counter()
     try:
-        return _fit(client, source, list(features), label, n_estimators, int(n_folds), method,
-                    criterion, int(sample_rows), on_round, started)  # fmt: skip
+        gather = partial(_gather, client, no_worker_seconds=float(no_worker_seconds))
+        return _fit(client, gather, source, list(features), label, n_estimators, int(n_folds),
+                    method, criterion, int(sample_rows), on_round, started)  # fmt: skip
     finally:
         if own:
             client.close()
@@ -286,7 +316,7 @@ def _sources(client: Any, source: Any, columns: list[str]) -> tuple[list[Any], i
     raise InvalidInput("source must be a Parquet path, a list of Parquet files or a Dask DataFrame")
 
 
-def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: int, k: int,
+def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[str], label: str, n_rounds: int, k: int,
          method: str, criterion: str, sample_rows: int,
          on_round: Callable[[int, dict[str, Any]], None] | None,
          started: float) -> DistributedFit:  # fmt: skip
@@ -298,7 +328,7 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
     merged = _merge_summaries(client, summaries)
     del summaries
     # the edges are found on a worker: the sampled rows never reach the driver
-    edges, labels, n, exact = _gather(client, client.submit(_conclude, merged), "reading the data")
+    edges, labels, n, exact = gather(client.submit(_conclude, merged), "reading the data")
     del merged
     classes = sorted(labels)
     if len(classes) != 2:
@@ -310,9 +340,7 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
         client.submit(partitions.encode_part, s, features, label, edges, classes, k) for s in srcs
     ]
     del srcs
-    counts = sum(
-        _gather(client, [client.submit(partitions.fold_counts, p, k) for p in parts], "binning")
-    )
+    counts = sum(gather([client.submit(partitions.fold_counts, p, k) for p in parts], "binning"))
     _check_folds(np.asarray(counts), classes)
     rows_per_booster = [int(n - counts[b].sum()) for b in range(k)] + [n]
     inverse = [1.0 / r for r in rows_per_booster]
@@ -330,7 +358,7 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
             client.submit(partitions.step, p, w, updates)
             for p, w in zip(parts, weights, strict=True)
         ]
-        hist = _gather(client, _tree_sum(client, weights, groups), f"boosting round {t + 1}")
+        hist = gather(_tree_sum(client, weights, groups), f"boosting round {t + 1}")
         hist_bytes = int(hist.nbytes)
         updates = _choose(t, hist, boosters, updates, valid, criterion)
         if on_round is not None:
@@ -344,8 +372,7 @@ def _fit(client: Any, source: Any, features: list[str], label: str, n_rounds: in
     final = boosters[k].ensemble(d)
     # out-of-fold scores (n floats) to the driver, for the calibration map
     report(0, 0, "calibrating")
-    oof_parts = _gather(
-        client,
+    oof_parts = gather(
         [client.submit(partitions.out_of_fold, p, fold_ensembles, "vote") for p in parts],
         "scoring the folds",
     )

@@ -224,3 +224,22 @@ def test_the_scheduler_lost_mid_training_fails_clearly(
         with pytest.raises(TrainingError, match="lost a worker or the scheduler"):
             fit_calibrated_adaboost(cluster.address, str(path), NAMES, "label",
                                     n_estimators=20, n_folds=3, on_round=kill)  # fmt: skip
+
+
+def test_every_worker_lost_fails_clearly(
+    tmp_path: Path, dataset: tuple[np.ndarray, np.ndarray, Path]
+) -> None:
+    """With no worker left Dask would wait for one for ever; the training fails after
+    ``no_worker_seconds`` with a TrainingError that says why."""
+    _, _, path = dataset
+    with running_cluster(tmp_path) as cluster:
+
+        def kill(t: int, facts: dict[str, Any]) -> None:
+            if t == 3:
+                for worker in cluster.workers:
+                    os.killpg(worker.pid, signal.SIGKILL)
+
+        with pytest.raises(TrainingError, match="no worker for 3 s"):
+            fit_calibrated_adaboost(cluster.address, str(path), NAMES, "label",
+                                    n_estimators=20, n_folds=3, on_round=kill,
+                                    no_worker_seconds=3)  # fmt: skip
