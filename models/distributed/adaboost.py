@@ -2,6 +2,12 @@
 
 :func:`fit_calibrated_adaboost` is the one entry point; the module docstring of
 :mod:`models.distributed` says what travels where and why.
+
+The rounds follow :class:`models.boosting.loop.BaseBoosting` (Eqs. 5-6, its stopping
+rules by :func:`models.boosting.loop.step_verdict`) with one difference: a booster's
+weights are updated at the start of the next round, so non-finite weights drop the
+round before (as the loop does) except after the last round, whose weights are never
+computed.
 """
 
 from __future__ import annotations
@@ -316,8 +322,8 @@ def _sources(client: Any, source: Any, columns: list[str]) -> tuple[list[Any], i
     raise InvalidInput("source must be a Parquet path, a list of Parquet files or a Dask DataFrame")
 
 
-def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[str], label: str, n_rounds: int, k: int,
-         method: str, criterion: str, sample_rows: int,
+def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[str],
+         label: str, n_rounds: int, k: int, method: str, criterion: str, sample_rows: int,
          on_round: Callable[[int, dict[str, Any]], None] | None,
          started: float) -> DistributedFit:  # fmt: skip
     srcs, n_parts = _sources(client, source, [*features, label])
@@ -401,7 +407,7 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
         "n_folds": k,
         "n_rows": n,
         "n_partitions": n_parts,
-        "n_workers": len(client.scheduler_info().get("workers", {})),
+        "n_workers": len(client.nthreads()),
         "rounds": [len(b.alphas) for b in boosters],
         "termination_reasons": [str(b.reason) for b in boosters],
         "exact_edges_features": len(exact),

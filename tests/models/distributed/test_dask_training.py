@@ -142,6 +142,7 @@ def test_the_distributed_model_is_the_single_machine_model(
     assert fit.model.feature_names == tuple(NAMES)
     assert fit.info["rounds"] == [ROUNDS] * (FOLDS + 1)
     assert fit.info["n_rows"] == N_ROWS and fit.info["n_partitions"] == 4
+    assert fit.info["n_workers"] == 2 and fit.info["distributed"] is True
 
 
 def test_sampled_edges_are_those_of_the_whole_data_set(
