@@ -285,9 +285,17 @@ class BinEdges:
         return int(self.thresholds.shape[0])
 
     @classmethod
-    def from_sample(cls, sample: np.ndarray) -> BinEdges:
+    def from_sample(
+        cls, sample: np.ndarray, exact: list[np.ndarray | None] | None = None
+    ) -> BinEdges:
         """Cut points found on ``sample`` (rows, features), as :func:`bin_features` does
-        on a whole matrix: exact midpoints for at most 255 distinct values, else quantiles."""
+        on a whole matrix: exact midpoints for at most 255 distinct values, else quantiles.
+
+        ``exact[j]``, when given and not None, holds *every* distinct non-missing value of
+        feature ``j`` in the whole data (at most 255, sorted): its cut points are then the
+        midpoints between them, the very cut points :func:`bin_features` finds on the whole
+        matrix, whatever the sample missed.
+        """
         sample = np.asarray(sample, dtype=np.float64)
         if sample.ndim != 2:
             raise InvalidInput(f"sample must be 2-D, got {sample.ndim} dimension(s)")
@@ -296,7 +304,8 @@ class BinEdges:
         n_thresholds = np.zeros(n_features, dtype=np.int64)
         for j in range(n_features):
             col = sample[:, j]
-            valid = np.sort(col[~np.isnan(col)])
+            known = None if exact is None else exact[j]
+            valid = np.sort(col[~np.isnan(col)]) if known is None else np.asarray(known)
             cuts = _feature_thresholds(valid, MAX_BINS - 1)
             n_thresholds[j] = cuts.size
             thresholds[j, : cuts.size] = cuts

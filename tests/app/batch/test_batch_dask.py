@@ -6,10 +6,6 @@ path, and predict's decisions."""
 from __future__ import annotations
 
 import io
-import os
-import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +21,6 @@ from app.cli.progress import ProgressBar
 from app.services.batch.scoring import BatchCosts
 from app.services.batch.service import BatchRequest
 from app.settings import Settings
-from bench.serving.batch import stop
 from tests.app.batch.conftest import input_table, wait_job, write_partitioned
 from tests.app.batch.test_batch_api import (
     assert_same_decisions,
@@ -33,68 +28,18 @@ from tests.app.batch.test_batch_api import (
     predicted,
     read_output,
 )
+from tests.dask_cluster import free_port, running_cluster
 
 distributed = pytest.importorskip("distributed")  # the dask extra (part of dev)
 
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    dask = str(Path(sys.executable).with_name("dask"))
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            ["nice", "-n", "10", dask, *args],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-
-
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Address of a scheduler with two single-threaded workers."""
-    logs = tmp_path_factory.mktemp("dask")
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    procs = [
-        _start(
-            ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-            logs / "scheduler.log",
-        )
-    ]
-    try:
-        for i in range(2):
-            procs.append(
-                _start(
-                    [
-                        "worker",
-                        address,
-                        "--host",
-                        "127.0.0.1",
-                        "--nthreads",
-                        "1",
-                        "--no-dashboard",
-                        "--name",
-                        f"w{i}",
-                        "--local-directory",
-                        str(logs),
-                    ],
-                    logs / f"worker{i}.log",
-                )  # fmt: skip
-            )
-        with distributed.Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-        yield address
-    finally:
-        stop(procs)  # the benchmark's: SIGTERM, then SIGKILL after 20 s
+    with running_cluster(tmp_path_factory.mktemp("dask")) as cluster:
+        yield cluster.address
 
 
 @pytest.fixture
@@ -148,7 +93,7 @@ def test_an_unreachable_scheduler_fails_the_job_cleanly(
     batch_settings: Settings, trained: dict[str, Any], root: Path
 ) -> None:
     settings = batch_settings.model_copy(
-        update={"dask_scheduler": f"tcp://127.0.0.1:{_free_port()}"}
+        update={"dask_scheduler": f"tcp://127.0.0.1:{free_port()}"}
     )
     src = write_partitioned(input_table(60), root / "tx", parts=2)
     with TestClient(create_app(settings), raise_server_exceptions=False) as c:

@@ -1,0 +1,72 @@
+"""Row keys, folds and mergeable summaries (no cluster): merging the summaries of any
+partitioning gives the summary of all rows, so the edges do not depend on it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.distributed import edges_of, fold_of_rows, merge, row_keys, summarize
+from models.exceptions import InvalidInput
+from models.features.binning import bin_features
+
+
+def _X(n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    X[:, 1] = rng.integers(0, 5, n)
+    X[rng.random(n) < 0.2, 2] = np.nan
+    return X
+
+
+def test_a_row_key_depends_on_the_values_only() -> None:
+    X = _X(1_000)
+    keys = row_keys(X)
+    perm = np.random.default_rng(1).permutation(len(X))
+    np.testing.assert_array_equal(row_keys(X[perm]), keys[perm])
+    assert len(np.unique(keys)) == len(X)
+    # every NaN and both zeros hash alike; the column a value sits in matters
+    other_nan = np.frombuffer(np.uint64(0x7FF8000000000001).tobytes(), dtype=np.float64)[0]
+    a = np.array([[0.0, np.nan], [-0.0, other_nan]])
+    assert row_keys(a)[0] == row_keys(a)[1]
+    assert row_keys(np.array([[1.0, 2.0]]))[0] != row_keys(np.array([[2.0, 1.0]]))[0]
+
+
+def test_folds_are_balanced_and_follow_the_rows() -> None:
+    X = _X(50_000)
+    y = (X[:, 0] > 0).astype(np.int64)
+    folds = fold_of_rows(row_keys(X), y, 5)
+    counts = np.bincount(folds, minlength=5)
+    assert counts.min() > 0.18 * len(X) and counts.max() < 0.22 * len(X)
+    perm = np.random.default_rng(2).permutation(len(X))
+    np.testing.assert_array_equal(fold_of_rows(row_keys(X[perm]), y[perm], 5), folds[perm])
+    with pytest.raises(InvalidInput, match="n_folds"):
+        fold_of_rows(row_keys(X), y, 1)
+
+
+@pytest.mark.parametrize("sample_rows", [500, 100_000])
+def test_merged_summaries_are_the_summary_of_all_rows(sample_rows: int) -> None:
+    X = _X(20_000)
+    y = np.where(X[:, 0] > 0.5, "fraud", "ok")
+    whole = summarize(X, y, sample_rows)
+    cuts = [0, 3_000, 3_001, 11_000, 20_000]  # uneven, one partition of one row
+    parts = [summarize(X[a:b], y[a:b], sample_rows) for a, b in zip(cuts, cuts[1:], strict=False)]
+    merged = merge(merge(parts[2], parts[0]), merge(parts[3], parts[1]))  # any order
+    np.testing.assert_array_equal(merged.priority, whole.priority)
+    np.testing.assert_array_equal(merged.sample, whole.sample)
+    assert (
+        merged.labels
+        == whole.labels
+        == {"fraud": int((y == "fraud").sum()), "ok": int((y == "ok").sum())}
+    )
+    assert merged.n_rows == 20_000
+    assert [v is None for v in merged.distinct] == [True, False, True, True]
+    np.testing.assert_array_equal(merged.distinct[1], np.arange(5.0))
+    edges = edges_of(merged)
+    binned = bin_features(X)
+    # a feature of 5 values: exact cut points; with every row sampled, all are exact
+    np.testing.assert_array_equal(edges.thresholds[1], binned.thresholds[1])
+    if sample_rows >= len(X):
+        np.testing.assert_array_equal(edges.thresholds, binned.thresholds)
+    else:
+        assert edges.n_thresholds[0] == min(254, sample_rows - 1)
