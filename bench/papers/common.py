@@ -35,7 +35,6 @@ import csv
 import datetime as _dt
 import json
 import math
-import os
 import platform
 import shlex
 import subprocess
@@ -51,15 +50,12 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from bench.datasets import DATA_DIR
 from bench.machine import machine
 
 REPO_ROOT: Path = Path(__file__).resolve().parents[2]
-#: Where the real datasets live: ``../shared/datasets`` from the repository root, unless
-#: the environment variable ``COSTWISE_DATASETS_DIR`` names another folder (a git worktree
-#: elsewhere, for instance).
-DATASETS_DIR: Path = Path(
-    os.environ.get("COSTWISE_DATASETS_DIR") or REPO_ROOT.parent / "shared" / "datasets"
-)
+#: Where the real datasets live (:mod:`bench.datasets`).
+DATASETS_DIR: Path = DATA_DIR
 #: Default results folder: ``docs/results/<experiment>``.
 RESULTS_DIR: Path = REPO_ROOT / "docs" / "results"
 

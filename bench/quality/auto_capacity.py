@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from bench.datasets import DATA_DIR
 from bench.record import run_header, write_result
 from models.auto import AutoCalibrated
 from models.boosting.adaboost import AdaBoost
@@ -38,9 +39,7 @@ from models.multiclass.samme import SAMME
 
 ROOT = Path(__file__).resolve().parents[2]
 
-DATA = ROOT.parent / "shared" / "datasets"
-if not DATA.exists():  # a worktree under /work/wt/<branch>
-    DATA = ROOT.parents[1] / "shared" / "datasets"
+DATA = DATA_DIR
 
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:

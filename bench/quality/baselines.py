@@ -102,6 +102,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from bench.datasets import DATA_DIR
 from bench.papers.common import (
     REPO_ROOT,
     Dataset,
@@ -118,7 +119,7 @@ from bench.record import RESULTS, result_path
 from bench.reliability.server import free_port
 from bench.serving.service import serve_cmd
 
-DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "datasets"
+DEFAULT_DATA_DIR = DATA_DIR
 #: c_fp:c_fn of the two-class decisions.
 RATIOS: tuple[tuple[float, float], ...] = ((10, 1), (3, 1), (1, 1), (1, 3), (1, 10))
 MATRICES: tuple[str, ...] = ("0-1", "miss10", "random")

@@ -49,13 +49,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.datasets import DATA_DIR  # noqa: E402
 from bench.record import heading, table, versions, write_result  # noqa: E402
 from bench.timing import seconds  # noqa: E402
 
-DATA = next(
-    (p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()),
-    ROOT.parent / "shared" / "datasets",
-)
+DATA = DATA_DIR
 BATCH = 10_000
 VARIANTS: tuple[tuple[str, str, float], ...] = (
     ("fold_range", "fold_range", 0.9),

@@ -22,6 +22,7 @@ import pandas as pd
 from sklearn.metrics import log_loss
 from sklearn.model_selection import StratifiedKFold
 
+from bench.datasets import DATA_DIR
 from bench.record import run_header, write_result
 from models.boosting.adaboost import AdaBoost
 from models.boosting.calibrated import CalibratedAdaMEC
@@ -29,10 +30,7 @@ from models.multiclass.samme import SAMME
 
 ROOT = Path(__file__).resolve().parents[2]
 
-DATA = next(
-    (p / "shared" / "datasets" for p in ROOT.parents if (p / "shared" / "datasets").is_dir()),
-    ROOT.parent / "shared" / "datasets",
-)  # /work/shared beside the main checkout or above a worktree
+DATA = DATA_DIR
 SETS = ("magic", "spambase", "chess", "german", "pima", "ionosphere")
 CONFIGS = [(c, d) for c in ("error", "gini") for d in (3, 6)]
 

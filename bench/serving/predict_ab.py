@@ -32,12 +32,13 @@ from typing import Any
 
 import httpx
 
+from bench.datasets import DATA_DIR
 from bench.record import run_header, write_result
 from bench.reliability.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
-DATASET = ROOT.parent / "shared" / "datasets" / "magic.csv"
+DATASET = DATA_DIR / "magic.csv"
 WRK_LUA = Path("/work/shared/tools/wrk-post.lua")
 BODY = {"instances": [[28.7967, 16.0021, 2.6449, 0.3918, 0.1982, 27.7004, 22.011, -8.2027,
                        40.092, 81.8828]], "costs": {"c_fp": 1.0, "c_fn": 20.0}}  # fmt: skip

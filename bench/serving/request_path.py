@@ -46,11 +46,11 @@ from typing import Any
 
 import httpx
 
+from bench.datasets import DATA_DIR
 from bench.record import run_header, write_result
 from bench.serving import predict_ab
 
 ROOT = Path(__file__).resolve().parents[2]
-DATASETS = [ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets")]
 WRK_LUA = Path("/work/shared/tools/wrk-post.lua")
 PREDICT = "/v1/models/magic/predict"
 LIVE = "/health/live"
@@ -252,10 +252,9 @@ def parts(database: Path, body: bytes) -> dict[str, float]:
 
 # ------------------------------------------------------------------- the run
 def dataset() -> Path:
-    for d in DATASETS:
-        if (d / "magic.csv").exists():
-            return d / "magic.csv"
-    raise SystemExit("magic.csv not found in " + " or ".join(map(str, DATASETS)))
+    if (DATA_DIR / "magic.csv").exists():
+        return DATA_DIR / "magic.csv"
+    raise SystemExit(f"magic.csv not found in {DATA_DIR} (set COSTWISE_DATASETS_DIR)")
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float:

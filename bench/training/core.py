@@ -39,13 +39,14 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
+from bench.datasets import DATA_DIR
 from bench.record import RESULTS, heading, run_header, table, versions, write_result
 from bench.timing import median_seconds
 from models.boosting.adaboost import AdaBoost
 
 ROOT = Path(__file__).resolve().parents[2]
 
-MAGIC = ROOT.parent / "shared" / "datasets" / "magic.csv"
+MAGIC = DATA_DIR / "magic.csv"
 M = 100
 
 

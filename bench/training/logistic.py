@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import expit
 
+from bench.datasets import DATA_DIR
 from bench.record import run_header, write_result
 from models.weak.logistic import LogisticTrainer
 
@@ -67,7 +68,7 @@ def rows_round(Xt: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[int, float
 
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
-    path = ROOT.parent / "shared" / "datasets" / f"{name}.csv"
+    path = DATA_DIR / f"{name}.csv"
     rng = np.random.default_rng(0)
     if not path.is_file():
         X = rng.normal(size=(2000, 20)).round(1)
