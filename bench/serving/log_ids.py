@@ -38,15 +38,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session
 
-from app.db import make_engine, upgrade_to_head
-from app.registry.orm import ModelVersion, RegisteredModel
 from app.registry.prediction_log import write_rows
 from app.services.feedback.prediction_log import LogEntry, columns_of, new_ids
 from bench.record import heading, run_header, table, write_result
 from bench.reliability.stall import stall_database
+from bench.seed import one_version
 
 
 def random_id() -> str:
@@ -58,20 +55,6 @@ def ordered_id() -> str:
 
 
 SCHEMES: dict[str, Callable[[], str]] = {"random": random_id, "time-ordered": ordered_id}
-
-
-def registry(url: str) -> tuple[Engine, int, int]:
-    upgrade_to_head(url)
-    engine = make_engine(url)
-    with Session(engine) as s, s.begin():
-        m = RegisteredModel(name="m")
-        s.add(m)
-        s.flush()
-        v = ModelVersion(model_id=m.id, version=1, algorithm="adaboost", training_seconds=0.0,
-                         artifact_sha256="0" * 64, artifact_size=0, data={"classes": [0, 1]})  # fmt: skip
-        s.add(v)
-        s.flush()
-        return engine, m.id, v.id
 
 
 def entries(ids: list[str], model_id: int, version_id: int, rows_each: int) -> list[LogEntry]:
@@ -101,7 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 url = databases.enter_context(stall_database(args.database_url))
             else:
                 url = f"sqlite:///{Path(tmp) / scheme}.db"
-            engine, model_id, version_id = registry(url)
+            engine, model_id, version_id = one_version(url)
             for start in range(0, args.rows, 10_000):
                 ids = [make() for _ in range(min(10_000, args.rows - start))]
                 write_rows(engine, columns_of(entries(ids, model_id, version_id, 10_000)))

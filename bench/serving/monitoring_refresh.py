@@ -29,35 +29,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import sessionmaker
 
-from app.db import make_engine, upgrade_to_head
-from app.registry.orm import ModelVersion, RegisteredModel
+from app.db import make_engine
 from app.registry.prediction_log import write_rows
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
 from app.services.feedback.prediction_log import LogEntry, columns_of, new_ids
+from bench.seed import one_version
 
 
 def fill(url: str, rows: int, labelled: float) -> None:
-    upgrade_to_head(url)
-    engine = make_engine(url)
-    with Session(engine) as s, s.begin():
-        m = RegisteredModel(name="m")
-        s.add(m)
-        s.flush()
-        v = ModelVersion(
-            model_id=m.id,
-            version=1,
-            algorithm="adaboost",
-            training_seconds=0.0,
-            artifact_sha256="0" * 64,
-            artifact_size=0,
-            data={"classes": [0, 1]},
-        )
-        s.add(v)
-        s.flush()
-        model_id, version_id = m.id, v.id
+    engine, model_id, version_id = one_version(url)
     rng = np.random.default_rng(0)
     for start in range(0, rows, 10_000):
         n = min(10_000, rows - start)
