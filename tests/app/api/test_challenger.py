@@ -71,11 +71,15 @@ def _traffic(client: TestClient, rng: np.random.Generator, prefix: str) -> tuple
     return ids, costs
 
 
-def _independent(client: TestClient, served: int, shadow: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row realised costs of the served and the shadow decisions, from the tables."""
+def _pairs(
+    client: TestClient, served: int, shadow: int
+) -> tuple[list[Any], np.ndarray, np.ndarray]:
+    """Per labelled pair, from the tables: when it was logged, and the realised costs of the
+    served and of the shadow decision."""
     with _services(client).sessions() as s:
         rows = s.execute(
             select(
+                LoggedPrediction.created_at,
                 LoggedPrediction.label,
                 LoggedPrediction.costs,
                 LoggedPrediction.decision,
@@ -92,12 +96,18 @@ def _independent(client: TestClient, served: int, shadow: int) -> tuple[np.ndarr
                 LoggedPrediction.label.is_not(None),
             )
         ).all()
-    y = np.array([r[0] for r in rows])
-    C = np.array([r[1] for r in rows], dtype=float)
-    da = np.array([r[2] for r in rows])
-    db = np.array([r[3] for r in rows])
+    y = np.array([r[1] for r in rows])
+    C = np.array([r[2] for r in rows], dtype=float)
+    da = np.array([r[3] for r in rows])
+    db = np.array([r[4] for r in rows])
     idx = np.arange(len(y))
-    return C[idx, y, da], C[idx, y, db]
+    return [r[0] for r in rows], C[idx, y, da], C[idx, y, db]
+
+
+def _independent(client: TestClient, served: int, shadow: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row realised costs of the served and the shadow decisions, from the tables."""
+    _, a, b = _pairs(client, served, shadow)
+    return a, b
 
 
 def test_a_better_challenger_is_found_and_an_equal_one_is_not(client: TestClient) -> None:

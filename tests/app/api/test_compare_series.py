@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
-from app.registry.orm import LoggedPrediction, ShadowPrediction
-from tests.app.api.test_challenger import _services, _traffic, _train
+from app.registry.orm import LoggedPrediction
+from tests.app.api.test_challenger import _pairs, _services, _traffic, _train
 
 
 def _spread_over_days(client: TestClient, ids: list[str]) -> None:
@@ -34,23 +34,8 @@ def _spread_over_days(client: TestClient, ids: list[str]) -> None:
 
 def _rows(client: TestClient, served: int, shadow: int) -> list[tuple[datetime, float, float]]:
     """(time, realised cost of the served decision, of the shadow's) per labelled pair."""
-    with _services(client).sessions() as s:
-        rows = s.execute(
-            select(
-                LoggedPrediction.created_at,
-                LoggedPrediction.label,
-                LoggedPrediction.costs,
-                LoggedPrediction.decision,
-                ShadowPrediction.decision,
-            )
-            .join(
-                ShadowPrediction,
-                (ShadowPrediction.model_id == LoggedPrediction.model_id)
-                & (ShadowPrediction.prediction_id == LoggedPrediction.prediction_id),
-            )
-            .where(LoggedPrediction.version == served, ShadowPrediction.version == shadow)
-        ).all()
-    return [(t, c[y][da], c[y][db]) for t, y, c, da, db in rows]
+    times, a, b = _pairs(client, served, shadow)
+    return list(zip(times, a.tolist(), b.tolist(), strict=True))
 
 
 def test_the_comparison_has_both_versions_cost_per_day(client: TestClient) -> None:
