@@ -5,6 +5,8 @@ train: no cluster configured (COSTWISE_DASK_SCHEDULER), rows sent in the body in
 a dataset reference, a reference that is not Parquet on a local path (the workers read
 the same files, under COSTWISE_DATA_ROOTS, through a shared mount), a synchronous
 training (it always runs as a job), and any combination but :data:`SUPPORTED`.
+:func:`routed` sends a reference training that the cluster can train there on its own
+from COSTWISE_DASK_TRAIN_MIN_ROWS rows on (the operator's choice; unset by default).
 
 :func:`fit_on_dask` runs in the job: :func:`models.distributed.fit_calibrated_adaboost`
 drives the cluster (the workers read and bin the files; histograms, stumps and the
@@ -19,6 +21,7 @@ good, fails the job with ``UNAVAILABLE``; nothing is registered in either case.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,7 +37,7 @@ from app.settings import Settings
 from models.catalog.algorithms import get_algorithm
 from models.exceptions import ClusterUnavailable, InvalidInput, TrainingError
 
-__all__ = ["SUPPORTED", "check_distributed", "fit_on_dask"]
+__all__ = ["SUPPORTED", "check_distributed", "fit_on_dask", "routed"]
 
 SUPPORTED = (
     "algorithm 'adaboost' with weak_learner 'stump', a given n_estimators, calibration "
@@ -57,8 +60,28 @@ def check_distributed(spec: TrainingSpec, settings: Settings, ref: Any, mode: st
     ``ref`` is the request's dataset reference (:class:`~app.services.datasets.DatasetRef`)
     or its rows (anything else).
     """
-    if not spec.distributed:
-        return
+    if spec.distributed:
+        _check_cluster_can(spec, settings, ref, mode)
+
+
+def routed(
+    spec: TrainingSpec, settings: Settings, ref: Any, rows: int | None, mode: str
+) -> TrainingSpec:
+    """``spec``, made ``distributed`` when the operator's COSTWISE_DASK_TRAIN_MIN_ROWS says
+    so: a reference of at least that many rows (``rows``, known from the Parquet footers)
+    that the cluster can train, not asked ``mode=sync``. Anything else is returned as it
+    is (and trains on this machine)."""
+    threshold = settings.dask_train_min_rows
+    if spec.distributed or threshold is None or rows is None or rows < threshold:
+        return spec
+    try:
+        _check_cluster_can(spec, settings, ref, mode)
+    except InvalidArgument:
+        return spec
+    return replace(spec, distributed=True)
+
+
+def _check_cluster_can(spec: TrainingSpec, settings: Settings, ref: Any, mode: str) -> None:
     if not settings.dask_scheduler:
         raise _refuse(
             _FIELD,

@@ -39,7 +39,7 @@ from app.services.model_registry.registration import NewVersion, register_versio
 from app.services.model_registry.service import VersionView
 from app.services.training.dataset import read_training_data, summary_info
 from app.services.training.deadline import LIMIT_SETTING, training_deadline
-from app.services.training.distributed import check_distributed, fit_on_dask
+from app.services.training.distributed import check_distributed, fit_on_dask, routed
 from app.services.training.fit import fit_model
 from app.services.training.spec import (
     TrainingData,
@@ -254,6 +254,7 @@ class Trainer:
             check_tags(tags)
         checked_spec(spec)
         opened = await to_thread.run_sync(self.open_dataset, ref)
+        spec = routed(spec, self.settings, ref, opened.num_rows, mode)  # to the cluster?
         if not spec.distributed and not self.runs_as_job(opened, mode):
             return await self._train_now(name, opened, spec, description, tags)
         if self.jobs is None:

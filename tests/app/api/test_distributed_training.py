@@ -60,9 +60,13 @@ def _body(root: Path, **params: Any) -> dict[str, Any]:
     return {**body, **params}
 
 
-def _app(database_url: str, root: Path, scheduler: str | None) -> TestClient:
+def _app(database_url: str, root: Path, scheduler: str | None, **more: Any) -> TestClient:
     settings = Settings(
-        database_url=database_url, data_roots=[str(root)], dask_scheduler=scheduler, max_rounds=200
+        database_url=database_url,
+        data_roots=[str(root)],
+        dask_scheduler=scheduler,
+        max_rounds=200,
+        **more,
     )
     return TestClient(create_app(settings), raise_server_exceptions=False)
 
@@ -115,18 +119,28 @@ def test_a_distributed_job_registers_the_model_fit_directly_gives(
 
 
 @pytest.mark.slow
-def test_an_unreachable_scheduler_fails_the_job_and_registers_nothing(
+def test_from_the_row_threshold_a_reference_goes_to_the_cluster_that_fails_cleanly(
     database_url: str, root: Path
 ) -> None:
+    """COSTWISE_DASK_TRAIN_MIN_ROWS: a training the cluster can train goes there without
+    asking (here an unreachable scheduler: the job fails with UNAVAILABLE, nothing is
+    registered); one it cannot (the default ``auto``), or ``mode=sync``, stays here."""
     _write(root, n=300)
-    with _app(database_url, root, f"tcp://127.0.0.1:{free_port()}") as client:
-        r = client.post("/v1/models/u/versions", json=_body(root))
+    scheduler = f"tcp://127.0.0.1:{free_port()}"
+    with _app(database_url, root, scheduler, dask_train_min_rows=300) as client:
+        body = {k: v for k, v in _body(root).items() if k != "distributed"}
+        r = client.post("/v1/models/u/versions", json=body)
         assert r.status_code == 202, r.text
         job = wait_job(client, r.json()["id"], timeout=120)
         assert job["status"] == "failed", job
         assert job["error"]["code"] == "UNAVAILABLE"
         assert "COSTWISE_DASK_SCHEDULER" in job["error"]["detail"]
         assert client.get("/v1/models/u/versions").status_code == 404
+        for params, mode in (({"n_estimators": None, "algorithm": None}, "auto"), ({}, "sync")):
+            local = {k: v for k, v in {**body, **params}.items() if v is not None}
+            r = client.post(f"/v1/models/here/versions?mode={mode}", json=local)
+            assert r.status_code == 201, r.text
+            assert r.json()["params"]["distributed"] is False
 
 
 @pytest.mark.slow
