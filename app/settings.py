@@ -144,6 +144,15 @@ class Settings(BaseSettings):
         "and the workers; they must reach the input and output paths). Unset: batches run "
         "in the job's worker.",
     )
+    dask_train_min_rows: int | None = Field(
+        None,
+        ge=1,
+        description="With dask_scheduler set: a training from a local Parquet reference of "
+        'at least this many rows trains on the Dask cluster (as `"distributed": true`, '
+        "as a job) when the cluster can train what it asks (`adaboost` of stumps with a "
+        "given `n_estimators`, `platt` or `isotonic` k-fold calibration); any other training, "
+        'and `mode=sync`, stays on this machine. Unset: only `"distributed": true` does.',
+    )
     batch_block_rows: int = Field(
         65_536,
         ge=1,

@@ -151,7 +151,7 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("ARTIFACT_CORRUPTED", 409, Conflict, operator=True, meaning="the version's stored artifact (or the base artifact a recalibrated version shares) fails its sha256 check; it is never used, the detail names the version (no retry helps: move the alias to an intact version, retrain, or restore the artifact)"),
     ErrorCode("SCHEMA_OUT_OF_DATE", 503, Unavailable, meaning="the database schema is not at the migrations' head (run `costwise db upgrade`)"),
     ErrorCode("JOB_ABANDONED", 503, Unavailable, meaning="(on the job) its worker stopped answering and the job ran out of attempts"),
-    ErrorCode("UNAVAILABLE", 503, Unavailable, bare=True, meaning="the database is unreachable or a statement ran past `COSTWISE_DB_TIMEOUT`; or a per-process cap (trainings, large requests, monitoring reports) or the prediction log's queue stayed full (`COSTWISE_PREDICTION_LOG_WAIT_SECONDS`): retry after `Retry-After`"),
+    ErrorCode("UNAVAILABLE", 503, Unavailable, bare=True, meaning="the database is unreachable or a statement ran past `COSTWISE_DB_TIMEOUT`; or a per-process cap (trainings, large requests, monitoring reports) or the prediction log's queue stayed full (`COSTWISE_PREDICTION_LOG_WAIT_SECONDS`): retry after `Retry-After`; (on a job) the Dask cluster of `COSTWISE_DASK_SCHEDULER` could not be reached or was lost (nothing was registered, no output was left)"),
     ErrorCode("MISCONFIGURED", 500, ServerError, meaning="the configuration is unsafe or incomplete (the service refuses to start)"),
     ErrorCode("INTERNAL", 500, ServerError, meaning="an unexpected error; the request was not applied (the service logs it)"),
 )  # fmt: skip

@@ -46,6 +46,7 @@ class TrainingParams(TypedDict, total=False):
     n_folds: int
     evaluation_fraction: float | None
     random_state: int | None
+    distributed: bool  # on the server's Dask cluster, from a Parquet dataset (a job)
 
 
 @dataclass(frozen=True)

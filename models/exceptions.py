@@ -41,6 +41,11 @@ class TrainingError(CoreError, ValueError):
     """Training cannot produce a model (one class only, too few rows, no useful learner)."""
 
 
+class ClusterUnavailable(TrainingError):
+    """A distributed training could not reach its Dask scheduler, or lost its workers or
+    scheduler for good (:mod:`models.distributed`); nothing was returned."""
+
+
 class NotFitted(CoreError, _SklearnNotFittedError):
     """An estimator was used before ``fit``."""
 

@@ -122,6 +122,14 @@ class TrainingParams(_Strict):
     random_state: int | None = Field(
         0, ge=0, le=MAX_SEED, description="Seed of every split and learner (0 to 2^32 - 1)."
     )
+    distributed: bool = Field(
+        False,
+        description="Train on the Dask cluster of COSTWISE_DASK_SCHEDULER, as a job: the "
+        "cluster's workers read a `dataset` reference (Parquet file or directory under "
+        "COSTWISE_DATA_ROOTS). Supported: `algorithm` `adaboost` (stumps) with a given "
+        "`n_estimators`, `calibration` `platt` or `isotonic`, `calibration_split` `kfold`, "
+        "`score` `vote`, two classes (docs/distributed.md).",
+    )
 
     _no_nul_params = field_validator("params", "algorithm")(_nul_free)
 

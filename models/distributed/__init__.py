@@ -40,7 +40,8 @@ lost the scheduler recomputes its partitions on the others (re-reading the files
 replaying the rounds) and the model is the same; an actor's state would die with its
 worker. When Dask gives up (the scheduler lost, a task killing workers again and again)
 or the cluster has no worker left for ``no_worker_seconds``, the training fails with
-:class:`~models.exceptions.TrainingError` naming the cause and nothing is returned. Only stumps are grown so far; the capacity is given (no search).
+:class:`~models.exceptions.ClusterUnavailable` (a ``TrainingError``) naming the cause
+and nothing is returned. Only stumps are grown so far; the capacity is given (no search).
 """
 
 from models.distributed.adaboost import DistributedFit, fit_calibrated_adaboost, parquet_parts

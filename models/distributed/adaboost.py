@@ -32,7 +32,7 @@ from models.calibration.calibrators import make_calibrator
 from models.decisions.rule import class_priors
 from models.distributed import partitions
 from models.distributed.rows import DEFAULT_SAMPLE_ROWS, Summary, edges_of
-from models.exceptions import InvalidInput, TrainingError
+from models.exceptions import ClusterUnavailable, InvalidInput, TrainingError
 from models.features.binning import MAX_BINS, BinEdges
 from models.inference.ensemble import Ensemble
 from models.inference.model import InferenceModel
@@ -69,6 +69,9 @@ class DistributedFit:
     info : dict
         Provenance: rows, partitions, folds, rounds and stop reason per booster, which
         features have exact edges, bytes per round, seconds.
+    y_index : ndarray of shape (n,)
+        Each row's class index in ``model.classes`` (partition order, as ``oof``): the
+        labels the out-of-fold metrics are measured against.
     """
 
     model: InferenceModel
@@ -76,6 +79,7 @@ class DistributedFit:
     edges: BinEdges
     fold_ensembles: list[Ensemble]
     info: dict[str, Any] = field(default_factory=dict)
+    y_index: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
 
 
 def parquet_parts(path: str) -> list[str]:
@@ -177,13 +181,13 @@ def _connect(client: Any) -> tuple[Any, bool]:
     try:
         return distributed.Client(client, timeout=CONNECT_TIMEOUT, set_as_default=False), True
     except (OSError, TimeoutError) as exc:
-        raise TrainingError(f"cannot reach the Dask scheduler at {client}: {exc}") from None
+        raise ClusterUnavailable(f"cannot reach the Dask scheduler at {client}: {exc}") from None
 
 
 def _gather(client: Any, futures: Any, what: str, no_worker_seconds: float) -> Any:
     """The result of a future (or the results of a list of them).
 
-    A lost worker or scheduler that Dask does not recover from becomes a TrainingError
+    A lost worker or scheduler that Dask does not recover from becomes a ClusterUnavailable
     saying so; so does a cluster left without any worker for ``no_worker_seconds``
     (Dask itself would wait for a worker for ever).
     """
@@ -202,7 +206,7 @@ def _gather(client: Any, futures: Any, what: str, no_worker_seconds: float) -> A
                         continue
                     idle += POLL_SECONDS
                     if idle >= no_worker_seconds:
-                        raise TrainingError(
+                        raise ClusterUnavailable(
                             f"distributed training failed while {what}: the Dask cluster has "
                             f"had no worker for {idle:.0f} s; nothing was kept, train again"
                         ) from None
@@ -212,7 +216,7 @@ def _gather(client: Any, futures: Any, what: str, no_worker_seconds: float) -> A
         name = type(exc).__name__
         if name in ("KilledWorker", "CommClosedError", "FutureCancelledError",
                     "CancelledError", "OSError"):  # fmt: skip
-            raise TrainingError(
+            raise ClusterUnavailable(
                 f"distributed training failed while {what}: the Dask cluster lost a worker "
                 f"or the scheduler ({name}: {exc}); nothing was kept, train again"
             ) from None
@@ -274,7 +278,10 @@ def fit_calibrated_adaboost(
         Bad parameters, a missing column, a non-numeric feature, an infinite value.
     TrainingError
         Not exactly two classes, a fold without both classes among its training rows,
-        no better-than-chance first stump, or a lost worker or scheduler.
+        no better-than-chance first stump.
+    ClusterUnavailable
+        (a TrainingError) The scheduler cannot be reached, or a worker or the scheduler
+        was lost for good.
     """
     n_estimators = _check(n_estimators, n_folds, method, criterion, sample_rows, features)
     client, own = _connect(client)
@@ -415,7 +422,7 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
         "hist_bytes_per_round": hist_bytes,
         "seconds": round(time.perf_counter() - started, 3),
     }
-    return DistributedFit(model, oof, edges, fold_ensembles, info)
+    return DistributedFit(model, oof, edges, fold_ensembles, info, y_index)
 
 
 def _conclude(summary: Summary) -> tuple[BinEdges, dict[Any, int], int, list[int]]:

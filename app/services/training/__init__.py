@@ -8,6 +8,9 @@
 - :mod:`~app.services.training.fit`: fitting the catalog's estimator and measuring it
   on held-out rows (:func:`fit_model`).
 - :mod:`~app.services.training.dataset`: training rows read from a dataset reference.
+- :mod:`~app.services.training.distributed`: ``"distributed": true``: what a Dask
+  cluster can train (checked at once) and the job's fit on it
+  (:mod:`models.distributed`), measured and described as any other training.
 - :mod:`~app.services.training.deadline`: the training time limit, enforced through the
   core's progress hook.
 - :mod:`~app.services.training.algorithms`: the trainable algorithms described (names,

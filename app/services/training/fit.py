@@ -26,7 +26,7 @@ from app.services.training.spec import (
 )
 from models.boosting.prebinned import fit_prebinned, raw_space_model
 from models.boosting.progress import report
-from models.catalog.algorithms import trained_booster
+from models.catalog.algorithms import AlgorithmSpec, trained_booster
 from models.inference.fold_ensemble import FoldEnsembleScorer
 from models.inference.model import InferenceModel
 from models.inference.scorers import BinaryScorer
@@ -119,19 +119,23 @@ def fit_model(data: TrainingData, spec: TrainingSpec, max_rounds: int | None = N
     }
     if capacity is not None:  # what the automatic capacity chose, and its validation curves
         fitted["capacity_"] = capacity
+    return FittedModel(
+        inference,
+        metrics,
+        calibration_info,
+        {k.rstrip("_"): v for k, v in fitted.items()},
+        decision_facts(inference, algorithm),
+        plots,
+    )
+
+
+def decision_facts(inference: InferenceModel, algorithm: AlgorithmSpec) -> dict[str, Any]:
+    """How the version decides (recorded on it as ``params.decision``)."""
     costs = inference.training_costs
-    decision = {
+    return {
         "rule": inference.rule,
         "trains_with_costs": algorithm.trains_with_costs,
         "training_costs": None if costs is None else costs.tolist(),
         "paper_rule": algorithm.decision_rule,
         "request_costs": _REQUEST_COSTS[inference.rule],
     }
-    return FittedModel(
-        inference,
-        metrics,
-        calibration_info,
-        {k.rstrip("_"): v for k, v in fitted.items()},
-        decision,
-        plots,
-    )

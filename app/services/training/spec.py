@@ -49,6 +49,10 @@ class TrainingSpec:
     cross-fits its calibration (:func:`models.boosting.crossfit.provides_out_of_fold`), else from
     a held-out :data:`DEFAULT_EVALUATION_FRACTION` of the rows; a number: that stratified
     share is held out (0: no evaluation).
+
+    ``distributed``: train on the Dask cluster of COSTWISE_DASK_SCHEDULER from a Parquet
+    dataset reference, as a job (:mod:`app.services.training.distributed` says what is
+    supported).
     """
 
     algorithm: str | None = None
@@ -63,8 +67,11 @@ class TrainingSpec:
     n_folds: int = 5
     evaluation_fraction: float | None = None
     random_state: int | None = 0
+    distributed: bool = False
     #: the parameters that chose ``adaboost`` when no algorithm was named (for messages)
     implied_by: ClassVar[tuple[str, ...]] = ()
+    #: the capacity parameters left out of the request and given their former defaults
+    defaulted: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         given = [name for name in _CAPACITY_FIELDS if getattr(self, name) is not None]
@@ -72,9 +79,10 @@ class TrainingSpec:
             object.__setattr__(self, "algorithm", "adaboost" if given else AUTO)
             object.__setattr__(self, "implied_by", tuple(given))
         if self.algorithm != AUTO:
-            for name in _CAPACITY_FIELDS:
-                if getattr(self, name) is None:
-                    object.__setattr__(self, name, _CAPACITY_DEFAULTS[name])
+            missing = tuple(n for n in _CAPACITY_FIELDS if getattr(self, n) is None)
+            for name in missing:
+                object.__setattr__(self, name, _CAPACITY_DEFAULTS[name])
+            object.__setattr__(self, "defaulted", missing)
 
     @property
     def algorithm_name(self) -> str:

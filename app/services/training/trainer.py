@@ -39,6 +39,7 @@ from app.services.model_registry.registration import NewVersion, register_versio
 from app.services.model_registry.service import VersionView
 from app.services.training.dataset import read_training_data, summary_info
 from app.services.training.deadline import LIMIT_SETTING, training_deadline
+from app.services.training.distributed import check_distributed, fit_on_dask, routed
 from app.services.training.fit import fit_model
 from app.services.training.spec import (
     TrainingData,
@@ -215,11 +216,14 @@ class Trainer:
     ) -> VersionView | Any:
         """Train now (returns the :class:`VersionView`) or as a job (returns the job's view).
 
-        Input errors are raised at once in both cases. A synchronous training over
+        Input errors are raised at once in both cases. A ``distributed`` training (a
+        Parquet reference trained on the Dask cluster) is always a job
+        (:mod:`app.services.training.distributed`). A synchronous training over
         COSTWISE_MAX_SYNC_TRAININGS at once raises :class:`Unavailable` (``retry_after``
         seconds) without waiting; call from the event loop (training runs in a thread).
         """
         self.check_rounds(spec)
+        check_distributed(spec, self.settings, data, mode)
         if isinstance(data, DatasetRef):
             return await self._train_dataset(name, data, spec, description, tags, mode)
         if self.runs_as_job(data, mode):
@@ -250,11 +254,17 @@ class Trainer:
             check_tags(tags)
         checked_spec(spec)
         opened = await to_thread.run_sync(self.open_dataset, ref)
-        if not self.runs_as_job(opened, mode):
+        spec = routed(spec, self.settings, ref, opened.num_rows, mode)  # to the cluster?
+        if not spec.distributed and not self.runs_as_job(opened, mode):
             return await self._train_now(name, opened, spec, description, tags)
         if self.jobs is None:
             raise Unavailable("training jobs are not available here", field="mode")
-        total = planned_rounds(spec, 2, self.settings.max_rounds)
+        # a distributed round grows every fold's booster at once: n_estimators rounds
+        total = (
+            int(spec.n_estimators or 0)
+            if spec.distributed
+            else planned_rounds(spec, 2, self.settings.max_rounds)
+        )
         placeholder = TrainingData(
             np.empty((0, len(opened.feature_columns))), np.empty(0), opened.feature_columns
         )
@@ -339,29 +349,27 @@ class Trainer:
             check_tags(tags)  # before spending time on training
         started = time.perf_counter()
         with training_deadline(max_seconds, setting, stop=self.stopping) as checkpoint:
-            if isinstance(data, DatasetRef):  # read under the same time limit
-                data = self.read_dataset(data, spec)
-            elif isinstance(data, OpenedDataset):  # opened (a URL: fetched) by train()
-                data = read_training_data(data, spec, s)
-            fit = fit_model(data, spec, s.max_rounds)
+            if spec.distributed:  # the Dask workers read the files (a job's reference)
+                opened = data if isinstance(data, OpenedDataset) else None
+                if isinstance(data, DatasetRef):
+                    opened = self.open_dataset(data)
+                if opened is None:
+                    raise InvalidArgument(
+                        "distributed: a distributed training reads a dataset reference",
+                        field="distributed",
+                    )
+                fit, info = fit_on_dask(opened, spec, s)
+            else:
+                if isinstance(data, DatasetRef):  # read under the same time limit
+                    data = self.read_dataset(data, spec)
+                elif isinstance(data, OpenedDataset):  # opened (a URL: fetched) by train()
+                    data = read_training_data(data, spec, s)
+                fit = fit_model(data, spec, s.max_rounds)
+                info = data_info(data, list(fit.inference.classes))
             checkpoint("registering")
         model = fit.inference
         params = {**asdict(spec), "fitted": fit.fitted, "decision": fit.decision}
         blob, sha = dump_model(model, metadata={"algorithm": spec.algorithm_name, "params": params})
-        classes = list(model.classes)
-        info = {
-            "n_rows": int(len(data.y)),
-            "n_features": int(data.X.shape[1]),
-            "feature_names": data.feature_names,
-            "classes": classes,
-            "class_counts": {str(c): int((data.y == c).sum()) for c in classes},
-            "positive_class": classes[1] if len(classes) == 2 else None,
-        }
-        if data.source is None:
-            info["fingerprint"] = fingerprint(data.X, data.y)
-            info["missing_values"] = int(np.isnan(data.X).sum())
-        else:  # read from a dataset reference (data.X may hold bin codes)
-            info.update(summary_info(data.source))
         seconds = time.perf_counter() - started
         new = NewVersion(
             algorithm=spec.algorithm_name,
@@ -383,5 +391,23 @@ class Trainer:
             tags=tags,
             within=within,
         )
-        log.info("registered %s v%d (%d rows, %.2fs)", name, view.version, len(data.y), seconds)
+        log.info("registered %s v%d (%d rows, %.2fs)", name, view.version, info["n_rows"], seconds)
         return view
+
+
+def data_info(data: TrainingData, classes: list[Any]) -> dict[str, Any]:
+    """The ``data`` facts recorded on a version trained on ``data`` (rows in memory)."""
+    info = {
+        "n_rows": int(len(data.y)),
+        "n_features": int(data.X.shape[1]),
+        "feature_names": data.feature_names,
+        "classes": classes,
+        "class_counts": {str(c): int((data.y == c).sum()) for c in classes},
+        "positive_class": classes[1] if len(classes) == 2 else None,
+    }
+    if data.source is None:
+        info["fingerprint"] = fingerprint(data.X, data.y)
+        info["missing_values"] = int(np.isnan(data.X).sum())
+    else:  # read from a dataset reference (data.X may hold bin codes)
+        info.update(summary_info(data.source))
+    return info
