@@ -142,8 +142,10 @@ def test_a_split_through_the_client_is_sticky(client: Client) -> None:
         answers = [client.predict("split", X_ALL[:1], routing_key=key) for _ in range(3)]
         assert len({a.version for a in answers}) == 1  # sticky
         arm = answers[0].arm
-        assert arm is not None and arm["sticky"] and arm["name"] == (
-            "canary" if answers[0].version == 2 else "champion"
+        assert (
+            arm is not None
+            and arm["sticky"]
+            and arm["name"] == ("canary" if answers[0].version == 2 else "champion")
         )
         arms[key] = arm["name"]
     client.clear_split("split", "production")
