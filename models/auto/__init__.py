@@ -31,7 +31,9 @@ How (one search, a bounded number of fits), stage by stage, one module each:
    fit in 90% of the time left, the best entry whose does is taken, else the cheapest
    (``capacity_["time_fallback"]``). The (weak learner, rounds) pair of least loss wins
    (ties: the smaller capacity); the loss is the validation curve smoothed over
-   neighbouring checkpoints (:func:`smoothed`).
+   neighbouring checkpoints (:func:`smoothed`). (Refitting an entry still falling at its
+   cap with more rounds, :data:`~models.auto.search.EXTEND_MAX_FACTOR`, is off: measured,
+   not adopted.)
 3. :mod:`~models.auto.final` -- small data (at most ``max_search_rows`` rows): the
    calibration map is the one fitted on the winning checkpoint's out-of-fold scores --
    the search *is* the cross-fitting -- and (``serve="folds"``, the default) the k fold

@@ -27,7 +27,8 @@ def curve_record(
 ) -> dict[str, Any]:
     """One grid entry's validation curve: the loss at each checkpoint, its best rounds
     and smoothed loss, and the rounds each fold model actually fitted (the search adds
-    ``seconds``)."""
+    ``seconds``, and ``extended_from``, the grid's rounds, when the curve still falling at
+    its cap was refitted with more rounds)."""
     return {
         "weak_learner": weak_learner,
         "max_depth": depth,

@@ -8,7 +8,11 @@ One search, a bounded number of fits (the package docstring tells the whole meth
    maximum rounds, concurrently, and stages each fold model's scores on its held-out fold
    (the out-of-fold scores of every checkpoint for the price of one fit);
    :func:`entry_losses` calibrates each checkpoint's scores and computes the loss (the
-   validation curve).
+   validation curve). With :data:`EXTEND_MAX_FACTOR` above 1 (not the default), an
+   entry whose curve is still falling at its cap (:func:`still_falling`, within
+   :data:`STOP_MARGIN` of the best so far) is refitted with twice the rounds while it
+   falls, up to that factor times its grid rounds and ``max_rounds``, when the budget
+   allows.
 3. The search stops at an entry clearly worse than the best (:data:`STOP_MARGIN`), skips
    the oblique entry on large data and any entry whose estimated time would not fit the
    budget (:func:`over_budget`), and estimates each entry's final stage
@@ -42,13 +46,44 @@ from models.boosting.crossfit import (
 )
 from models.boosting.progress import fit_parts, report
 
-__all__ = ["STOP_MARGIN", "Candidate", "SearchResult", "SearchRows", "search"]
+__all__ = [
+    "EXTEND_MAX_FACTOR",
+    "EXTEND_TAIL",
+    "STOP_MARGIN",
+    "Candidate",
+    "SearchResult",
+    "SearchRows",
+    "search",
+]
 
 STOP_MARGIN = 0.01
 """The search stops at an entry whose best loss is more than 1% above the best so far
 (clearly worse: more capacity overfits). An entry about as good as the best does not
 stop it: greedy trees can miss interactions at one depth and find them at the next (a
 depth-2 tree cannot start an XOR split that a depth-4 tree completes)."""
+
+
+EXTEND_TAIL = 0.1
+"""An entry's validation curve is still falling at its cap when its smoothed minimum lies
+in the last 10% of its rounds and a fold model ran every round (none stopped early)."""
+
+EXTEND_MAX_FACTOR = 1
+"""An entry still falling at its cap is refitted with twice the rounds, while it still
+falls, up to this factor of its grid rounds (and ``max_rounds``); only an entry within
+:data:`STOP_MARGIN` of the best so far, and only when the time budget allows. 1 (the
+default): never. Read at call time, so a caller may raise it. Measured with 2 and 4
+against 1 (docs/training.md, "Measured: rounds beyond the cap",
+``bench/results/quality/auto_grid-extend*.json``): no better on the 19 small tasks over
+3 seeds, mixed on splice and satimage (some tasks 4-8% worse), 2-5x the training time
+where it extends: not adopted."""
+
+
+def still_falling(cps: np.ndarray, c_best: int, models: list[Any]) -> bool:
+    """Whether the smoothed minimum is at the tail of the curve (:data:`EXTEND_TAIL`) and
+    some fold model fitted every round of the entry."""
+    m = int(cps[-1])
+    at_tail = int(cps[c_best]) >= (1.0 - EXTEND_TAIL) * m
+    return at_tail and any(int(mod.n_estimators_) >= m for mod in models)
 
 
 @dataclass(frozen=True)
@@ -252,8 +287,32 @@ def search(
         losses = entry_losses(est, oof, s)
         smooth = smoothed(losses)
         c_best = int(np.argmin(smooth))
-        curves.append(curve_record(wl, depth, cps, losses, smooth, c_best, models))
         spent = time.monotonic() - t0
+        rounds_cap = m_max * EXTEND_MAX_FACTOR
+        if est.max_rounds is not None:
+            rounds_cap = min(rounds_cap, int(est.max_rounds))
+        extended_from = m_max
+        while (
+            still_falling(cps, c_best, models)
+            and 2 * int(cps[-1]) <= rounds_cap
+            and (best is None or smooth[c_best] <= best * (1.0 + STOP_MARGIN))
+            and not over_budget(2 * spent, budget, started, s, n)
+        ):
+            # the best rounds are at the cap and the curve is still falling: refit the
+            # folds with twice the rounds (progress pauses: no units of their own)
+            m_ext = 2 * int(cps[-1])
+            t1 = time.monotonic()
+            cps = checkpoints(m_ext)
+            models, oof = fit_entry(est, (wl, depth, m_ext), s, cps, 0, offset, total)
+            report(0, 0, "selecting")
+            losses = entry_losses(est, oof, s)
+            smooth = smoothed(losses)
+            c_best = int(np.argmin(smooth))
+            spent += time.monotonic() - t1
+        curves.append(curve_record(wl, depth, cps, losses, smooth, c_best, models))
+        if int(cps[-1]) != extended_from:
+            curves[-1]["extended_from"] = extended_from
+        m_max = int(cps[-1])
         seconds_per_unit = spent / (search_units[g] * unit_cost(wl, depth))
         final_est = final_stage_seconds(est, spent, s, n) * int(cps[c_best]) / m_max
         candidates.append(

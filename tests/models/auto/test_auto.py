@@ -80,7 +80,7 @@ def test_the_choice_is_recorded_with_its_validation_curves() -> None:
     for c in cap["curves"]:
         assert (
             len(c["rounds"]) == len(c["loss"])
-            and c["rounds"][-1]
+            and c.get("extended_from", c["rounds"][-1])
             <= dict(((w, d), m) for w, d, m in GRID)[(c["weak_learner"], c["max_depth"])]
         )
     # served: the search's 5 fold boosters, truncated to the chosen rounds (no refit)
@@ -241,3 +241,42 @@ def test_fold_jobs_bounds_concurrent_fold_fits_by_memory():
     assert fold_jobs(4, 3, fits_one) == 2  # one more fit fits in the budget
     assert fold_jobs(4, 3, fits_one + 1) == 1
     assert fold_jobs(2, 3, 6_666_667) == 1  # 10,000,000 rows, 3 folds
+
+
+def test_an_entry_still_falling_at_its_cap_is_refitted_with_more_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from models.auto import search
+
+    X, y = _additive(600)
+    grid = [("stump", 1, 10)]  # far too few rounds for this additive signal
+    # off by default (measured, not adopted): the curve ends at the grid's rounds
+    plain = AutoCalibratedBoosting(grid, random_state=0).fit(X, y).capacity_
+    assert "extended_from" not in plain["curves"][0] and plain["n_estimators"] <= 10
+    monkeypatch.setattr(search, "EXTEND_MAX_FACTOR", 4)
+    model = AutoCalibratedBoosting(grid, random_state=0).fit(X, y)
+    curve = model.capacity_["curves"][0]
+    # refitted with twice the rounds while still falling, at most EXTEND_MAX_FACTOR x 10
+    assert curve["extended_from"] == 10 and curve["rounds"][-1] in (20, 40)
+    assert model.capacity_["n_estimators"] > 10
+    assert max(e.n_learners for e in model.to_inference().scorer.ensembles) > 10
+    # the extension chose better than the cap did: a lower out-of-fold loss
+    assert model.capacity_["validation_loss"] < plain["validation_loss"]
+    # the service's rounds limit bounds the extension too
+    capped = AutoCalibratedBoosting(grid, max_rounds=10, random_state=0).fit(X, y).capacity_
+    assert "extended_from" not in capped["curves"][0] and capped["n_estimators"] <= 10
+
+
+def test_still_falling_needs_the_minimum_at_the_tail_and_a_fold_that_ran_every_round() -> None:
+    from types import SimpleNamespace
+
+    from models.auto.search import still_falling
+
+    cps = checkpoints(100)
+    full = [SimpleNamespace(n_estimators_=100), SimpleNamespace(n_estimators_=60)]
+    early = [SimpleNamespace(n_estimators_=60)] * 2  # every fold stopped early
+    last = len(cps) - 1
+    mid = int(np.searchsorted(cps, 50))
+    assert still_falling(cps, last, full)
+    assert not still_falling(cps, mid, full)
+    assert not still_falling(cps, last, early)
