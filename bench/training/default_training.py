@@ -27,6 +27,15 @@ through ``POST /predict``). Run::
     .venv/bin/python -m bench training.default_training [--rows 100000] [--features 30]
 
 Writes ``bench/results/training/default_training[-<label>].json`` and ``.md``.
+
+``--threads 1 2`` instead times the fit alone (``AutoCalibrated().fit`` on the rows, no
+HTTP; ``--classes K`` for K classes) per phase at each thread count, each fit in its own
+process on the first N CPUs, alternating with LightGBM + ``CalibratedClassifierCV(cv=5)``
+(200 rounds with two classes, LightGBM's default 100 with more), ``--rounds`` times
+(:mod:`bench.training.phases`)::
+
+    .venv/bin/python -m bench training.default_training --threads 1 2 --rounds 3 \
+        --rows 20000 --features 30 --classes 6 --label phases-6class
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import argparse
 import io
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -53,8 +63,9 @@ from bench.record import run_header, write_result
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def synthetic(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows with linear terms and interactions; label drawn from the logistic of the sum."""
+def synthetic(n: int, d: int, seed: int, classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with linear terms and interactions; label drawn from the logistic of the sum
+    (``classes`` > 2: the sum plus logistic noise cut at its ``classes`` quantiles)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, max(d, 10)))[:, :d] if d >= 10 else rng.normal(size=(n, d))
     z = (
@@ -66,7 +77,11 @@ def synthetic(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         + 0.7 * np.sin(2.0 * X[:, 8])
         - 0.4 * X[:, 9] ** 2
     )
-    y = (rng.random(n) < expit(1.5 * z - 0.3)).astype(int)
+    if classes == 2:
+        y = (rng.random(n) < expit(1.5 * z - 0.3)).astype(int)
+    else:
+        noisy = 1.5 * z + rng.logistic(size=n)
+        y = np.digitize(noisy, np.quantile(noisy, np.arange(1, classes) / classes))
     X = np.round(X, 5)
     X[rng.random(n) < 0.03, 1] = np.nan
     X[rng.random(n) < 0.03, 5] = np.nan
@@ -118,7 +133,33 @@ def predict_api(client: TestClient, name: str, X: np.ndarray) -> np.ndarray:
     return np.asarray(out)
 
 
+def make_fit(spec: dict[str, Any]) -> tuple[Any, Any]:
+    """(timed fit, warm-up) of one child of the ``--threads`` mode (:mod:`bench.training.phases`)."""
+    X, y = synthetic(spec["rows"], spec["features"], spec["seed"], spec["classes"])
+    if spec["which"] == "lightgbm":
+        rounds = 200 if spec["classes"] == 2 else 100  # this bench's reference; LightGBM's default
+
+        def lgbm(Xf: np.ndarray, yf: np.ndarray) -> dict[str, Any]:
+            est = lightgbm.LGBMClassifier(n_estimators=rounds, verbose=-1, random_state=0)
+            CalibratedClassifierCV(est, cv=5).fit(Xf, yf)
+            return {"model": f"CalibratedClassifierCV(LGBMClassifier({rounds}), cv=5)"}
+
+        return (lambda: lgbm(X, y)), (lambda: lgbm(X[:2000], y[:2000]))
+    from models.auto import AutoCalibrated
+
+    def ours(Xf: np.ndarray, yf: np.ndarray) -> dict[str, Any]:
+        cap = AutoCalibrated(random_state=0).fit(Xf, yf).capacity_
+        return {k: cap[k] for k in ("weak_learner", "max_depth", "n_estimators", "stopped")}
+
+    return (lambda: ours(X, y)), (lambda: ours(X[:2000], y[:2000]))
+
+
 def main() -> None:
+    if "--child" in sys.argv:  # one timed fit of the --threads mode, in its own process
+        from bench.training.phases import child_main
+
+        child_main(json.loads(sys.argv[sys.argv.index("--child") + 1]), make_fit)
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--features", type=int, default=30)
@@ -131,7 +172,19 @@ def main() -> None:
         action="store_true",
         help="time LightGBM with one thread only (its default threads spin on a busy machine)",
     )
+    ap.add_argument("--classes", type=int, default=2, help="classes of the --threads mode")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        help="instead of the HTTP runs: the fit alone (AutoCalibrated) per phase at these "
+        "thread counts, interleaved with LightGBM + CalibratedClassifierCV(cv=5)",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of the --threads mode")
     args = ap.parse_args()
+    if args.threads:
+        threads_mode(args)
+        return
     X, y = synthetic(args.rows + args.test_rows, args.features, args.seed)
     Xtr, ytr, Xte, yte = X[: args.rows], y[: args.rows], X[args.rows :], y[args.rows :]
     csv = to_csv(Xtr, ytr)
@@ -229,6 +282,32 @@ def main() -> None:
         f"Command: `{out['command']}`",
     ]
     write_result(__file__, out, "\n".join(lines), label=args.label)
+
+
+def threads_mode(args: argparse.Namespace) -> None:
+    """Per-phase times at each thread count against LightGBM (:mod:`bench.training.phases`)."""
+    from bench.training.phases import drive
+    from bench.training.phases import markdown as phase_table
+
+    spec = {"workload": "default", "rows": args.rows, "features": args.features,
+            "classes": args.classes, "seed": args.seed}  # fmt: skip
+    report = {**run_header(__file__), **spec, "load_average_before": os.getloadavg()}
+    report.update(drive("bench.training.default_training", spec, args.threads, args.rounds))
+    report["load_average_after"] = os.getloadavg()
+    info = report["median"][f"costwise@{args.threads[0]}"]["info"]
+    title = (f"Default training (AutoCalibrated.fit), {args.rows} x {args.features}, "
+             f"{args.classes} classes: chose {info}")  # fmt: skip
+    lines = [
+        f"# Default training per phase vs LightGBM + CalibratedClassifierCV ({report['date']})",
+        "",
+        f"{report['machine']}; load average before {report['load_average_before']}, after "
+        f"{report['load_average_after']} (shared machine). Median of {args.rounds} rounds; "
+        "each fit in its own process on the first N CPUs, costwise and LightGBM alternating.",
+        "",
+        *phase_table(title, report),
+        f"Command: `{report['command']}`",
+    ]
+    write_result(__file__, report, "\n".join(lines), label=args.label)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from models.boosting.crossfit import OutOfFold, cross_calibrated, labelled_rows
 from models.boosting.progress import time_left
 from models.calibration import spread
 from models.calibration.calibrators import make_calibrator
-from models.calibration.multinomial import MultinomialCalibrator
+from models.calibration.multinomial import MultinomialCalibrator, one_blas_thread
 from models.decisions.rule import class_priors
 from models.features.binning import is_codes
 from models.inference.fold_ensemble import FoldBoosters, FoldVoteBoosters
@@ -226,7 +226,20 @@ class AutoCapacity(Vocabulary):
         """The served map: ``calibration="auto"`` first chooses the map of least
         out-of-fold log loss (each fold's probabilities from a map fitted without it,
         :func:`~models.boosting.crossfit.cross_calibrated`); a fold ensemble's map is then
-        spread for the mean of the fold scores (:meth:`_spread`)."""
+        spread for the mean of the fold scores (:meth:`_spread`). On one BLAS thread, as
+        the search's maps (:func:`~models.calibration.multinomial.one_blas_thread`)."""
+        with one_blas_thread():
+            return self._final_map_fit(scores, y_index, sw, folds, booster, X)
+
+    def _final_map_fit(
+        self,
+        scores: np.ndarray,
+        y_index: np.ndarray,
+        sw: np.ndarray | None,
+        folds: Any,
+        booster: Any,
+        X: Any,
+    ) -> Any:
         self.calibration_choice_ = None
         if self.calibration == "auto":
             losses = {}

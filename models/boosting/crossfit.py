@@ -27,7 +27,6 @@ reported as one steady count (:func:`models.boosting.progress.fit_parts`).
 from __future__ import annotations
 
 import contextvars
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +38,7 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from models.boosting.progress import fit_parts
 from models.exceptions import InvalidInput, TrainingError
+from models.kernels.cores import cpus, fitting, waiting
 
 __all__ = [
     "SPLITS",
@@ -61,11 +61,8 @@ T = TypeVar("T")
 
 
 def default_n_jobs() -> int:
-    """The CPUs this process may use (``os.sched_getaffinity``; at least 1)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+    """The CPUs this process may use (:func:`models.kernels.cores.cpus`)."""
+    return cpus()
 
 
 def _check_n_jobs(n_jobs: Any) -> int:
@@ -83,22 +80,29 @@ def run_parallel(tasks: Sequence[Callable[[], T]], n_jobs: int | None = None) ->
     callback installed by the caller (a time limit, a job's progress) sees it. The first
     exception raised by a task (in task order) is raised here after every started task
     has finished; tasks not yet started when one failed are not run.
+
+    Every task runs counted as a fit (:func:`models.kernels.cores.fitting`) and the
+    caller lends its own count while it waits: the tree kernel uses numba's threads only
+    while fewer fits run than there are CPUs (the last folds when the folds are fewer
+    than the cores, or do not divide among them), never on top of busy fold threads.
     """
     jobs = min(_check_n_jobs(n_jobs), len(tasks))
     if jobs <= 1:
-        return [task() for task in tasks]
+        with fitting():
+            return [task() for task in tasks]
     failed: list[BaseException] = []
 
     def guarded(task: Callable[[], T], ctx: contextvars.Context) -> T | None:
         if failed:
             return None  # another task failed: do not start new work
         try:
-            return ctx.run(task)
+            with fitting():
+                return ctx.run(task)
         except BaseException as e:
             failed.append(e)
             raise
 
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="costwise-fit") as pool:
+    with waiting(), ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="costwise-fit") as pool:
         futures = [pool.submit(guarded, task, contextvars.copy_context()) for task in tasks]
         for f in futures:
             f.exception()  # wait for all

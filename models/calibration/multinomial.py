@@ -35,6 +35,8 @@ matrix scaling).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,26 @@ TOL = 1e-9
 MAX_NEWTON_PARAMS = 200
 """Newton's method while ``(K + 1) K`` parameters (up to 13 classes); beyond, the
 Hessian costs too much per step and a diagonally scaled gradient descent is used."""
+
+
+_BLAS: list[Any] = []  # the threadpoolctl controller, made on the first fit
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the fit's matrix products on one BLAS thread.
+
+    The products are tall and thin (rows x (K + 1)^2 by rows x K^2): on two threads
+    OpenBLAS spent three times the wall time of one (16,000 rows, 6 classes: 150 against
+    49 ms a fit), most of it waiting, and it split their sums by its thread count, so
+    the fitted map depended in its last bits on the machine's cores. On one thread the
+    map is the same on every machine. The limit is process-wide while the fit runs."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController  # fit-time only
+
+        _BLAS.append(ThreadpoolController())
+    with _BLAS[0].limit(limits=1, user_api="blas"):
+        yield
 
 
 def softmax_rows(z: np.ndarray) -> np.ndarray:
@@ -169,6 +191,30 @@ class MultinomialCalibrator:
 
         theta = np.zeros(n_free)
         theta[-k:] = b0
+        with one_blas_thread():
+            theta, B, n_iter = self._solve(theta, x, w, onehot, ridge, J, full_params, loss_of)
+        W, b = B[:k], B[k]
+        if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):  # pragma: no cover
+            raise TrainingError("multinomial calibration diverged")
+        self.W_ = np.ascontiguousarray(W, dtype=np.float64)
+        self.b_ = np.ascontiguousarray(b, dtype=np.float64)
+        self.n_iter_ = int(n_iter)
+        return self
+
+    def _solve(
+        self,
+        theta: np.ndarray,
+        x: np.ndarray,
+        w: np.ndarray,
+        onehot: np.ndarray,
+        ridge: np.ndarray,
+        J: np.ndarray,
+        full_params: Any,
+        loss_of: Any,
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Newton's method, or L-BFGS beyond :data:`MAX_NEWTON_PARAMS` parameters."""
+        d, k = x.shape[1], onehot.shape[1]
+        n = x.shape[0]
         if d * k > MAX_NEWTON_PARAMS:  # many classes: L-BFGS (the Hessian is too large)
             from scipy.optimize import minimize  # fit-time only dependency
 
@@ -180,17 +226,8 @@ class MultinomialCalibrator:
 
             res = minimize(objective, theta, jac=True, method="L-BFGS-B",
                            options={"maxiter": 10 * MAX_ITER, "gtol": TOL * n})  # fmt: skip
-            theta, n_iter = res.x, int(res.nit)
-            B = full_params(theta)
-        else:
-            theta, B, n_iter = self._newton(theta, x, w, onehot, ridge, J, full_params, loss_of)
-        W, b = B[:k], B[k]
-        if not (np.all(np.isfinite(W)) and np.all(np.isfinite(b))):  # pragma: no cover
-            raise TrainingError("multinomial calibration diverged")
-        self.W_ = np.ascontiguousarray(W, dtype=np.float64)
-        self.b_ = np.ascontiguousarray(b, dtype=np.float64)
-        self.n_iter_ = int(n_iter)
-        return self
+            return res.x, full_params(res.x), int(res.nit)
+        return self._newton(theta, x, w, onehot, ridge, J, full_params, loss_of)
 
     @staticmethod
     def _newton(

@@ -28,9 +28,13 @@ partitioned by node in one index array, so every row's leaf is known when growth
 and the training outputs cost nothing extra. ``nogil=True`` lets other threads run
 while a tree grows; ``cache=True`` compiles once per machine (next to this file in
 ``__pycache__``, or in ``NUMBA_CACHE_DIR``). Only the histograms of nodes with at least
-``_PAR_MIN`` (rows x features) use the parallel loop: the split search (about 70 us for
-50 features) and small nodes cost less on one thread than starting a parallel region,
-which on a loaded machine can take milliseconds. The parallel loop needs a thread-safe
+``_PAR_MIN`` (rows x features x columns) use the parallel loop, and only the split
+searches of nodes of at least ``_SPLIT_PAR_ROWS`` rows and ``_SPLIT_PAR_MIN`` (features x
+bins x columns; 50 features, 2 columns: about 70 us on one thread; 30 features, 6
+columns: about 300 us) spread the features over the threads: smaller ones cost less on
+one thread than starting a parallel region, which on a loaded machine can take
+milliseconds. The caller passes ``parallel`` False while its cores are busy with other
+fits (:func:`models.kernels.cores.spare_cores`). The parallel loops need a thread-safe
 numba threading layer when several threads grow trees at once (OpenMP, through the
 system's libgomp, or TBB); otherwise the kernel stays on one thread (:data:`PARALLEL_OK`).
 """
@@ -77,7 +81,9 @@ MODE_COST = 0
 MODE_GINI = 1
 _TIE = 1e-12
 _NB_MAX = 256
-_PAR_MIN = 1_000_000  # (rows x features) of a node below which one thread is faster
+_PAR_MIN = 2_000_000  # (rows x features x columns) of a node below which one thread is faster
+_SPLIT_PAR_MIN = 20_000  # (features x bins x columns) of a split search worth two threads
+_SPLIT_PAR_ROWS = 4_096  # rows of a node below which its histograms are too sparse to share
 
 
 @njit(nogil=True, cache=True)
@@ -135,7 +141,7 @@ def histogram_all(codes, H, parallel):  # pragma: no cover - compiled
     d, n = codes.shape
     out = np.empty((d, _NB_MAX, H.shape[1]))
     order = np.arange(n).astype(np.int32)
-    _histogram(codes, order, 0, n, H, out, parallel and n * d >= _PAR_MIN)
+    _histogram(codes, order, 0, n, H, out, parallel and n * d * H.shape[1] >= _PAR_MIN)
     return out
 
 
@@ -333,6 +339,20 @@ def _best_splits(hist, n_thr, nb, mode, tol, res_p, res_s, res_k, res_ml):  # pr
         res_p[j], res_s[j], res_k[j], res_ml[j] = _split_feature(hist[j], n_thr[j], nb, mode, tol)
 
 
+@njit(nogil=True, cache=True, parallel=True)
+def _best_splits_parallel(
+    hist, n_thr, nb, mode, tol, res_p, res_s, res_k, res_ml
+):  # pragma: no cover
+    """:func:`_best_splits` with the features spread over numba's threads (each feature's
+    search is the same code on the same histogram: the same bits)."""
+    for j in prange(hist.shape[0]):
+        p, s, k, ml = _split_feature(hist[j], n_thr[j], nb, mode, tol)
+        res_p[j] = p
+        res_s[j] = s
+        res_k[j] = k
+        res_ml[j] = ml
+
+
 @njit(nogil=True, cache=True)
 def _leaf_value(h, K, mode):  # pragma: no cover - compiled
     """Class of a leaf from its histogram (any feature's bins sum to the node totals)."""
@@ -409,7 +429,7 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
     st_depth = np.empty(max_depth + 2, dtype=np.int64)
     st_slot = np.empty(max_depth + 2, dtype=np.int64)
     slot = free.pop()
-    _histogram(codes, order, 0, n, H, hists[slot], parallel and n * d >= _PAR_MIN)
+    _histogram(codes, order, 0, n, H, hists[slot], parallel and n * d * K >= _PAR_MIN)
     top = 0
     st_node[0] = 0
     st_start[0] = 0
@@ -436,7 +456,10 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
         split = depth < max_depth and impurity > tol
         jbest = -1
         if split:
-            _best_splits(h, n_thr, nb, mode, tol, res_p, res_s, res_k, res_ml)
+            if parallel and end - start >= _SPLIT_PAR_ROWS and d * nb * K >= _SPLIT_PAR_MIN:
+                _best_splits_parallel(h, n_thr, nb, mode, tol, res_p, res_s, res_k, res_ml)
+            else:
+                _best_splits(h, n_thr, nb, mode, tol, res_p, res_s, res_k, res_ml)
             bp = np.inf
             bs = np.inf
             for j in range(d):
@@ -481,12 +504,14 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
         mid = start + nl
         small = free.pop()
         if 2 * pl <= n_pos[node]:
-            _histogram(codes, order, start, mid, H, hists[small], parallel and nl * d >= _PAR_MIN)
+            _histogram(
+                codes, order, start, mid, H, hists[small], parallel and nl * d * K >= _PAR_MIN
+            )
             hists[slot] -= hists[small]
             big_node, big_s, big_e = rnode, mid, end
             sm_node, sm_s, sm_e = lnode, start, mid
         else:
-            _histogram(codes, order, mid, end, H, hists[small], parallel and nr * d >= _PAR_MIN)
+            _histogram(codes, order, mid, end, H, hists[small], parallel and nr * d * K >= _PAR_MIN)
             hists[slot] -= hists[small]
             big_node, big_s, big_e = lnode, start, mid
             sm_node, sm_s, sm_e = rnode, mid, end

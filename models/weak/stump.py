@@ -167,12 +167,13 @@ class StumpTrainer:
 
         Summed in row order by the compiled kernel (:func:`histogram_all`), the same
         bits as the sparse product it replaced, without its 12 bytes per value."""
+        from models.kernels.cores import spare_cores
         from models.kernels.histogram import PARALLEL_OK, histogram_all  # numba: lazily
 
         H = self._H
         H[:, 0] = np.where(self._pos, 0.0, w)
         H[:, 1] = np.where(self._pos, w, 0.0)
-        return histogram_all(self.binned.codes, H, PARALLEL_OK)[:, : self._nb]
+        return histogram_all(self.binned.codes, H, PARALLEL_OK and spare_cores())[:, : self._nb]
 
     def fit_round(self, w: np.ndarray) -> tuple[Stump, np.ndarray]:
         """Best stump for weights ``w`` and its outputs on the training rows.

@@ -14,6 +14,7 @@ import numpy as np
 from models.exceptions import InvalidInput
 from models.features.binning import BinnedFeatures, bin_features
 from models.inference.ensemble import Ensemble
+from models.kernels.cores import spare_cores
 from models.weak.base import CRITERIA, checked_criterion
 
 __all__ = [
@@ -80,7 +81,7 @@ def grow_binned_tree(
         binned.max_bins,
         int(max_depth),
         int(mode),
-        PARALLEL_OK,
+        PARALLEL_OK and spare_cores(),
     )
     leaf = feat == -1
     thr = np.where(leaf, 0.0, binned.thresholds[np.where(leaf, 0, feat), kbin])

@@ -176,3 +176,22 @@ def test_many_classes_use_lbfgs_and_reach_newtons_optimum(monkeypatch: pytest.Mo
     monkeypatch.setattr(mm, "MAX_NEWTON_PARAMS", 10**6)
     newton = MultinomialCalibrator(l2=0.1).fit(s, y).predict_proba(s)
     assert np.abs(lbfgs - newton).max() < 1e-3
+
+
+def test_the_fit_runs_on_one_blas_thread_whatever_the_process_has() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from models.calibration.multinomial import one_blas_thread
+
+    rng = np.random.default_rng(3)
+    s = rng.dirichlet(np.ones(6), size=16_000)
+    y = rng.integers(0, 6, 16_000)
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="blas"):
+            fits.append(MultinomialCalibrator("full", l2=1e-3).fit(s, y))
+            with one_blas_thread():
+                inside = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+            assert inside and all(t == 1 for t in inside)
+    np.testing.assert_array_equal(fits[0].W_, fits[1].W_)
+    np.testing.assert_array_equal(fits[0].b_, fits[1].b_)
