@@ -143,9 +143,18 @@ def get_plot_svg(
 
 
 def whatif(
-    name: str, version: int, c_fp: float, c_fn: float, c_tp: float = 0.0, c_tn: float = 0.0
+    name: str,
+    version: int,
+    c_fp: float,
+    c_fn: float,
+    c_tp: float = 0.0,
+    c_tn: float = 0.0,
+    c_review: float | None = None,
 ) -> Operation[WhatIf]:
     """``GET .../versions/{version}/whatif``: threshold, confusion matrix and cost that
-    these binary costs give on the version's held-out predictions."""
-    query = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": c_tp, "c_tn": c_tn}
+    these binary costs give on the version's held-out predictions; with ``c_review`` also
+    ``review``: the band of probabilities sent to review at that cost, and what it costs."""
+    query: dict[str, float] = {"c_fp": c_fp, "c_fn": c_fn, "c_tp": c_tp, "c_tn": c_tn}
+    if c_review is not None:
+        query["c_review"] = c_review
     return one(Call("GET", _model(name, "versions", version, "whatif"), params=query), _as(WhatIf))

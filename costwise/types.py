@@ -362,6 +362,9 @@ class WhatIf(Answer):
     n: int
     labels: list[Label]
     costs: dict[str, float]
+    # asked with c_review: the review band [low, high], counts by truth and action, rows
+    # reviewed and cost (None without c_review)
+    review: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,13 @@ def test_whatif_replays_the_costs_on_held_out_rows(client: Client, fraud: dict[s
     assert sum(map(sum, w.confusion_matrix)) == w.n == fraud["version"].metrics["n_evaluation"]
     assert w.costs == {"c_fp": 1, "c_fn": 5, "c_tp": 0, "c_tn": 0}
     assert w.mean_cost == pytest.approx(w.total_cost / w.n)
+    assert w.review is None  # asked for with c_review only
+    r = client.whatif("fraud", 1, c_fp=1, c_fn=5, c_review=0.1)
+    assert r.review is not None and r.threshold == w.threshold
+    # review costs 0.1 whatever the truth: a row goes to review iff reviewing is cheaper
+    # than both decisions, p * 5 > 0.1 and (1 - p) * 1 > 0.1: 0.02 < p < 0.9
+    assert r.review["band"] == pytest.approx([0.02, 0.9])
+    assert r.review["reviewed"] == sum(row[2] for row in r.review["confusion_matrix"])
 
 
 def test_the_async_client_waits_for_a_job_like_the_sync_one(
