@@ -31,6 +31,12 @@ const SUMMARY = [
   ["ece", 4, (f) => f.calibration?.ece ?? null],
 ];
 
+// The per-action table: [field of a total.actions entry, digits]
+const ACTIONS = [
+  ["taken", 0], ["share", 4], ["labelled", 0],
+  ["realised_cost", 2], ["mean_realised_cost", 4], ["expected_cost", 2],
+];
+
 /** A p-value for people: 4 decimals, or scientific notation below 0.0001. */
 export function formatP(p) {
   if (p === null || p === undefined) return "–";
@@ -137,6 +143,7 @@ export class Monitor {
     $("#monitor-empty").hidden = true;
     $("#monitor-result").hidden = true;
     $("#monitor-summary tbody").replaceChildren();
+    $("#monitor-actions tbody").replaceChildren();
     $("#monitor-charts").replaceChildren();
     $("#monitor-ece").replaceChildren();
     $("#monitor-calibration").replaceChildren();
@@ -223,6 +230,9 @@ export class Monitor {
       ? `No logged predictions in this range for ${missing.map((v) => `v${v}`).join(", ")}.`
       : "";
     $("#monitor-summary tbody").replaceChildren(...report.versions.map((v, i) => this.summaryRow(v, i)));
+    const actions = report.versions.flatMap((v) => (v.total.actions || []).map((a) => this.actionRow(v, a)));
+    $("#monitor-actions tbody").replaceChildren(...actions);
+    $("#monitor-actions").hidden = actions.length === 0;
     const labelled = report.versions.some((v) => v.total.labelled > 0);
     $("#monitor-unlabelled").hidden = labelled;
     if (!labelled) {
@@ -253,6 +263,17 @@ export class Monitor {
     });
     const swatch = el("span", { class: `dot c${index % 7}`, "aria-hidden": "true" });
     return el("tr", { "data-version": v.version }, el("th", { scope: "row" }, swatch, `v${v.version}`), ...cells);
+  }
+
+  /** One action of one version: GET .../monitoring's total.actions entry, figure by figure. */
+  actionRow(v, a) {
+    const cells = ACTIONS.map(([field, digits]) => {
+      const cell = el("td", { class: "num", "data-field": field });
+      setFigure(cell, a[field], digits);
+      return cell;
+    });
+    return el("tr", { "data-version": v.version, "data-action": a.action },
+      el("th", { scope: "row" }, `v${v.version}`), el("td", {}, a.action), ...cells);
   }
 
   series(key, label, read, { dashed = false, classIndex = null } = {}) {

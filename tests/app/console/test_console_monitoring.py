@@ -521,3 +521,63 @@ def test_monitoring_panel_of_a_three_class_model(browser: WebDriver, database_ur
         assert row.get_attribute("data-state") == "no-test"
         ece = row.find_element(By.CSS_SELECTOR, '[data-field="ece"]')
         assert value_of(ece) == v["total"]["calibration"]["ece"]
+
+
+def test_monitoring_panel_lists_decisions_per_action(browser: WebDriver, database_url: str) -> None:
+    """Rows decided among actions (review beside the classes): the panel's per-action table
+    is the monitoring's ``total.actions`` of each version, figure by figure; a version
+    whose rows were all class decisions adds no row, and a model without any action hides
+    the table."""
+    settings = _settings(database_url)
+    with serve(settings) as url, api_client(url) as admin:
+        _register(admin, "screen", n_estimators=20)
+        _register(admin, "plain", n_estimators=5)
+        X, y = dataset(400, seed=3)
+        r = admin.post(
+            "/v1/models/screen/predict",
+            json={"instances": X[:300].tolist(), "costs": {**COSTS, "c_review": 0.4}},
+        )
+        assert r.status_code == 200, r.text
+        taken = {p["action"] for p in r.json()["predictions"]}
+        assert {"review", "negative"} <= taken, taken  # the band sends some rows to review
+        ids = [p["id"] for p in r.json()["predictions"]]
+        _predict(admin, "screen", X[300:].tolist(), 1)  # class decisions of the same version
+        _predict(admin, "plain", X[:40].tolist(), 1)
+        _wait_logged(admin, "screen", 400)
+        _wait_logged(admin, "plain", 40)
+        _outcomes(admin, "screen", ids[:200], y[:200].tolist())
+
+        open_console(browser, url)
+        click_model(browser, "screen")
+        monitor_settled(browser)
+        assert state_of(browser, "monitor-panel") == "ready", by_id(browser, "monitor-error").text
+        report = admin.get("/v1/models/screen/monitoring").json()
+        (version,) = report["versions"]
+        actions = version["total"]["actions"]
+        assert {a["action"] for a in actions} == taken
+        assert sum(a["taken"] for a in actions) == 300  # the 100 class decisions are not counted
+        assert sum(a["labelled"] for a in actions) == 200
+        table = by_id(browser, "monitor-actions")
+        assert table.is_displayed()
+        rows = table.find_elements(By.CSS_SELECTOR, "tbody tr")
+        assert [
+            (r.get_attribute("data-version"), r.get_attribute("data-action")) for r in rows
+        ] == [(str(version["version"]), a["action"]) for a in actions]
+        for row, a in zip(rows, actions, strict=True):
+            for field in ("taken", "share", "labelled", "realised_cost", "mean_realised_cost",
+                          "expected_cost"):  # fmt: skip
+                cell = row.find_element(By.CSS_SELECTOR, f'[data-field="{field}"]')
+                if a[field] is None:
+                    assert cell.get_attribute("data-value") is None and cell.text == "–", field
+                else:
+                    assert value_of(cell) == a[field], (a["action"], field)
+        check_summary(browser, report)
+
+        click_model(browser, "plain")
+        monitor_settled(browser)
+        wait_for(browser, lambda d: not by_id(d, "monitor-actions").is_displayed(), "no actions")
+        assert (
+            admin.get("/v1/models/plain/monitoring").json()["versions"][0]["total"]["actions"]
+            is None
+        )
+        assert not browser.find_elements(By.CSS_SELECTOR, "#monitor-actions tbody tr")
