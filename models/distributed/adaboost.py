@@ -31,7 +31,7 @@ from models.boosting.progress import report
 from models.calibration.calibrators import make_calibrator
 from models.decisions.rule import class_priors
 from models.distributed import partitions
-from models.distributed.rows import DEFAULT_SAMPLE_ROWS, Summary, edges_of
+from models.distributed.rows import DEFAULT_SAMPLE_ROWS, Summary, edges_of, hive_keys
 from models.exceptions import ClusterUnavailable, InvalidInput, TrainingError
 from models.features.binning import MAX_BINS, BinEdges
 from models.inference.ensemble import Ensemble
@@ -247,7 +247,10 @@ def fit_calibrated_adaboost(
     source : str, list of str, or dask.dataframe.DataFrame
         A partitioned Parquet data set (a directory, one file, or a list of files; each
         file is one partition, in sorted path order) or a Dask DataFrame (its partitions).
-        Workers read it: the paths must be readable on every worker.
+        Workers read it: the paths must be readable on every worker. Below a directory,
+        Hive-style folders (``day=3/``) add their keys as columns, as the single-machine
+        reader does (:func:`~models.distributed.rows.hive_keys`); a list may give them as
+        ``(file, keys)`` pairs.
     features, label : column names
         Numeric feature columns (null = missing), and the label column (two classes;
         the larger label is the positive class, as ``np.unique`` sorts them).
@@ -320,9 +323,14 @@ def _sources(client: Any, source: Any, columns: list[str]) -> tuple[list[Any], i
     """Per-partition sources for the tasks (file paths, or futures of DataFrame partitions)."""
     if isinstance(source, str):
         files = parquet_parts(source)
-        return list(files), len(files)
-    if isinstance(source, list | tuple):
-        return [str(s) for s in source], len(source)
+        if os.path.isfile(source):
+            return list(files), len(files)
+        keys = hive_keys(source, files)
+        return [(f, k) if k else f for f, k in zip(files, keys, strict=True)], len(files)
+    if isinstance(source, list | tuple):  # files, or (file, hive keys) pairs
+        return [(str(s[0]), dict(s[1])) if isinstance(s, tuple) else str(s) for s in source], len(
+            source
+        )
     if hasattr(source, "to_delayed"):
         parts = client.compute(source[columns].to_delayed())
         return list(parts), len(parts)
@@ -371,8 +379,8 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
             client.submit(partitions.step, p, w, updates)
             for p, w in zip(parts, weights, strict=True)
         ]
-        hist = gather(_tree_sum(client, weights, groups), f"boosting round {t + 1}")
-        hist_bytes = int(hist.nbytes)
+        summed = gather(_tree_sum(client, weights, groups), f"boosting round {t + 1}")
+        hist, hist_bytes = summed.hi, summed.nbytes
         updates = _choose(t, hist, boosters, updates, valid, criterion)
         if on_round is not None:
             on_round(t, {"hist_bytes": hist_bytes})

@@ -23,6 +23,7 @@ from models.features.binning import MISSING_CODE, BinEdges, codes_as_float
 from models.inference.ensemble import Ensemble
 
 __all__ = [
+    "HistSum",
     "Partition",
     "Update",
     "add",
@@ -156,14 +157,56 @@ def step(
     return W, histogram_all(part.codes, H, PARALLEL_OK)
 
 
-def add(*items: np.ndarray | tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+@dataclass(frozen=True)
+class HistSum:
+    """A sum of histograms in double-double: ``hi + lo`` holds it to about 106 bits, and
+    ``hi`` is that rounded to float64 (``lo`` is below half an ulp of ``hi``).
+
+    The reduction tree's shape depends on which worker holds which partition, and float64
+    addition is not associative: summed plainly, two trainings on the same partitions
+    could differ in the last bit of a histogram and, where two splits nearly tie, choose
+    different stumps. Summed with error-free transformations (Knuth's TwoSum), ``hi`` is
+    the sum of the partition histograms rounded once, whatever the grouping and order
+    (short of an exact sum within about 2**-100 of a rounding boundary), so the same
+    partitions give the same model on any cluster.
+    """
+
+    hi: np.ndarray
+    lo: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.hi.nbytes + self.lo.nbytes)
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``s = fl(a + b)`` and the exact rounding error ``e`` (``a + b == s + e``)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+def add(*items: np.ndarray | tuple[np.ndarray, np.ndarray] | HistSum) -> HistSum:
     """Task: the sum of histograms (a node of the reduction tree): of :func:`step` results
-    (their second item) or of other sums."""
-    hists = [item[1] if isinstance(item, tuple) else item for item in items]
-    out = hists[0].copy()
-    for h in hists[1:]:
-        out += h
-    return out
+    (their second item), plain histograms or other sums, as a :class:`HistSum`."""
+    hi: np.ndarray | None = None
+    lo: np.ndarray | None = None
+    for item in items:
+        if isinstance(item, HistSum):
+            h, h_lo = item.hi, item.lo
+        else:
+            h, h_lo = (item[1] if isinstance(item, tuple) else item), None
+        if hi is None or lo is None:
+            hi, lo = h.copy(), (np.zeros_like(h) if h_lo is None else h_lo.copy())
+            continue
+        hi, err = _two_sum(hi, h)
+        lo += err
+        if h_lo is not None:
+            lo += h_lo
+    assert hi is not None and lo is not None
+    hi, lo = _two_sum(hi, lo)  # renormalise: hi = fl(hi + lo)
+    return HistSum(hi, lo)
 
 
 def out_of_fold(part: Partition, fold_ensembles: list[Ensemble], score_kind: str) -> tuple[

@@ -39,6 +39,7 @@ finds on the whole data set at once, and the edges (:func:`edges_of`) are:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,22 +94,48 @@ def fold_of_rows(keys: np.ndarray, y_index: np.ndarray, n_folds: int) -> np.ndar
     return (z % np.uint64(n_folds)).astype(np.int8)
 
 
-def read_part(source: Any, features: list[str], label: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(X float64 (n, d), labels (n,))`` of one partition: a Parquet file or a DataFrame.
+def hive_keys(base: str, files: Sequence[str]) -> list[dict[str, Any]]:
+    """The Hive partition keys of each of ``files`` below directory ``base``
+    (``day=3/part-0.parquet`` -> ``{"day": 3}``), typed as pyarrow's discovery types them
+    (integers when every value of a key is one, else strings): the columns the
+    single-machine reader adds for the same folders. ``{}`` for a file in no such folder.
+    """
+    import pyarrow.dataset as pads  # lazily: only readers of Parquet directories need it
 
-    Nulls in a feature become NaN (missing); a missing column or a null label raises
-    InvalidInput naming it.
+    found = pads.dataset(
+        list(files), format="parquet", partitioning="hive", partition_base_dir=base
+    )
+    keys = {f.path: pads.get_partition_keys(f.partition_expression) for f in found.get_fragments()}
+    return [dict(keys.get(f, {})) for f in files]
+
+
+def read_part(source: Any, features: list[str], label: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(X float64 (n, d), labels (n,))`` of one partition: a Parquet file, a pair
+    ``(file, hive keys)`` (see :func:`hive_keys`: a key names a column of constant value
+    for the file's rows) or a DataFrame.
+
+    Nulls in a feature become NaN (missing); a missing column, a column that is not
+    numeric or a null label raises InvalidInput naming it.
     """
     columns = [*features, label]
+    if isinstance(source, tuple):
+        source, keys = source
+    else:
+        keys = {}
     if isinstance(source, str):
         import pyarrow.parquet as pq  # lazily: only workers reading Parquet need it
 
         names = set(pq.read_schema(source).names)
-        absent = [c for c in columns if c not in names]
+        in_file = [c for c in columns if c in names]
+        absent = [c for c in columns if c not in names and c not in keys]
         if absent:
-            raise InvalidInput(f"{source}: no column {absent[0]!r} (columns: {sorted(names)})")
-        table = pq.read_table(source, columns=columns)
-        cols = {c: table.column(c).to_numpy(zero_copy_only=False) for c in columns}
+            known = sorted(names | set(keys))
+            raise InvalidInput(f"{source}: no column {absent[0]!r} (columns: {known})")
+        table = pq.read_table(source, columns=in_file)
+        cols = {c: table.column(c).to_numpy(zero_copy_only=False) for c in in_file}
+        for c in columns:
+            if c not in cols:
+                cols[c] = np.full(table.num_rows, keys[c])
     else:  # a pandas DataFrame (a partition of a Dask DataFrame)
         absent = [c for c in columns if c not in source.columns]
         if absent:

@@ -64,6 +64,19 @@ class OpenedDataset:
     """Read from elsewhere than a local file: errors then never quote the data."""
     _kept: Any = None  # a fetched copy (app.services.datasets.fetching.Fetched), kept alive
 
+    def partition_keys(self) -> list[dict[str, Any]]:
+        """Per file of :attr:`files`, the Hive partition keys its folders add as columns
+        (``day=3/`` -> ``{"day": 3}``; ``{}`` outside such folders), as the reader types
+        them."""
+        import pyarrow.dataset as pads
+
+        keys = {
+            f.path: pads.get_partition_keys(f.partition_expression)
+            for f in self._dataset.get_fragments()
+            if hasattr(f, "path")
+        }
+        return [dict(keys.get(path, {})) for path in self.files]
+
     def column_label(self, name: str) -> str:
         """How an error names column ``name``: quoted, unless it is a header name of a
         remote file the caller did not name (then its position in the file)."""

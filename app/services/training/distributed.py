@@ -155,7 +155,7 @@ def fit_on_dask(
     try:
         fit = fit_calibrated_adaboost(
             address,
-            list(opened.files),
+            [(f, k) for f, k in zip(opened.files, opened.partition_keys(), strict=True)],
             features,
             label,
             n_estimators=int(spec.n_estimators or 0),

@@ -179,6 +179,13 @@ def test_partitioned_parquet_directory(root: Path) -> None:
     assert "day" in opened.schema.names  # the partition key is a column (for ids)
     rows = sum(b.num_rows for b in opened.batches(columns=["a", "day"]))
     assert rows == 200
+    # per file, the keys its folders add (what distributed training hands the workers)
+    assert opened.partition_keys() == [
+        {"day": f.split("day=")[1].split("/")[0]} for f in opened.files
+    ]
+    assert (
+        sorted(k["day"] for k in opened.partition_keys()) == ["2026-01-01"] * 2 + ["2026-01-02"] * 2
+    )
     # Without columns, the string partition key is not a feature: refused, named.
     with pytest.raises(InvalidArgument, match="'day'"):
         reader.open(_ref(f"file://{root}/events", format="parquet", label_column="y"))

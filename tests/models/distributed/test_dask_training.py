@@ -244,3 +244,41 @@ def test_every_worker_lost_fails_clearly(
             fit_calibrated_adaboost(cluster.address, str(path), NAMES, "label",
                                     n_estimators=20, n_folds=3, on_round=kill,
                                     no_worker_seconds=3)  # fmt: skip
+
+
+def test_hive_partition_keys_are_columns(
+    scheduler: str, dataset: tuple[np.ndarray, np.ndarray, Path], tmp_path: Path
+) -> None:
+    """Feature f1 (7 integer values) stored only as Hive folders ``f1=v/``: the workers add
+    it back as a column, so the model is the one trained on the same partitions with f1
+    stored in the files (to the bit: the histogram sums do not depend on where the
+    partitions sit)."""
+    X, y, _ = dataset
+    hive, flat = tmp_path / "hive", tmp_path / "flat"
+    flat.mkdir()
+    for v in np.unique(X[:, 1]).astype(int):
+        rows = X[:, 1] == v
+        columns = {name: X[rows, j] for j, name in enumerate(NAMES)}
+        pq.write_table(pa.table({**columns, "label": y[rows]}), flat / f"f1_{v}.parquet")
+        del columns["f1"]
+        (hive / f"f1={v}").mkdir(parents=True)
+        pq.write_table(pa.table({**columns, "label": y[rows]}), hive / f"f1={v}" / "p.parquet")
+    kwargs: dict[str, Any] = {"n_estimators": 10, "n_folds": 3}
+    from_hive = fit_calibrated_adaboost(scheduler, str(hive), NAMES, "label", **kwargs)
+    from_flat = fit_calibrated_adaboost(scheduler, str(flat), NAMES, "label", **kwargs)
+    for a, b in zip(
+        [from_hive.model.scorer.ensemble, *from_hive.fold_ensembles],  # type: ignore[attr-defined]
+        [from_flat.model.scorer.ensemble, *from_flat.fold_ensembles],  # type: ignore[attr-defined]
+        strict=True,
+    ):
+        for name in ("feature", "threshold", "value_left", "value_right", "value_missing"):
+            np.testing.assert_array_equal(a.arrays[name], b.arrays[name], err_msg=name)
+        np.testing.assert_array_equal(a.alphas, b.alphas)
+    assert 1 in from_hive.model.scorer.ensemble.arrays["feature"]  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(
+        from_hive.model.predict_proba(X), from_flat.model.predict_proba(X)
+    )
+    # a key that is not a number cannot be a feature: the error names it
+    (hive / "f1=3").rename(hive / "f1=three")
+    with pytest.raises(InvalidInput, match="column 'f1' is not numeric"):
+        fit_calibrated_adaboost(scheduler, str(hive), NAMES, "label", **kwargs)

@@ -70,3 +70,53 @@ def test_merged_summaries_are_the_summary_of_all_rows(sample_rows: int) -> None:
         np.testing.assert_array_equal(edges.thresholds, binned.thresholds)
     else:
         assert edges.n_thresholds[0] == min(254, sample_rows - 1)
+
+
+def test_hive_keys_are_typed_as_the_reader_types_them(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from models.distributed.rows import hive_keys, read_part
+
+    files = []
+    for day, region in ((1, "north"), (2, "south")):
+        folder = tmp_path / f"day={day}" / f"region={region}"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.table({"x": [0.5, 1.5], "y": [0, 1]}), folder / "p.parquet")
+        files.append(str(folder / "p.parquet"))
+    keys = hive_keys(str(tmp_path), files)
+    assert keys == [{"day": 1, "region": "north"}, {"day": 2, "region": "south"}]
+    X, labels = read_part((files[1], keys[1]), ["x", "day"], "y")
+    np.testing.assert_array_equal(X, [[0.5, 2.0], [1.5, 2.0]])
+    np.testing.assert_array_equal(labels, [0, 1])
+    X, labels = read_part((files[0], keys[0]), ["x"], "region")  # a key as the label
+    assert labels.tolist() == ["north", "north"]
+    with pytest.raises(InvalidInput, match="not numeric"):
+        read_part((files[0], keys[0]), ["region"], "y")
+    with pytest.raises(
+        InvalidInput, match=r"no column 'month' \(columns: \['day', 'region', 'x', 'y'\]\)"
+    ):
+        read_part((files[0], keys[0]), ["month"], "y")
+    assert hive_keys(str(tmp_path / "day=1"), files[:1]) == [{"region": "north"}]
+
+
+def test_histogram_sums_do_not_depend_on_the_grouping() -> None:
+    """The reduction's sum is the partition histograms' exact sum rounded once, whatever
+    the tree: bit-identical for any grouping and order (where plain float64 sums are not)."""
+    import math
+
+    from models.distributed.partitions import add
+
+    rng = np.random.default_rng(5)
+    hists = [rng.random((3, 8, 4)) * 10.0 ** rng.integers(-12, 3, (3, 8, 4)) for _ in range(9)]
+    exact = np.array([math.fsum(v) for v in np.stack(hists).reshape(9, -1).T]).reshape(3, 8, 4)
+    groupings = [
+        add(*hists),
+        add(add(*hists[:4]), add(*hists[4:])),
+        add(add(hists[8], hists[0]), add(*hists[5:8][::-1]), add(*hists[1:5])),
+        add(*[add(h) for h in hists[::-1]]),
+    ]
+    for total in groupings:
+        np.testing.assert_array_equal(total.hi, exact)
+    plain = [sum(hists), sum(hists[::-1]), sum(hists[4:]) + sum(hists[:4])]
+    assert any(not np.array_equal(p, plain[0]) for p in plain[1:])  # the order matters there
