@@ -14,6 +14,7 @@ from app.api.access.auth import CallerDep
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import ServicesDep
 from app.api.errors import error_responses
+from app.api.routes.deletion import deletes, no_content
 from app.services.events.webhooks import EVENTS
 
 router = APIRouter(
@@ -108,16 +109,10 @@ async def list_all(services: ServicesDep) -> Any:
     return {"webhooks": await run_in_threadpool(services.webhooks.all)}
 
 
-@router.delete(
-    "/webhooks/{webhook_id}",
-    status_code=204,
-    response_class=Response,
-    responses=error_responses(404),
-    summary="Remove a webhook and its deliveries",
-)
+@deletes(router, "/webhooks/{webhook_id}", "Remove a webhook and its deliveries", 404)
 async def remove(webhook_id: WebhookId, services: ServicesDep) -> Response:
     await run_in_threadpool(services.webhooks.remove, webhook_id)
-    return Response(status_code=204)
+    return no_content()
 
 
 @router.get(
