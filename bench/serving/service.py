@@ -484,27 +484,24 @@ def ms(us: float) -> float:
     return us / 1e3
 
 
+def _latency_rows(
+    what: str, cw: dict[str, Any], bl: dict[str, Any]
+) -> list[tuple[str, float, float | None, str]]:
+    """The p50 and p99 latency rows of the wrk runs ``cw`` (costwise) and ``bl`` (baseline)."""
+    return [
+        (f"{what}: {p} latency (ms)", ms(cw[f"lat_{p}_us"]), ms(bl[f"lat_{p}_us"]), "lower")
+        for p in ("p50", "p99")
+    ]
+
+
 def build_rows(res: dict[str, Any]) -> list[tuple[str, float, float | None, str]]:
     """(metric, costwise, baseline, better-when) rows of the table."""
     w = res["wrk"]
     rows: list[tuple[str, float, float | None, str]] = []
     for c in (1, 16):
         cw, bl = w[f"costwise_c{c}"], w[f"baseline_c{c}"]
-        rows += [
-            (
-                f"single row, c={c}: p50 latency (ms)",
-                ms(cw["lat_p50_us"]),
-                ms(bl["lat_p50_us"]),
-                "lower",
-            ),
-            (
-                f"single row, c={c}: p99 latency (ms)",
-                ms(cw["lat_p99_us"]),
-                ms(bl["lat_p99_us"]),
-                "lower",
-            ),
-            (f"single row, c={c}: requests/s", cw["rps"], bl["rps"], "higher"),
-        ]
+        rows += _latency_rows(f"single row, c={c}", cw, bl)
+        rows.append((f"single row, c={c}: requests/s", cw["rps"], bl["rps"], "higher"))
     big = res["big"]
     rows.append(
         (
@@ -535,21 +532,9 @@ def build_rows(res: dict[str, Any]) -> list[tuple[str, float, float | None, str]
                 )
             )
     if "costwise_floor_c1" in w:
-        cw, bl = w["costwise_floor_c1"], w["baseline_floor_c1"]
-        rows += [
-            (
-                "floor: GET health (no work), c=1: p50 latency (ms)",
-                ms(cw["lat_p50_us"]),
-                ms(bl["lat_p50_us"]),
-                "lower",
-            ),
-            (
-                "floor: GET health (no work), c=1: p99 latency (ms)",
-                ms(cw["lat_p99_us"]),
-                ms(bl["lat_p99_us"]),
-                "lower",
-            ),
-        ]
+        rows += _latency_rows(
+            "floor: GET health (no work), c=1", w["costwise_floor_c1"], w["baseline_floor_c1"]
+        )
     return rows
 
 
