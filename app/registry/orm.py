@@ -38,7 +38,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
 __all__ = [
     "API_KEY_ROLES",
@@ -180,18 +180,27 @@ class ModelVersion(Base):
         return f"ModelVersion(model_id={self.model_id}, version={self.version})"
 
 
-class Artifact(Base):
+class _HashedBytes:
+    """Bytes stored with their SHA-256 (64 hex characters, checked by the database): the
+    last two columns of an artifact and of a job's training data."""
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[CheckConstraint, ...]:
+        return (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
+
+    sha256: Mapped[str] = mapped_column(String(64), sort_order=1)
+    data: Mapped[bytes] = mapped_column(LargeBinary, sort_order=1)
+
+
+class Artifact(_HashedBytes, Base):
     """The serialized model of one version. Read only through ``Registry.get_artifact``."""
 
     __tablename__ = "artifacts"
-    __table_args__ = (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     version_id: Mapped[int] = mapped_column(
         ForeignKey("model_versions.id", ondelete="CASCADE"), unique=True
     )
-    sha256: Mapped[str] = mapped_column(String(64))
-    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Alias(Base):
@@ -337,18 +346,15 @@ class TrainingJob(Base):
         return f"TrainingJob(id={self.id!r}, status={self.status!r})"
 
 
-class TrainingJobInput(Base):
+class TrainingJobInput(_HashedBytes, Base):
     """The training data of a job (a zip of ``.npy`` arrays, no pickle), deleted when it ends."""
 
     __tablename__ = "training_job_inputs"
-    __table_args__ = (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     job_id: Mapped[str] = mapped_column(
         ForeignKey("training_jobs.id", ondelete="CASCADE"), unique=True
     )
-    sha256: Mapped[str] = mapped_column(String(64))
-    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 #: Longest id of a logged prediction (a client's own id, e.g. a transaction id).
