@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Path, Query, Request
+from fastapi import Depends, Path, Query, Request, Response
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -203,6 +203,17 @@ AliasName = Annotated[
         description="Alias, e.g. production: a letter, then letters, digits, '_' or '-' (<= 64).",
     ),
 ]
+
+
+def _no_store(response: Response) -> None:
+    """``Cache-Control: no-store`` on a successful answer: it shows a secret once (a new API
+    key, a webhook's signing secret) that no cache may keep."""
+    response.headers["Cache-Control"] = "no-store"
+
+
+#: route dependency: the answer is never cached
+NO_STORE = Depends(_no_store)
+
 #: an optional ``version`` query parameter (a version number of the model)
 VersionQuery = Annotated[int | None, Query(ge=1, le=MAX_INT)]
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
-from app.api.deps import ServicesDep
+from app.api.deps import NO_STORE, ServicesDep
 from app.api.errors import error_responses
 from app.api.routes.deletion import deletes, no_content
 from app.services.access.keys import KeyView
@@ -61,16 +61,15 @@ KEY_BODY = JsonBody(KeyCreate, max_bytes=SMALL_BODY_BYTES)  # a name and a role
     response_model=KeyCreated,
     summary="Create an API key (the key is returned once, never again)",
     openapi_extra=KEY_BODY.openapi(),
+    dependencies=[NO_STORE],
 )
 async def create(
     body: Annotated[KeyCreate, Depends(KEY_BODY)],
     services: ServicesDep,
     request: Request,
-    response: Response,
 ) -> KeyCreated:
     view, plaintext = await run_in_threadpool(services.keys.create, body.name, body.role)
     request.app.state.auth.stale()  # the new key works here at once
-    response.headers["Cache-Control"] = "no-store"
     return KeyCreated(**vars(view), active=view.active, key=plaintext)
 
 
