@@ -48,7 +48,6 @@ import numpy as np
 from sqlalchemy import create_engine, text
 
 from bench.record import run_header, table, write_result
-from bench.reliability.server import free_port
 from bench.serving.service import (
     CLIENT_CPU,
     DATASET,
@@ -56,12 +55,12 @@ from bench.serving.service import (
     RESULTS,
     Server,
     costwise_cmd,
+    costwise_spec,
     fail,
     load_dataset,
     ms,
     preflight,
     run_wrk,
-    serve_cmd,
     servers,
     time_big,
     train_costwise,
@@ -296,20 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         ).encode()
         specs = []
         for name, logging_on in (("off", False), ("on", True)):
-            port = free_port()
             env = {**base_env, "COSTWISE_PREDICTION_LOG": "true" if logging_on else "false"}
-            specs.append(
-                {
-                    "name": name,
-                    "cmd": serve_cmd(port, "--no-migrate"),
-                    "env": env,
-                    "port": port,
-                    "ready_path": "/health/ready",
-                    "live_path": "/health/live",
-                    "predict_path": f"/v1/models/{MODEL_NAME}/predict",
-                    "log": tmp / f"{name}.log",
-                }
-            )
+            specs.append(costwise_spec(name, env, tmp / f"{name}.log", "--no-migrate"))
         print("in process (no HTTP): predict with the log off and on ...", flush=True)
         inproc = in_process(db_url, X, args.quick)
         logged_before = logged_rows(db_url)  # rows the in-process run wrote

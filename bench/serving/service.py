@@ -126,6 +126,22 @@ def serve_cmd(port: int, *options: str) -> list[str]:
             *options]  # fmt: skip
 
 
+def costwise_spec(name: str, env: dict[str, str], log: Path, *options: str) -> dict[str, Any]:
+    """The :class:`Server` settings of a ``costwise serve`` (:func:`serve_cmd` with
+    ``options``) named ``name`` on a free port, its output to ``log``."""
+    port = free_port()
+    return {
+        "name": name,
+        "cmd": serve_cmd(port, *options),
+        "env": env,
+        "port": port,
+        "ready_path": "/health/ready",
+        "live_path": "/health/live",
+        "predict_path": f"/v1/models/{MODEL_NAME}/predict",
+        "log": log,
+    }
+
+
 def train_costwise(dataset: Path, env: dict[str, str]) -> dict[str, Any]:
     cmd = [
         *costwise_cmd(),
@@ -697,17 +713,8 @@ def main(argv: list[str] | None = None) -> int:
         single_file = tmp / "single.json"
         single_file.write_bytes(single)
 
-        cw_port, bl_port = free_port(), free_port()
-        cw_spec = {
-            "name": "costwise",
-            "cmd": serve_cmd(cw_port),
-            "env": cw_env,
-            "port": cw_port,
-            "ready_path": "/health/ready",
-            "live_path": "/health/live",
-            "predict_path": f"/v1/models/{MODEL_NAME}/predict",
-            "log": tmp / "costwise.log",
-        }
+        cw_spec = costwise_spec("costwise", cw_env, tmp / "costwise.log")
+        bl_port = free_port()
         bl_spec = {
             "name": "baseline",
             "cmd": [
