@@ -367,7 +367,23 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 LogJSON = JSON()
 
 
-class LoggedPrediction(Base):
+class _DecidedRow:
+    """The first columns of a row the log keeps per decided prediction (served, or decided
+    again in shadow): its own id, the model and the version that decided, the prediction
+    id."""
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, sort_order=-1)
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("registered_models.id", ondelete="CASCADE"), sort_order=-1
+    )
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("model_versions.id", ondelete="CASCADE"), sort_order=-1
+    )
+    version: Mapped[int] = mapped_column(sort_order=-1)
+    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH), sort_order=-1)
+
+
+class LoggedPrediction(_DecidedRow, Base):
     """One served prediction row (``/v1`` predict or ``/v2`` infer) and its late outcome.
 
     Written in batches by :class:`app.services.feedback.prediction_log.PredictionLogWriter`, off the
@@ -394,11 +410,6 @@ class LoggedPrediction(Base):
         CheckConstraint("label IS NULL OR label >= 0", name="label_non_negative"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
-    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
-    version: Mapped[int]
-    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH))
     alias: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
     created_at: Mapped[datetime]
     raw_score: Mapped[Any | None] = mapped_column(LogJSON, default=None)
@@ -488,7 +499,7 @@ class PriorEstimate(Base):
         return f"PriorEstimate(version_id={self.version_id}, id={self.id})"
 
 
-class ShadowPrediction(Base):
+class ShadowPrediction(_DecidedRow, Base):
     """The decision a shadow version made for a logged prediction (same id, same costs).
 
     Written by :class:`app.services.challenger.shadow.ShadowScorer` off the request path.
@@ -508,11 +519,6 @@ class ShadowPrediction(Base):
         CheckConstraint("decision >= 0", name="decision_non_negative"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
-    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
-    version: Mapped[int]
-    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH))
     created_at: Mapped[datetime]
     probabilities: Mapped[Any] = mapped_column(LogJSON)
     decision: Mapped[int]
