@@ -58,6 +58,7 @@ from bench.serving.service import (
     costwise_spec,
     fail,
     load_dataset,
+    measured_wrk,
     ms,
     preflight,
     run_wrk,
@@ -309,11 +310,9 @@ def main(argv: list[str] | None = None) -> int:
                 for c in (1, 16):
                     for srv in (off, on):
                         print(f"round {r + 1}: wrk {srv.name} c={c} ({seconds} s) ...", flush=True)
-                        run_wrk(wrk, srv.predict_url, single_file, c, warmup)
-                        res[f"{srv.name}_c{c}"] = w = run_wrk(
-                            wrk, srv.predict_url, single_file, c, seconds, srv.proc.pid
+                        res[f"{srv.name}_c{c}"] = w = measured_wrk(
+                            wrk, srv, srv.predict_url, single_file, c, warmup, seconds
                         )
-                        srv.check_alive()
                         print(f"  {w['rps']:.1f} req/s, p50 {ms(w['lat_p50_us']):.3f} ms, "
                               f"CPU 0 others {w['cpu']['cpu0_others_pct']}%")  # fmt: skip
                 for srv in (off, on):

@@ -262,6 +262,31 @@ class Server:
         self._fh.close()
 
 
+def measured_wrk(
+    wrk: str,
+    srv: Server,
+    url: str,
+    body_file: Path | None,
+    connections: int,
+    warmup: int,
+    seconds: int,
+) -> dict[str, Any]:
+    """A wrk warm-up run of ``warmup`` s on ``url``, then the measured run of ``seconds``
+    s (``srv``'s CPU sampled, :func:`run_wrk`); ``srv`` must still be alive after it."""
+    run_wrk(wrk, url, body_file, connections, warmup)
+    r = run_wrk(wrk, url, body_file, connections, seconds, srv.proc.pid)
+    srv.check_alive()
+    return r
+
+
+def _wrk_line(r: dict[str, Any]) -> str:
+    return (
+        f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
+        f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
+        f"{r['cpu']['cpu0_others_pct']}%"
+    )
+
+
 @contextlib.contextmanager
 def servers(*specs: dict[str, Any]) -> Iterator[list[Server]]:
     started: list[Server] = []
@@ -750,26 +775,14 @@ def main(argv: list[str] | None = None) -> int:
                     print(
                         f"wrk {srv.name} c={c}: warm-up {warmup} s, run {seconds} s ...", flush=True
                     )
-                    run_wrk(wrk, srv.predict_url, single_file, c, warmup)
-                    r = run_wrk(wrk, srv.predict_url, single_file, c, seconds, srv.proc.pid)
-                    srv.check_alive()
+                    r = measured_wrk(wrk, srv, srv.predict_url, single_file, c, warmup, seconds)
                     wrk_res[f"{srv.name}_c{c}"] = r
-                    print(
-                        f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
-                        f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
-                        f"{r['cpu']['cpu0_others_pct']}%"
-                    )
+                    print(_wrk_line(r))
             for srv in (cw, bl):  # the HTTP stack alone: a GET that does no work
                 print(f"wrk {srv.name} GET {srv.live_url} c=1 (floor) ...", flush=True)
-                run_wrk(wrk, srv.live_url, None, 1, warmup)
-                r = run_wrk(wrk, srv.live_url, None, 1, seconds, srv.proc.pid)
-                srv.check_alive()
+                r = measured_wrk(wrk, srv, srv.live_url, None, 1, warmup, seconds)
                 wrk_res[f"{srv.name}_floor_c1"] = r
-                print(
-                    f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
-                    f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
-                    f"{r['cpu']['cpu0_others_pct']}%"
-                )
+                print(_wrk_line(r))
             print(f"{N_BIG:,}-row requests ({n_big} each after 2 warm-ups) ...", flush=True)
             big_res: dict[str, Any] = {}
             for srv in (cw, bl):
