@@ -59,3 +59,40 @@ def unique(table: str, *columns: str) -> sa.UniqueConstraint:
 def check(table: str, name: str, condition: str) -> sa.CheckConstraint:
     """The check constraint ``ck_<table>_<name>``: ``condition`` holds for every row."""
     return sa.CheckConstraint(condition, name=op.f(f"ck_{table}_{name}"))
+
+
+def big_id() -> sa.Column[int]:
+    """The ``id`` column of a table that grows with traffic: BIGINT, INTEGER on SQLite (so
+    that it is SQLite's rowid and numbers itself)."""
+    return sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False)
+
+
+def model_id() -> sa.Column[int]:
+    """The ``model_id`` column of a model's row (its key: see :func:`of_a_model`)."""
+    return sa.Column("model_id", sa.Integer(), nullable=False)
+
+
+def version_id() -> sa.Column[int]:
+    """The ``version_id`` column of a version's row (its key: see :func:`of_a_version`)."""
+    return sa.Column("version_id", sa.Integer(), nullable=False)
+
+
+def created_at() -> sa.Column[object]:
+    """When the row was written (set by the application, not the server)."""
+    return sa.Column("created_at", timestamp(), nullable=False)
+
+
+def index_name(table: str, *columns: str) -> str:
+    """``ix_<table>_<column>_...``: the name of the index on ``columns`` of ``table``."""
+    return f"ix_{table}_{'_'.join(columns)}"
+
+
+def create_index(table: str, *columns: str) -> None:
+    """Create the (non-unique) index on ``columns`` of ``table``, named by
+    :func:`index_name`."""
+    op.create_index(index_name(table, *columns), table, list(columns), unique=False)
+
+
+def drop_index(table: str, *columns: str) -> None:
+    """Drop the index :func:`create_index` created."""
+    op.drop_index(index_name(table, *columns), table_name=table)

@@ -8,14 +8,17 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request, Response
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.bodies.parse_pool import ParsePool
+from app.api.schemas import MAX_INT
 from app.api.server.middleware import Metrics
+from app.api.time_window import LogWindow, utc_window
 from app.db import DatabaseHealth
 from app.services.access.keys import Keys
 from app.services.batch.service import BatchService
@@ -200,3 +203,26 @@ AliasName = Annotated[
         description="Alias, e.g. production: a letter, then letters, digits, '_' or '-' (<= 64).",
     ),
 ]
+
+
+def _no_store(response: Response) -> None:
+    """``Cache-Control: no-store`` on a successful answer: it shows a secret once (a new API
+    key, a webhook's signing secret) that no cache may keep."""
+    response.headers["Cache-Control"] = "no-store"
+
+
+#: route dependency: the answer is never cached
+NO_STORE = Depends(_no_store)
+
+#: an optional ``version`` query parameter (a version number of the model)
+VersionQuery = Annotated[int | None, Query(ge=1, le=MAX_INT)]
+
+
+def _query_window(since: datetime | None = None, until: datetime | None = None) -> LogWindow:
+    """The ``since`` and ``until`` query parameters of a report as one window, checked by
+    :func:`app.api.time_window.utc_window` (ISO 8601; a time without a zone is UTC)."""
+    return utc_window(since, until)
+
+
+#: the window [since, until) a report reads, from the query string
+QueryWindow = Annotated[LogWindow, Depends(_query_window)]

@@ -1059,13 +1059,20 @@ class MonitoringResponse(BaseModel):
 
 
 # ---------------------------------------------------------------- recalibration
+#: the bounds of a window of logged predictions in a request body
+Since = Annotated[
+    datetime | None,
+    Field(description="Predictions made at or after this time (ISO 8601; no zone: UTC)."),
+]
+Until = Annotated[
+    datetime | None,
+    Field(description="Predictions made before this time (ISO 8601; no zone: UTC)."),
+]
+
+
 class OutcomeWindowIn(_Strict):
-    since: datetime | None = Field(
-        None, description="Predictions made at or after this time (ISO 8601; no zone: UTC)."
-    )
-    until: datetime | None = Field(
-        None, description="Predictions made before this time (ISO 8601; no zone: UTC)."
-    )
+    since: Since = None
+    until: Until = None
 
     @model_validator(mode="after")
     def _ordered(self) -> OutcomeWindowIn:
@@ -1115,12 +1122,8 @@ class PriorEstimateRequest(_Strict):
     version: int | None = Field(
         None, ge=1, le=MAX_INT, description="Default: the version served now."
     )
-    since: datetime | None = Field(
-        None, description="Predictions made at or after this time (ISO 8601; no zone: UTC)."
-    )
-    until: datetime | None = Field(
-        None, description="Predictions made before this time (ISO 8601; no zone: UTC)."
-    )
+    since: Since = None
+    until: Until = None
 
 
 class PriorEstimateResponse(BaseModel):

@@ -38,7 +38,7 @@ from sqlalchemy import (
     true,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column, relationship
 
 __all__ = [
     "API_KEY_ROLES",
@@ -180,18 +180,27 @@ class ModelVersion(Base):
         return f"ModelVersion(model_id={self.model_id}, version={self.version})"
 
 
-class Artifact(Base):
+class _HashedBytes:
+    """Bytes stored with their SHA-256 (64 hex characters, checked by the database): the
+    last two columns of an artifact and of a job's training data."""
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[CheckConstraint, ...]:
+        return (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
+
+    sha256: Mapped[str] = mapped_column(String(64), sort_order=1)
+    data: Mapped[bytes] = mapped_column(LargeBinary, sort_order=1)
+
+
+class Artifact(_HashedBytes, Base):
     """The serialized model of one version. Read only through ``Registry.get_artifact``."""
 
     __tablename__ = "artifacts"
-    __table_args__ = (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     version_id: Mapped[int] = mapped_column(
         ForeignKey("model_versions.id", ondelete="CASCADE"), unique=True
     )
-    sha256: Mapped[str] = mapped_column(String(64))
-    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Alias(Base):
@@ -337,18 +346,15 @@ class TrainingJob(Base):
         return f"TrainingJob(id={self.id!r}, status={self.status!r})"
 
 
-class TrainingJobInput(Base):
+class TrainingJobInput(_HashedBytes, Base):
     """The training data of a job (a zip of ``.npy`` arrays, no pickle), deleted when it ends."""
 
     __tablename__ = "training_job_inputs"
-    __table_args__ = (CheckConstraint("length(sha256) = 64", name="sha256_length"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     job_id: Mapped[str] = mapped_column(
         ForeignKey("training_jobs.id", ondelete="CASCADE"), unique=True
     )
-    sha256: Mapped[str] = mapped_column(String(64))
-    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 #: Longest id of a logged prediction (a client's own id, e.g. a transaction id).
@@ -361,7 +367,23 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 LogJSON = JSON()
 
 
-class LoggedPrediction(Base):
+class _DecidedRow:
+    """The first columns of a row the log keeps per decided prediction (served, or decided
+    again in shadow): its own id, the model and the version that decided, the prediction
+    id."""
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, sort_order=-1)
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("registered_models.id", ondelete="CASCADE"), sort_order=-1
+    )
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("model_versions.id", ondelete="CASCADE"), sort_order=-1
+    )
+    version: Mapped[int] = mapped_column(sort_order=-1)
+    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH), sort_order=-1)
+
+
+class LoggedPrediction(_DecidedRow, Base):
     """One served prediction row (``/v1`` predict or ``/v2`` infer) and its late outcome.
 
     Written in batches by :class:`app.services.feedback.prediction_log.PredictionLogWriter`, off the
@@ -388,11 +410,6 @@ class LoggedPrediction(Base):
         CheckConstraint("label IS NULL OR label >= 0", name="label_non_negative"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
-    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
-    version: Mapped[int]
-    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH))
     alias: Mapped[str | None] = mapped_column(String(NAME_LENGTH), default=None)
     created_at: Mapped[datetime]
     raw_score: Mapped[Any | None] = mapped_column(LogJSON, default=None)
@@ -482,7 +499,7 @@ class PriorEstimate(Base):
         return f"PriorEstimate(version_id={self.version_id}, id={self.id})"
 
 
-class ShadowPrediction(Base):
+class ShadowPrediction(_DecidedRow, Base):
     """The decision a shadow version made for a logged prediction (same id, same costs).
 
     Written by :class:`app.services.challenger.shadow.ShadowScorer` off the request path.
@@ -502,11 +519,6 @@ class ShadowPrediction(Base):
         CheckConstraint("decision >= 0", name="decision_non_negative"),
     )
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    model_id: Mapped[int] = mapped_column(ForeignKey("registered_models.id", ondelete="CASCADE"))
-    version_id: Mapped[int] = mapped_column(ForeignKey("model_versions.id", ondelete="CASCADE"))
-    version: Mapped[int]
-    prediction_id: Mapped[str] = mapped_column(String(PREDICTION_ID_LENGTH))
     created_at: Mapped[datetime]
     probabilities: Mapped[Any] = mapped_column(LogJSON)
     decision: Mapped[int]

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import numpy as np
 import orjson
-from sqlalchemy import Float, Table, Text, case, delete, func, select, update
+from sqlalchemy import ColumnElement, Float, Table, Text, case, delete, func, select, update
 from sqlalchemy import cast as cast_
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError, TimeoutError
@@ -304,6 +304,14 @@ def _actions_taken(
     return out
 
 
+def _created(postgres: bool) -> ColumnElement[Any]:
+    """``created_at`` selected as numbers (PostgreSQL's epoch) or as its stored text
+    (SQLite), not one aware datetime object per row: :func:`_seconds` reads it."""
+    if postgres:
+        return cast_(func.extract("epoch", _T.c.created_at), Float)
+    return cast_(_T.c.created_at, Text)
+
+
 def _seconds(values: Sequence[Any], postgres: bool) -> np.ndarray:
     """POSIX seconds of ``created_at`` as :meth:`PredictionLog.columns` selects it:
     PostgreSQL's epoch (float), or SQLite's stored UTC text (``log_time``)."""
@@ -383,11 +391,7 @@ class PredictionLog:
         (plus ``8 K W`` per labelled row, ``W`` the widest cost matrix)."""
         costs_text = case((_T.c.label.is_not(None), cast_(_T.c.costs, Text)), else_=None)
         postgres = self.session.get_bind().dialect.name == "postgresql"
-        created = (  # as numbers or text, not one aware datetime object per row
-            cast_(func.extract("epoch", _T.c.created_at), Float)
-            if postgres
-            else cast_(_T.c.created_at, Text)
-        )
+        created = _created(postgres)
         query = select(
             created,
             cast_(_T.c.probabilities, Text),

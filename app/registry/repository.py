@@ -519,14 +519,18 @@ class Registry:
         )
         return self.session.scalars(query).one_or_none()
 
-    def get_alias(self, name: str, alias: str) -> Alias:
-        """Alias ``alias`` of model ``name``; NotFound lists the aliases that exist."""
+    def get_alias(self, name: str, alias: str, field: str | None = None) -> Alias:
+        """Alias ``alias`` of model ``name``; NotFound lists the aliases that exist (and
+        names ``field``, its message starting with it, when the alias came in a field other
+        than ``alias``)."""
         found = self.find_alias(name, alias)
         if found is not None:
             return found
         existing = ", ".join(a.name for a in self.list_aliases(name)) or "none"
+        prefix = f"{field}: " if field else ""
         raise NotFound(
-            f"model {name!r} has no alias {alias!r} (aliases: {existing})", field="alias"
+            f"{prefix}model {name!r} has no alias {alias!r} (aliases: {existing})",
+            field=field or "alias",
         )
 
     @_translated

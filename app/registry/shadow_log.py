@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import Float, Table, Text, func, select
+from sqlalchemy import Table, Text, func, select
 from sqlalchemy import cast as cast_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -26,7 +26,7 @@ from app.db import database_errors
 from app.errors import Conflict, Unavailable
 from app.registry.log_window import EVERYTHING, LogWindow
 from app.registry.orm import LoggedPrediction, ShadowPrediction
-from app.registry.prediction_log import _parse_json_rows, _seconds, _transient
+from app.registry.prediction_log import _created, _parse_json_rows, _seconds, _transient
 
 __all__ = ["PairedLog", "PairedRows", "write_shadow_rows"]
 
@@ -153,11 +153,7 @@ class PairedLog:
         """The labelled pairs of the window, oldest first (JSON parsed once per column)."""
         joined, where = self._joined(model_id, served, shadow)
         postgres = self.session.get_bind().dialect.name == "postgresql"
-        created = (  # as numbers or text, not one aware datetime object per row
-            cast_(func.extract("epoch", _T.c.created_at), Float)
-            if postgres
-            else cast_(_T.c.created_at, Text)
-        )
+        created = _created(postgres)
         query = (
             select(
                 _T.c.label,

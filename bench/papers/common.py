@@ -719,6 +719,23 @@ def write_report(path: Path, title: str, info: Mapping[str, Any], body: str) -> 
     return 0
 
 
+def paper_table(
+    rows: Sequence[str], columns: Sequence[str], cells: Sequence[Sequence[Any]]
+) -> dict[str, dict[str, Any]]:
+    """A table transcribed from a paper, ``{row: {column: cell}}``, from its cells written
+    row by row in the paper's order (a row or a column too many or too few is an error)."""
+    return {r: dict(zip(columns, c, strict=True)) for r, c in zip(rows, cells, strict=True)}
+
+
+def write_results(
+    stem: Path, title: str, info: Mapping[str, Any], body: str, **content: Any
+) -> int:
+    """A run's two outputs: ``<stem>.json`` holding ``{"run": info, **content}`` and the
+    report ``<stem>.md`` (:func:`write_report`, whose 0 it returns)."""
+    write_json(stem.with_name(stem.name + ".json"), {"run": info, **content})
+    return write_report(stem.with_name(stem.name + ".md"), title, info, body)
+
+
 def curve_area(z: np.ndarray, q: np.ndarray) -> float:
     """Trapezoid area of the Brier curve with endpoints (0, 0) and (1, 0) (as
     :func:`models.evaluation.metrics.brier_curve`); NaN if any point is NaN."""

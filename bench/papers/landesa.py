@@ -61,32 +61,18 @@ N_FOLDS = 10
 
 # Paper values, percent: (FN, FP, ClErr, AsErr) per gamma. Table 2 (synthetic cloud
 # with overlapping, Fig. 5) and Table 3 (UCI Credit, Diabetes, Spam).
-PAPER: dict[str, dict[str, tuple[float, float, float, float]]] = {
-    "cloud": {
-        "1/2": (31.60, 29.20, 30.40, 30.40),
-        "3/5": (26.80, 38.00, 32.40, 31.28),
-        "2/3": (22.00, 42.00, 32.00, 28.67),
-        "7/8": (7.60, 66.40, 37.00, 14.95),
-    },
-    "german": {
-        "1/2": (28.67, 26.86, 27.40, 27.76),
-        "3/5": (22.67, 37.43, 33.00, 28.57),
-        "2/3": (18.67, 43.43, 36.00, 26.92),
-        "7/8": (6.00, 69.14, 50.20, 13.89),
-    },
-    "pima": {
-        "1/2": (32.09, 22.40, 25.78, 27.24),
-        "3/5": (22.39, 28.60, 26.43, 24.87),
-        "2/3": (19.78, 32.20, 27.86, 23.92),
-        "7/8": (10.07, 53.00, 38.02, 15.44),
-    },
-    "spambase": {
-        "1/2": (4.84, 6.18, 5.37, 5.51),
-        "3/5": (4.16, 7.06, 5.30, 5.32),
-        "2/3": (3.84, 8.38, 5.63, 5.35),
-        "7/8": (2.33, 11.75, 6.04, 3.51),
-    },
-}
+#: The gammas of the paper's tables, as they key :data:`PAPER`.
+PAPER_GAMMAS = ("1/2", "3/5", "2/3", "7/8")
+PAPER: dict[str, dict[str, tuple[float, float, float, float]]] = common.paper_table(
+    ("cloud", "german", "pima", "spambase"),
+    PAPER_GAMMAS,
+    [
+        [(31.60, 29.20, 30.40, 30.40), (26.80, 38.00, 32.40, 31.28), (22.00, 42.00, 32.00, 28.67), (7.60, 66.40, 37.00, 14.95)],
+        [(28.67, 26.86, 27.40, 27.76), (22.67, 37.43, 33.00, 28.57), (18.67, 43.43, 36.00, 26.92), (6.00, 69.14, 50.20, 13.89)],
+        [(32.09, 22.40, 25.78, 27.24), (22.39, 28.60, 26.43, 24.87), (19.78, 32.20, 27.86, 23.92), (10.07, 53.00, 38.02, 15.44)],
+        [(4.84, 6.18, 5.37, 5.51), (4.16, 7.06, 5.30, 5.32), (3.84, 8.38, 5.63, 5.35), (2.33, 11.75, 6.04, 3.51)],
+    ],
+)  # fmt: skip
 PAPER_SOURCE = {
     "cloud": "Table 2 (synthetic cloud with overlapping, Fig. 5)",
     "german": "Table 3, Credit",
@@ -416,12 +402,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in res["rows"]
     ]
     common.write_csv(out / "landesa.csv", flat)
-    common.write_json(out / "landesa.json", {"run": info, "results": results})
-    return common.write_report(
-        out / "landesa.md",
+    return common.write_results(
+        out / "landesa",
         "Landesa-Vazquez & Alba-Castro (2012), Tables 2-3: asymmetric AdaBoost",
         info,
         summary_body(results, args),
+        results=results,
     )
 
 
@@ -435,12 +421,12 @@ def _main_sweep(args: argparse.Namespace, argv: Sequence[str] | None, started: f
     progress.close()
     info = common.run_info(argv, started, module="bench.papers.landesa")
     common.write_csv(args.out / "landesa_rounds.csv", rows)
-    common.write_json(args.out / "landesa_rounds.json", {"run": info, "rows": rows})
-    return common.write_report(
-        args.out / "landesa_rounds.md",
+    return common.write_results(
+        args.out / "landesa_rounds",
         "Landesa-Vazquez & Alba-Castro (2012): sensitivity of Tables 2-3 to the number of rounds",
         info,
         sweep_body(rows, rounds),
+        rows=rows,
     )
 
 

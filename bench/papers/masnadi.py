@@ -589,44 +589,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     if uci_rows:
         common.write_csv(out / "masnadi_uci.csv", uci_rows)
-    common.write_json(
-        out / "masnadi.json",
-        {
-            "run": info,
-            "settings": {
-                "synthetic": {
-                    "n_per_class": n_per_class,
-                    "rounds": list(syn_rounds),
-                    "C1": list(c1s),
-                    "repeats": syn_repeats,
-                },
-                "uci": {
-                    "datasets": datasets,
-                    "rounds": n_rounds,
-                    "grid": list(grid),
-                    "f_cost": list(F_COSTS),
-                    "repeats": repeats,
-                    "folds": 5,
-                },
-            },
-            "synthetic": syn_rows,
-            "uci": uci,
-            "asymmetry": trace,
-            "paper": {
-                "table2": PAPER_TABLE2,
-                "synthetic_csada": {str(k): v for k, v in PAPER_SYN.items()},
-            },
-        },
-    )
     body = "\n" + synthetic_body(syn_rows, n_per_class, syn_repeats)
     if uci:
         body += "\n" + uci_body(uci, n_rounds, grid)
         body += "\n" + asymmetry_body(trace)
-    return common.write_report(
-        out / "masnadi.md",
+    return common.write_results(
+        out / "masnadi",
         "Masnadi-Shirazi & Vasconcelos (2007): cost-sensitive boosting",
         info,
         body,
+        settings={
+            "synthetic": {
+                "n_per_class": n_per_class,
+                "rounds": list(syn_rounds),
+                "C1": list(c1s),
+                "repeats": syn_repeats,
+            },
+            "uci": {
+                "datasets": datasets,
+                "rounds": n_rounds,
+                "grid": list(grid),
+                "f_cost": list(F_COSTS),
+                "repeats": repeats,
+                "folds": 5,
+            },
+        },
+        synthetic=syn_rows,
+        uci=uci,
+        asymmetry=trace,
+        paper={
+            "table2": PAPER_TABLE2,
+            "synthetic_csada": {str(k): v for k, v in PAPER_SYN.items()},
+        },
     )
 
 

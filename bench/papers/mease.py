@@ -50,45 +50,56 @@ from models.catalog.algorithms import get_algorithm
 CLIP = (0.05, 0.95)
 N_HOLDOUT = 2500
 
+#: The data sets of Tables 1-4, in the paper's order.
+PAPER_SETS = (
+    "10-Norm(n=500, γ=10)",
+    "10-Norm(n=500, γ=0.5)",
+    "10-Norm(n=5000, γ=10)",
+    "10-Norm(n=5000, γ=0.5)",
+    "Sonar",
+    "Satimage",
+    "German Credit",
+)
+_PROBABILITY_COLUMNS = ("jous_over", "jous_under", "p_adaboost", "logitboost")
 #: Tables 1-4 of the paper at m = 800 (columns used here; "-" = not run = None).
 #: Table 1 (misclassification) has AdaBoost and LogitBoost only; JOUS classifies as AdaBoost.
 PAPER: dict[str, dict[str, dict[str, float | None]]] = {
-    "misclassification": {
-        "10-Norm(n=500, γ=10)": {"p_adaboost": 0.23, "logitboost": 0.25},
-        "10-Norm(n=500, γ=0.5)": {"p_adaboost": 0.34, "logitboost": 0.36},
-        "10-Norm(n=5000, γ=10)": {"p_adaboost": 0.10, "logitboost": 0.12},
-        "10-Norm(n=5000, γ=0.5)": {"p_adaboost": 0.28, "logitboost": 0.29},
-        "Sonar": {"p_adaboost": 0.11, "logitboost": 0.16},
-        "Satimage": {"p_adaboost": 0.06, "logitboost": 0.06},
-        "German Credit": {"p_adaboost": 0.25, "logitboost": 0.25},
-    },
-    "squared": {
-        "10-Norm(n=500, γ=10)": {"jous_over": 0.14, "jous_under": 0.15, "p_adaboost": 0.20, "logitboost": 0.22},
-        "10-Norm(n=500, γ=0.5)": {"jous_over": 0.07, "jous_under": 0.07, "p_adaboost": 0.19, "logitboost": 0.19},
-        "10-Norm(n=5000, γ=10)": {"jous_over": 0.09, "jous_under": 0.06, "p_adaboost": 0.05, "logitboost": 0.07},
-        "10-Norm(n=5000, γ=0.5)": {"jous_over": 0.03, "jous_under": 0.03, "p_adaboost": 0.03, "logitboost": 0.10},
-        "Sonar": {"jous_over": 0.08, "jous_under": None, "p_adaboost": 0.11, "logitboost": 0.16},
-        "Satimage": {"jous_over": 0.06, "jous_under": 0.08, "p_adaboost": 0.06, "logitboost": 0.05},
-        "German Credit": {"jous_over": None, "jous_under": 0.18, "p_adaboost": 0.24, "logitboost": 0.22},
-    },
-    "log": {
-        "10-Norm(n=500, γ=10)": {"jous_over": 0.49, "jous_under": 0.50, "p_adaboost": 0.69, "logitboost": 0.75},
-        "10-Norm(n=500, γ=0.5)": {"jous_over": 0.63, "jous_under": 0.63, "p_adaboost": 1.04, "logitboost": 1.06},
-        "10-Norm(n=5000, γ=10)": {"jous_over": 0.38, "jous_under": 0.29, "p_adaboost": 0.25, "logitboost": 0.33},
-        "10-Norm(n=5000, γ=0.5)": {"jous_over": 0.53, "jous_under": 0.52, "p_adaboost": 0.52, "logitboost": 0.77},
-        "Sonar": {"jous_over": 0.26, "jous_under": None, "p_adaboost": 0.36, "logitboost": 0.51},
-        "Satimage": {"jous_over": 0.21, "jous_under": 0.29, "p_adaboost": 0.22, "logitboost": 0.21},
-        "German Credit": {"jous_over": None, "jous_under": 0.55, "p_adaboost": 0.75, "logitboost": 0.68},
-    },
-    "exponential": {
-        "10-Norm(n=500, γ=10)": {"jous_over": 0.78, "jous_under": 0.79, "p_adaboost": 1.12, "logitboost": 1.20},
-        "10-Norm(n=500, γ=0.5)": {"jous_over": 0.95, "jous_under": 0.94, "p_adaboost": 1.61, "logitboost": 1.63},
-        "10-Norm(n=5000, γ=10)": {"jous_over": 0.65, "jous_under": 0.53, "p_adaboost": 0.48, "logitboost": 0.61},
-        "10-Norm(n=5000, γ=0.5)": {"jous_over": 0.82, "jous_under": 0.80, "p_adaboost": 0.80, "logitboost": 1.20},
-        "Sonar": {"jous_over": 0.50, "jous_under": None, "p_adaboost": 0.67, "logitboost": 0.88},
-        "Satimage": {"jous_over": 0.43, "jous_under": 0.53, "p_adaboost": 0.46, "logitboost": 0.45},
-        "German Credit": {"jous_over": None, "jous_under": 0.86, "p_adaboost": 1.19, "logitboost": 1.08},
-    },
+    "misclassification": common.paper_table(PAPER_SETS, ("p_adaboost", "logitboost"), [
+        (0.23, 0.25),
+        (0.34, 0.36),
+        (0.10, 0.12),
+        (0.28, 0.29),
+        (0.11, 0.16),
+        (0.06, 0.06),
+        (0.25, 0.25),
+    ]),
+    "squared": common.paper_table(PAPER_SETS, _PROBABILITY_COLUMNS, [
+        (0.14, 0.15, 0.20, 0.22),
+        (0.07, 0.07, 0.19, 0.19),
+        (0.09, 0.06, 0.05, 0.07),
+        (0.03, 0.03, 0.03, 0.10),
+        (0.08, None, 0.11, 0.16),
+        (0.06, 0.08, 0.06, 0.05),
+        (None, 0.18, 0.24, 0.22),
+    ]),
+    "log": common.paper_table(PAPER_SETS, _PROBABILITY_COLUMNS, [
+        (0.49, 0.50, 0.69, 0.75),
+        (0.63, 0.63, 1.04, 1.06),
+        (0.38, 0.29, 0.25, 0.33),
+        (0.53, 0.52, 0.52, 0.77),
+        (0.26, None, 0.36, 0.51),
+        (0.21, 0.29, 0.22, 0.21),
+        (None, 0.55, 0.75, 0.68),
+    ]),
+    "exponential": common.paper_table(PAPER_SETS, _PROBABILITY_COLUMNS, [
+        (0.78, 0.79, 1.12, 1.20),
+        (0.95, 0.94, 1.61, 1.63),
+        (0.65, 0.53, 0.48, 0.61),
+        (0.82, 0.80, 0.80, 1.20),
+        (0.50, None, 0.67, 0.88),
+        (0.43, 0.53, 0.46, 0.45),
+        (None, 0.86, 1.19, 1.08),
+    ]),
 }  # fmt: skip
 
 LOSSES = ("misclassification", "squared", "log", "exponential")
@@ -585,15 +596,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for m in r["final"]
     ]
     common.write_csv(out / "mease.csv", flat)
-    common.write_json(
-        out / "mease.json",
-        {"run": info, "settings": settings, "results": merged, "paper": PAPER},
-    )
-    return common.write_report(
-        out / "mease.md",
+    return common.write_results(
+        out / "mease",
         "Mease, Wyner & Buja (2007), Tables 1-4: JOUS-Boost vs P-AdaBoost and LogitBoost",
         info,
         summary_body(merged, settings),
+        settings=settings,
+        results=merged,
+        paper=PAPER,
     )
 
 

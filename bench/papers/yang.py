@@ -49,28 +49,16 @@ SIM_COSTS: dict[str, list[list[float]]] = {
 
 #: Table 1 of the paper: mean test cost (standard error) over 100 replications.
 #: Keys: simulation and scenario ("" = cost-insensitive, "c" = cost-sensitive).
-PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = {
-    "Simulation 1": {
-        "adaboost_mh": (0.252, 0.0048), "samme": (0.182, 0.0008), "adaboost_m2": (0.264, 0.0018),
-        "pnorm": (0.211, 0.0012), "angle_adaboost": (0.201, 0.0010),
-        "angle_logitboost": (0.204, 0.0010),
-    },
-    "Simulation 1c": {
-        "adaboost_mh": (0.300, 0.0072), "samme": (0.237, 0.0014), "adaboost_m2": (0.389, 0.0021),
-        "pnorm": (0.293, 0.0020), "angle_adaboost": (0.246, 0.0014),
-        "angle_logitboost": (0.248, 0.0014),
-    },
-    "Simulation 2": {
-        "adaboost_mh": (0.363, 0.0058), "samme": (0.150, 0.0051), "adaboost_m2": (0.141, 0.0051),
-        "pnorm": (0.123, 0.0022), "angle_adaboost": (0.101, 0.0007),
-        "angle_logitboost": (0.098, 0.0006),
-    },
-    "Simulation 2c": {
-        "adaboost_mh": (0.390, 0.0127), "samme": (0.177, 0.0054), "adaboost_m2": (0.275, 0.0015),
-        "pnorm": (0.164, 0.0020), "angle_adaboost": (0.106, 0.0011),
-        "angle_logitboost": (0.100, 0.0010),
-    },
-}  # fmt: skip
+PAPER_TABLE1: dict[str, dict[str, tuple[float, float]]] = common.paper_table(
+    ("Simulation 1", "Simulation 1c", "Simulation 2", "Simulation 2c"),
+    ("adaboost_mh", "samme", "adaboost_m2", "pnorm", "angle_adaboost", "angle_logitboost"),
+    [
+        [(0.252, 0.0048), (0.182, 0.0008), (0.264, 0.0018), (0.211, 0.0012), (0.201, 0.0010), (0.204, 0.0010)],
+        [(0.300, 0.0072), (0.237, 0.0014), (0.389, 0.0021), (0.293, 0.0020), (0.246, 0.0014), (0.248, 0.0014)],
+        [(0.363, 0.0058), (0.150, 0.0051), (0.141, 0.0051), (0.123, 0.0022), (0.101, 0.0007), (0.098, 0.0006)],
+        [(0.390, 0.0127), (0.177, 0.0054), (0.275, 0.0015), (0.164, 0.0020), (0.106, 0.0011), (0.100, 0.0010)],
+    ],
+)  # fmt: skip
 
 #: Real-data cost matrices (rows = truth, columns = prediction; classes in code order).
 #: vehicle: 0 bus, 1 opel, 2 saab, 3 van (UCI Statlog vehicle silhouettes). Telling the two
@@ -357,21 +345,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = common.run_info(argv, started, module="bench.papers.yang")
     out = args.out
     common.write_csv(out / "yang.csv", rows)
-    common.write_json(
-        out / "yang.json",
-        {
-            "run": info,
-            "settings": settings,
-            "results": agg,
-            "paper_table1": PAPER_TABLE1,
-            "costs": {**SIM_COSTS, **{d: DATASET_COSTS[d] for d in settings["datasets"]}},
-        },
-    )
-    return common.write_report(
-        out / "yang.md",
+    return common.write_results(
+        out / "yang",
         "Yang, Guo & Chang (2020), Table 1: angle-based cost-sensitive boosting vs SAMME",
         info,
         summary_body(agg, settings),
+        settings=settings,
+        results=agg,
+        paper_table1=PAPER_TABLE1,
+        costs={**SIM_COSTS, **{d: DATASET_COSTS[d] for d in settings["datasets"]}},
     )
 
 

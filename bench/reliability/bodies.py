@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from bench.record import write_result  # noqa: E402
-from bench.reliability.hostile import PeakRss, children_rss_mib, rss_mib  # noqa: E402
+from bench.reliability.hostile import PeakRss, children_rss_mib, percentiles, rss_mib  # noqa: E402
 from bench.reliability.server import Server, probe_live, start_server  # noqa: E402
 
 MODEL = "big"
@@ -150,18 +150,6 @@ class Prober:
         self._drain()
 
 
-def summary_ms(latencies: list[float]) -> dict[str, Any]:
-    v = sorted(latencies)
-    if not v:
-        return {"n": 0}
-    return {
-        "n": len(v),
-        "p50_ms": round(1000 * v[len(v) // 2], 1),
-        "p99_ms": round(1000 * v[min(len(v) - 1, int(len(v) * 0.99))], 1),
-        "max_ms": round(1000 * v[-1], 1),
-    }
-
-
 def send_hostile(server: Server, prober: Prober, target: Target, size: int) -> dict[str, Any]:
     """Send one hostile body to ``target``; the answer, timings, probes and memory."""
     body, ctype = hostile_body(target, size)
@@ -188,7 +176,7 @@ def send_hostile(server: Server, prober: Prober, target: Target, size: int) -> d
         "code": answer.get("code"),
         "detail": str(answer.get("detail", answer.get("error", "")))[:160],
         "seconds": round(done - sent, 2),
-        "live": summary_ms(prober.between(sent, done)),
+        "live": percentiles(prober.between(sent, done)),
         "server_rss_mib": {"before": round(before, 1), "peak": round(peak.peak, 1)},
         "worker_rss_mib": {"peak": round(peak.peak_children, 1)},
     }
@@ -280,7 +268,7 @@ def main() -> int:
             results = []
             with Prober(server.base_url) as prober:
                 time.sleep(2.0)
-                idle = summary_ms(prober.between(0, time.perf_counter()))
+                idle = percentiles(prober.between(0, time.perf_counter()))
                 for _ in range(args.rounds):
                     for target in targets:
                         results.append(send_hostile(server, prober, target, size))

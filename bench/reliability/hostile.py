@@ -98,7 +98,11 @@ class PeakRss:
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
+    """How many latencies (seconds), their median, 99th percentile and maximum in ms
+    (only ``n`` when there are none)."""
     v = sorted(values)
+    if not v:
+        return {"n": 0}
     return {
         "n": len(v),
         "p50_ms": round(1000 * v[len(v) // 2], 1),

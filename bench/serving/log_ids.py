@@ -33,7 +33,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,7 @@ from app.registry.prediction_log import write_rows
 from app.services.feedback.prediction_log import LogEntry, columns_of, new_ids
 from bench.record import heading, run_header, table, write_result
 from bench.reliability.stall import stall_database
-from bench.seed import one_version
+from bench.seed import one_version, zero_one_entry
 
 
 def random_id() -> str:
@@ -63,15 +62,7 @@ def entries(ids: list[str], model_id: int, version_id: int, rows_each: int) -> l
     out = []
     for start in range(0, len(ids), rows_each):
         chunk = ids[start : start + rows_each]
-        n = len(chunk)
-        p1 = rng.uniform(size=n)
-        out.append(LogEntry(model_id=model_id, version_id=version_id, version=1, alias=None,
-                            created_at=datetime.now(UTC), ids=chunk, raw=p1,
-                            proba=np.column_stack([1 - p1, p1]),
-                            decision=(p1 >= 0.5).astype(np.intp), threshold=np.full(n, 0.5),
-                            expected_cost=np.minimum(p1, 1 - p1), cost_setting="zero_one",
-                            costs=np.array([[0.0, 1.0], [1.0, 0.0]]), priors=None,
-                            features=None))  # fmt: skip
+        out.append(zero_one_entry(model_id, version_id, chunk, rng.uniform(size=len(chunk))))
     return out
 
 

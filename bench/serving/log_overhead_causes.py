@@ -36,14 +36,13 @@ import httpx
 import numpy as np
 
 from bench.record import run_header, write_result
-from bench.reliability.server import free_port
 from bench.serving.service import (
     CLIENT_CPU,
     DATASET,
     MODEL_NAME,
+    costwise_spec,
     load_dataset,
     preflight,
-    serve_cmd,
     servers,
     time_big,
     train_costwise,
@@ -85,19 +84,7 @@ def main() -> int:
         ).encode()
         specs = []
         for name, extra in VARIANTS.items():
-            port = free_port()
-            specs.append(
-                {
-                    "name": name,
-                    "cmd": serve_cmd(port, "--no-migrate"),
-                    "env": {**env, **extra},
-                    "port": port,
-                    "ready_path": "/health/ready",
-                    "live_path": "/health/live",
-                    "predict_path": f"/v1/models/{MODEL_NAME}/predict",
-                    "log": tmp / f"{name}.log",
-                }
-            )
+            specs.append(costwise_spec(name, {**env, **extra}, tmp / f"{name}.log", "--no-migrate"))
         with servers(*specs) as started_servers, httpx.Client(timeout=120) as client:
             for r in range(args.rounds):
                 for srv, name in zip(started_servers, VARIANTS, strict=True):

@@ -25,7 +25,6 @@ import json
 import resource
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +34,8 @@ from app.db import make_engine
 from app.registry.prediction_log import write_rows
 from app.services.feedback.log_maintenance import LogMaintenance
 from app.services.feedback.monitoring import Monitoring
-from app.services.feedback.prediction_log import LogEntry, columns_of, new_ids
-from bench.seed import one_version
+from app.services.feedback.prediction_log import columns_of, new_ids
+from bench.seed import one_version, zero_one_entry
 
 
 def fill(url: str, rows: int, labelled: float) -> None:
@@ -44,24 +43,7 @@ def fill(url: str, rows: int, labelled: float) -> None:
     rng = np.random.default_rng(0)
     for start in range(0, rows, 10_000):
         n = min(10_000, rows - start)
-        p1 = rng.uniform(size=n)
-        entry = LogEntry(
-            model_id=model_id,
-            version_id=version_id,
-            version=1,
-            alias=None,
-            created_at=datetime.now(UTC),
-            ids=new_ids(n),
-            raw=p1,
-            proba=np.column_stack([1 - p1, p1]),
-            decision=(p1 >= 0.5).astype(np.intp),
-            threshold=np.full(n, 0.5),
-            expected_cost=np.minimum(p1, 1 - p1),
-            cost_setting="zero_one",
-            costs=np.array([[0.0, 1.0], [1.0, 0.0]]),
-            priors=None,
-            features=None,
-        )
+        entry = zero_one_entry(model_id, version_id, new_ids(n), rng.uniform(size=n))
         write_rows(engine, columns_of([entry]))
     with engine.begin() as c:
         c.exec_driver_sql(

@@ -48,7 +48,6 @@ import numpy as np
 from sqlalchemy import create_engine, text
 
 from bench.record import run_header, table, write_result
-from bench.reliability.server import free_port
 from bench.serving.service import (
     CLIENT_CPU,
     DATASET,
@@ -56,12 +55,13 @@ from bench.serving.service import (
     RESULTS,
     Server,
     costwise_cmd,
+    costwise_spec,
     fail,
     load_dataset,
+    measured_wrk,
     ms,
     preflight,
     run_wrk,
-    serve_cmd,
     servers,
     time_big,
     train_costwise,
@@ -296,20 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         ).encode()
         specs = []
         for name, logging_on in (("off", False), ("on", True)):
-            port = free_port()
             env = {**base_env, "COSTWISE_PREDICTION_LOG": "true" if logging_on else "false"}
-            specs.append(
-                {
-                    "name": name,
-                    "cmd": serve_cmd(port, "--no-migrate"),
-                    "env": env,
-                    "port": port,
-                    "ready_path": "/health/ready",
-                    "live_path": "/health/live",
-                    "predict_path": f"/v1/models/{MODEL_NAME}/predict",
-                    "log": tmp / f"{name}.log",
-                }
-            )
+            specs.append(costwise_spec(name, env, tmp / f"{name}.log", "--no-migrate"))
         print("in process (no HTTP): predict with the log off and on ...", flush=True)
         inproc = in_process(db_url, X, args.quick)
         logged_before = logged_rows(db_url)  # rows the in-process run wrote
@@ -322,11 +310,9 @@ def main(argv: list[str] | None = None) -> int:
                 for c in (1, 16):
                     for srv in (off, on):
                         print(f"round {r + 1}: wrk {srv.name} c={c} ({seconds} s) ...", flush=True)
-                        run_wrk(wrk, srv.predict_url, single_file, c, warmup)
-                        res[f"{srv.name}_c{c}"] = w = run_wrk(
-                            wrk, srv.predict_url, single_file, c, seconds, srv.proc.pid
+                        res[f"{srv.name}_c{c}"] = w = measured_wrk(
+                            wrk, srv, srv.predict_url, single_file, c, warmup, seconds
                         )
-                        srv.check_alive()
                         print(f"  {w['rps']:.1f} req/s, p50 {ms(w['lat_p50_us']):.3f} ms, "
                               f"CPU 0 others {w['cpu']['cpu0_others_pct']}%")  # fmt: skip
                 for srv in (off, on):

@@ -126,6 +126,22 @@ def serve_cmd(port: int, *options: str) -> list[str]:
             *options]  # fmt: skip
 
 
+def costwise_spec(name: str, env: dict[str, str], log: Path, *options: str) -> dict[str, Any]:
+    """The :class:`Server` settings of a ``costwise serve`` (:func:`serve_cmd` with
+    ``options``) named ``name`` on a free port, its output to ``log``."""
+    port = free_port()
+    return {
+        "name": name,
+        "cmd": serve_cmd(port, *options),
+        "env": env,
+        "port": port,
+        "ready_path": "/health/ready",
+        "live_path": "/health/live",
+        "predict_path": f"/v1/models/{MODEL_NAME}/predict",
+        "log": log,
+    }
+
+
 def train_costwise(dataset: Path, env: dict[str, str]) -> dict[str, Any]:
     cmd = [
         *costwise_cmd(),
@@ -244,6 +260,31 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self._fh.close()
+
+
+def measured_wrk(
+    wrk: str,
+    srv: Server,
+    url: str,
+    body_file: Path | None,
+    connections: int,
+    warmup: int,
+    seconds: int,
+) -> dict[str, Any]:
+    """A wrk warm-up run of ``warmup`` s on ``url``, then the measured run of ``seconds``
+    s (``srv``'s CPU sampled, :func:`run_wrk`); ``srv`` must still be alive after it."""
+    run_wrk(wrk, url, body_file, connections, warmup)
+    r = run_wrk(wrk, url, body_file, connections, seconds, srv.proc.pid)
+    srv.check_alive()
+    return r
+
+
+def _wrk_line(r: dict[str, Any]) -> str:
+    return (
+        f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
+        f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
+        f"{r['cpu']['cpu0_others_pct']}%"
+    )
 
 
 @contextlib.contextmanager
@@ -484,27 +525,24 @@ def ms(us: float) -> float:
     return us / 1e3
 
 
+def _latency_rows(
+    what: str, cw: dict[str, Any], bl: dict[str, Any]
+) -> list[tuple[str, float, float | None, str]]:
+    """The p50 and p99 latency rows of the wrk runs ``cw`` (costwise) and ``bl`` (baseline)."""
+    return [
+        (f"{what}: {p} latency (ms)", ms(cw[f"lat_{p}_us"]), ms(bl[f"lat_{p}_us"]), "lower")
+        for p in ("p50", "p99")
+    ]
+
+
 def build_rows(res: dict[str, Any]) -> list[tuple[str, float, float | None, str]]:
     """(metric, costwise, baseline, better-when) rows of the table."""
     w = res["wrk"]
     rows: list[tuple[str, float, float | None, str]] = []
     for c in (1, 16):
         cw, bl = w[f"costwise_c{c}"], w[f"baseline_c{c}"]
-        rows += [
-            (
-                f"single row, c={c}: p50 latency (ms)",
-                ms(cw["lat_p50_us"]),
-                ms(bl["lat_p50_us"]),
-                "lower",
-            ),
-            (
-                f"single row, c={c}: p99 latency (ms)",
-                ms(cw["lat_p99_us"]),
-                ms(bl["lat_p99_us"]),
-                "lower",
-            ),
-            (f"single row, c={c}: requests/s", cw["rps"], bl["rps"], "higher"),
-        ]
+        rows += _latency_rows(f"single row, c={c}", cw, bl)
+        rows.append((f"single row, c={c}: requests/s", cw["rps"], bl["rps"], "higher"))
     big = res["big"]
     rows.append(
         (
@@ -535,21 +573,9 @@ def build_rows(res: dict[str, Any]) -> list[tuple[str, float, float | None, str]
                 )
             )
     if "costwise_floor_c1" in w:
-        cw, bl = w["costwise_floor_c1"], w["baseline_floor_c1"]
-        rows += [
-            (
-                "floor: GET health (no work), c=1: p50 latency (ms)",
-                ms(cw["lat_p50_us"]),
-                ms(bl["lat_p50_us"]),
-                "lower",
-            ),
-            (
-                "floor: GET health (no work), c=1: p99 latency (ms)",
-                ms(cw["lat_p99_us"]),
-                ms(bl["lat_p99_us"]),
-                "lower",
-            ),
-        ]
+        rows += _latency_rows(
+            "floor: GET health (no work), c=1", w["costwise_floor_c1"], w["baseline_floor_c1"]
+        )
     return rows
 
 
@@ -712,17 +738,8 @@ def main(argv: list[str] | None = None) -> int:
         single_file = tmp / "single.json"
         single_file.write_bytes(single)
 
-        cw_port, bl_port = free_port(), free_port()
-        cw_spec = {
-            "name": "costwise",
-            "cmd": serve_cmd(cw_port),
-            "env": cw_env,
-            "port": cw_port,
-            "ready_path": "/health/ready",
-            "live_path": "/health/live",
-            "predict_path": f"/v1/models/{MODEL_NAME}/predict",
-            "log": tmp / "costwise.log",
-        }
+        cw_spec = costwise_spec("costwise", cw_env, tmp / "costwise.log")
+        bl_port = free_port()
         bl_spec = {
             "name": "baseline",
             "cmd": [
@@ -758,26 +775,14 @@ def main(argv: list[str] | None = None) -> int:
                     print(
                         f"wrk {srv.name} c={c}: warm-up {warmup} s, run {seconds} s ...", flush=True
                     )
-                    run_wrk(wrk, srv.predict_url, single_file, c, warmup)
-                    r = run_wrk(wrk, srv.predict_url, single_file, c, seconds, srv.proc.pid)
-                    srv.check_alive()
+                    r = measured_wrk(wrk, srv, srv.predict_url, single_file, c, warmup, seconds)
                     wrk_res[f"{srv.name}_c{c}"] = r
-                    print(
-                        f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
-                        f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
-                        f"{r['cpu']['cpu0_others_pct']}%"
-                    )
+                    print(_wrk_line(r))
             for srv in (cw, bl):  # the HTTP stack alone: a GET that does no work
                 print(f"wrk {srv.name} GET {srv.live_url} c=1 (floor) ...", flush=True)
-                run_wrk(wrk, srv.live_url, None, 1, warmup)
-                r = run_wrk(wrk, srv.live_url, None, 1, seconds, srv.proc.pid)
-                srv.check_alive()
+                r = measured_wrk(wrk, srv, srv.live_url, None, 1, warmup, seconds)
                 wrk_res[f"{srv.name}_floor_c1"] = r
-                print(
-                    f"  {r['rps']:.1f} req/s, p50 {ms(r['lat_p50_us']):.3f} ms, "
-                    f"p99 {ms(r['lat_p99_us']):.3f} ms; CPU 0 used by others "
-                    f"{r['cpu']['cpu0_others_pct']}%"
-                )
+                print(_wrk_line(r))
             print(f"{N_BIG:,}-row requests ({n_big} each after 2 warm-ups) ...", flush=True)
             big_res: dict[str, Any] = {}
             for srv in (cw, bl):

@@ -16,14 +16,8 @@ import sqlalchemy as sa
 from alembic import op
 
 from migrations.columns import (
-    check,
-    integer_id,
-    json_type,
-    of_a_model,
-    of_a_version,
-    primary_key,
-    timestamp,
-    unique,
+    check, create_index, created_at, drop_index, integer_id, json_type, model_id, of_a_model,
+    of_a_version, primary_key, timestamp, unique, version_id,
 )
 
 revision: str = "0001"
@@ -37,7 +31,7 @@ def upgrade() -> None:
         sa.Column("name", sa.String(length=128), nullable=False),
         sa.Column("description", sa.Text(), nullable=False),
         sa.Column("tags", json_type(), nullable=False),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         sa.Column("updated_at", timestamp(), nullable=False),
         primary_key("registered_models"),
         unique("registered_models", "name"),
@@ -45,7 +39,7 @@ def upgrade() -> None:
     op.create_table(
         "model_versions",
         integer_id(),
-        sa.Column("model_id", sa.Integer(), nullable=False),
+        model_id(),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("algorithm", sa.String(length=64), nullable=False),
         sa.Column("params", json_type(), nullable=False),
@@ -56,7 +50,7 @@ def upgrade() -> None:
         sa.Column("artifact_sha256", sa.String(length=64), nullable=False),
         sa.Column("artifact_size", sa.BigInteger(), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         check("model_versions", "version_positive", "version >= 1"),
         check("model_versions", "artifact_size_non_negative", "artifact_size >= 0"),
         check("model_versions", "training_seconds_non_negative", "training_seconds >= 0"),
@@ -69,7 +63,7 @@ def upgrade() -> None:
     op.create_table(
         "artifacts",
         integer_id(),
-        sa.Column("version_id", sa.Integer(), nullable=False),
+        version_id(),
         sa.Column("sha256", sa.String(length=64), nullable=False),
         sa.Column("data", sa.LargeBinary(), nullable=False),
         check("artifacts", "sha256_length", "length(sha256) = 64"),
@@ -80,20 +74,20 @@ def upgrade() -> None:
     op.create_table(
         "aliases",
         integer_id(),
-        sa.Column("model_id", sa.Integer(), nullable=False),
+        model_id(),
         sa.Column("name", sa.String(length=128), nullable=False),
-        sa.Column("version_id", sa.Integer(), nullable=False),
+        version_id(),
         sa.Column("updated_at", timestamp(), nullable=False),
         of_a_model("aliases"),
         of_a_version("aliases"),
         primary_key("aliases"),
         unique("aliases", "model_id", "name"),
     )
-    op.create_index(op.f("ix_aliases_version_id"), "aliases", ["version_id"], unique=False)
+    create_index("aliases", "version_id")
 
 
 def downgrade() -> None:
-    op.drop_index(op.f("ix_aliases_version_id"), table_name="aliases")
+    drop_index("aliases", "version_id")
     op.drop_table("aliases")
     op.drop_table("artifacts")
     op.drop_table("model_versions")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import check, integer_id, primary_key, timestamp, unique
+from migrations.columns import check, created_at, integer_id, primary_key, timestamp, unique
 
 revision: str = "0002"
 down_revision: str | None = "0001"
@@ -29,7 +29,7 @@ def upgrade() -> None:
         sa.Column("role", sa.String(length=16), nullable=False),
         sa.Column("key_prefix", sa.String(length=16), nullable=False),
         sa.Column("key_hash", sa.String(length=64), nullable=False),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         sa.Column("revoked_at", timestamp(), nullable=True),
         sa.Column("last_used_at", timestamp(), nullable=True),
         check("api_keys", "key_hash_length", "length(key_hash) = 64"),

@@ -16,14 +16,8 @@ import sqlalchemy as sa
 from alembic import op
 
 from migrations.columns import (
-    cascade_key,
-    check,
-    integer_id,
-    json_type,
-    of_a_version,
-    primary_key,
-    timestamp,
-    unique,
+    cascade_key, check, create_index, created_at, drop_index, integer_id, json_type, of_a_version,
+    primary_key, timestamp, unique, version_id,
 )
 
 revision: str = "0003"
@@ -34,7 +28,7 @@ def upgrade() -> None:
     op.create_table(
         "version_plots",
         integer_id(),
-        sa.Column("version_id", sa.Integer(), nullable=False),
+        version_id(),
         sa.Column("kind", sa.String(length=32), nullable=False),
         sa.Column("data", json_type(), nullable=False),
         sa.Column("svg", sa.Text(), nullable=True),
@@ -58,7 +52,7 @@ def upgrade() -> None:
         sa.Column("version", sa.Integer(), nullable=True),
         sa.Column("error", json_type(), nullable=True),
         sa.Column("timings", json_type(), nullable=False),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         sa.Column("started_at", timestamp(), nullable=True),
         sa.Column("finished_at", timestamp(), nullable=True),
         sa.Column("heartbeat_at", timestamp(), nullable=True),
@@ -70,10 +64,8 @@ def upgrade() -> None:
         ),
         primary_key("training_jobs"),
     )
-    op.create_index(
-        op.f("ix_training_jobs_model_name"), "training_jobs", ["model_name"], unique=False
-    )
-    op.create_index(op.f("ix_training_jobs_status"), "training_jobs", ["status"], unique=False)
+    create_index("training_jobs", "model_name")
+    create_index("training_jobs", "status")
     op.create_table(
         "training_job_inputs",
         integer_id(),
@@ -89,7 +81,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("training_job_inputs")
-    op.drop_index(op.f("ix_training_jobs_status"), table_name="training_jobs")
-    op.drop_index(op.f("ix_training_jobs_model_name"), table_name="training_jobs")
+    drop_index("training_jobs", "status")
+    drop_index("training_jobs", "model_name")
     op.drop_table("training_jobs")
     op.drop_table("version_plots")

@@ -16,7 +16,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import check, of_a_model, of_a_version, primary_key, timestamp, unique
+from migrations.columns import (
+    big_id, check, create_index, created_at, drop_index, model_id, of_a_model, of_a_version,
+    primary_key, timestamp, unique, version_id,
+)
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -29,13 +32,13 @@ def upgrade() -> None:
         )
     op.create_table(
         "logged_predictions",
-        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
-        sa.Column("model_id", sa.Integer(), nullable=False),
-        sa.Column("version_id", sa.Integer(), nullable=False),
+        big_id(),
+        model_id(),
+        version_id(),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("prediction_id", sa.String(length=128), nullable=False),
         sa.Column("alias", sa.String(length=128), nullable=True),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         sa.Column("raw_score", sa.JSON(), nullable=True),
         sa.Column("probabilities", sa.JSON(), nullable=True),
         sa.Column("decision", sa.Integer(), nullable=False),
@@ -55,20 +58,13 @@ def upgrade() -> None:
         primary_key("logged_predictions"),
         unique("logged_predictions", "model_id", "prediction_id"),
     )
-    op.create_index(
-        "ix_logged_predictions_version_id_created_at",
-        "logged_predictions",
-        ["version_id", "created_at"],
-        unique=False,
-    )
-    op.create_index(
-        "ix_logged_predictions_created_at", "logged_predictions", ["created_at"], unique=False
-    )
+    create_index("logged_predictions", "version_id", "created_at")
+    create_index("logged_predictions", "created_at")
 
 
 def downgrade() -> None:
-    op.drop_index("ix_logged_predictions_created_at", table_name="logged_predictions")
-    op.drop_index("ix_logged_predictions_version_id_created_at", table_name="logged_predictions")
+    drop_index("logged_predictions", "created_at")
+    drop_index("logged_predictions", "version_id", "created_at")
     op.drop_table("logged_predictions")
     with op.batch_alter_table("registered_models") as batch:
         batch.drop_column("prediction_log")

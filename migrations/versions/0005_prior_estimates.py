@@ -14,7 +14,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import check, integer_id, of_a_model, of_a_version, primary_key, timestamp
+from migrations.columns import (
+    check, create_index, created_at, drop_index, integer_id, model_id, of_a_model, of_a_version,
+    primary_key, timestamp, version_id,
+)
 
 revision: str = "0005"
 down_revision: str | None = "0004"
@@ -24,10 +27,10 @@ def upgrade() -> None:
     op.create_table(
         "prior_estimates",
         integer_id(),
-        sa.Column("model_id", sa.Integer(), nullable=False),
-        sa.Column("version_id", sa.Integer(), nullable=False),
+        model_id(),
+        version_id(),
         sa.Column("version", sa.Integer(), nullable=False),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         sa.Column("since", timestamp(), nullable=True),
         sa.Column("until", timestamp(), nullable=True),
         sa.Column("n_rows", sa.Integer(), nullable=False),
@@ -42,14 +45,9 @@ def upgrade() -> None:
         of_a_version("prior_estimates"),
         primary_key("prior_estimates"),
     )
-    op.create_index(
-        "ix_prior_estimates_version_id_created_at",
-        "prior_estimates",
-        ["version_id", "created_at"],
-        unique=False,
-    )
+    create_index("prior_estimates", "version_id", "created_at")
 
 
 def downgrade() -> None:
-    op.drop_index("ix_prior_estimates_version_id_created_at", table_name="prior_estimates")
+    drop_index("prior_estimates", "version_id", "created_at")
     op.drop_table("prior_estimates")

@@ -15,7 +15,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import of_a_model, primary_key, timestamp, unique
+from migrations.columns import (
+    big_id, create_index, drop_index, model_id, of_a_model, primary_key, timestamp, unique,
+)
 
 revision: str = "0007"
 down_revision: str | None = "0006"
@@ -24,8 +26,8 @@ down_revision: str | None = "0006"
 def upgrade() -> None:
     op.create_table(
         "pending_outcomes",
-        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
-        sa.Column("model_id", sa.Integer(), nullable=False),
+        big_id(),
+        model_id(),
         sa.Column("prediction_id", sa.String(length=128), nullable=False),
         sa.Column("label", sa.JSON(), nullable=False),
         sa.Column("cost", sa.Float(), nullable=True),
@@ -34,11 +36,9 @@ def upgrade() -> None:
         primary_key("pending_outcomes"),
         unique("pending_outcomes", "model_id", "prediction_id"),
     )
-    op.create_index(
-        "ix_pending_outcomes_received_at", "pending_outcomes", ["received_at"], unique=False
-    )
+    create_index("pending_outcomes", "received_at")
 
 
 def downgrade() -> None:
-    op.drop_index("ix_pending_outcomes_received_at", table_name="pending_outcomes")
+    drop_index("pending_outcomes", "received_at")
     op.drop_table("pending_outcomes")

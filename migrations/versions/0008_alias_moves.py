@@ -14,7 +14,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import integer_id, json_type, of_a_model, primary_key, timestamp
+from migrations.columns import (
+    create_index, created_at, drop_index, integer_id, json_type, model_id, of_a_model, primary_key,
+)
 
 revision: str = "0008"
 down_revision: str | None = "0007"
@@ -24,7 +26,7 @@ def upgrade() -> None:
     op.create_table(
         "alias_moves",
         integer_id(),
-        sa.Column("model_id", sa.Integer(), nullable=False),
+        model_id(),
         sa.Column("alias", sa.String(length=128), nullable=False),
         sa.Column("from_version", sa.Integer(), nullable=True),
         sa.Column("to_version", sa.Integer(), nullable=True),
@@ -33,18 +35,13 @@ def upgrade() -> None:
         sa.Column("reason", sa.String(length=16), nullable=False),
         sa.Column("note", sa.Text(), nullable=False),
         sa.Column("evidence", json_type(), nullable=True),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         of_a_model("alias_moves"),
         primary_key("alias_moves"),
     )
-    op.create_index(
-        "ix_alias_moves_model_id_alias_created_at",
-        "alias_moves",
-        ["model_id", "alias", "created_at"],
-        unique=False,
-    )
+    create_index("alias_moves", "model_id", "alias", "created_at")
 
 
 def downgrade() -> None:
-    op.drop_index("ix_alias_moves_model_id_alias_created_at", table_name="alias_moves")
+    drop_index("alias_moves", "model_id", "alias", "created_at")
     op.drop_table("alias_moves")

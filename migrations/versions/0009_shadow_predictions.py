@@ -16,7 +16,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import check, of_a_model, of_a_version, primary_key, timestamp, unique
+from migrations.columns import (
+    big_id, check, create_index, created_at, drop_index, model_id, of_a_model, of_a_version,
+    primary_key, unique, version_id,
+)
 
 revision: str = "0009"
 down_revision: str | None = "0008"
@@ -28,12 +31,12 @@ def upgrade() -> None:
         batch.add_column(sa.Column("shadow_alias", sa.String(length=128), nullable=True))
     op.create_table(
         "shadow_predictions",
-        sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
-        sa.Column("model_id", sa.Integer(), nullable=False),
-        sa.Column("version_id", sa.Integer(), nullable=False),
+        big_id(),
+        model_id(),
+        version_id(),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("prediction_id", sa.String(length=128), nullable=False),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         sa.Column("probabilities", sa.JSON(), nullable=False),
         sa.Column("decision", sa.Integer(), nullable=False),
         sa.Column("expected_cost", sa.Float(), nullable=True),
@@ -43,18 +46,11 @@ def upgrade() -> None:
         primary_key("shadow_predictions"),
         unique("shadow_predictions", "model_id", "version_id", "prediction_id"),
     )
-    op.create_index(
-        "ix_shadow_predictions_model_id_version_created_at",
-        "shadow_predictions",
-        ["model_id", "version", "created_at"],
-        unique=False,
-    )
+    create_index("shadow_predictions", "model_id", "version", "created_at")
 
 
 def downgrade() -> None:
-    op.drop_index(
-        "ix_shadow_predictions_model_id_version_created_at", table_name="shadow_predictions"
-    )
+    drop_index("shadow_predictions", "model_id", "version", "created_at")
     op.drop_table("shadow_predictions")
     with op.batch_alter_table("registered_models") as batch:
         batch.drop_column("shadow_alias")

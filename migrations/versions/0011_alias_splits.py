@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import integer_id, of_a_model, primary_key, timestamp, unique
+from migrations.columns import created_at, integer_id, model_id, of_a_model, primary_key, unique
 
 revision: str = "0011"
 down_revision: str | None = "0010"
@@ -23,12 +23,12 @@ def upgrade() -> None:
     op.create_table(
         "alias_splits",
         integer_id(),
-        sa.Column("model_id", sa.Integer(), nullable=False),
+        model_id(),
         sa.Column("alias", sa.String(length=128), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("weight", sa.Float(), nullable=False),
         sa.Column("created_by", sa.String(length=128), nullable=False),
-        sa.Column("created_at", timestamp(), nullable=False),
+        created_at(),
         of_a_model("alias_splits"),
         primary_key("alias_splits"),
         unique("alias_splits", "model_id", "alias"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from migrations.columns import integer_id, of_a_model, primary_key, timestamp, unique
+from migrations.columns import integer_id, model_id, of_a_model, primary_key, timestamp, unique
 
 revision: str = "0013"
 down_revision: str | None = "0012"
@@ -23,7 +23,7 @@ def upgrade() -> None:
     op.create_table(
         "event_states",
         integer_id(),
-        sa.Column("model_id", sa.Integer(), nullable=False),
+        model_id(),
         sa.Column("event", sa.String(length=64), nullable=False),
         sa.Column("subject", sa.String(length=128), nullable=False),
         sa.Column("active", sa.Boolean(), nullable=False),

@@ -391,11 +391,17 @@ def whatif(
     """
     costs = CostMatrix.from_binary(c_fp, c_fn, c_tp, c_tn)
     y, p = _check_binary(y01, p1)
-    y_index = y.astype(np.int64)
     decided = decide(np.column_stack([1.0 - p, p]), costs).labels_index
-    confusion = cost_confusion_matrix(y_index, decided, 2)
+    return {"threshold": costs.threshold, **_decided_at(y.astype(np.int64), decided, costs, 2)}
+
+
+def _decided_at(y: np.ndarray, decided: np.ndarray, costs: CostMatrix, k: int) -> dict[str, Any]:
+    """What the ``decided`` class indices cost on labels ``y`` (K = ``k`` classes): the
+    confusion matrix, total and mean cost, accuracy and ``n`` of :func:`whatif` and
+    :func:`whatif_matrix`."""
+    confusion = cost_confusion_matrix(y, decided, k)
     with np.errstate(over="ignore"):
-        total: float | None = total_cost(y_index, decided, costs)
+        total: float | None = total_cost(y, decided, costs)
     if total is not None and math.isfinite(total):
         mean = total / y.size
     else:  # overflow: the mean from the shares of each cell (each term <= its cost)
@@ -403,7 +409,6 @@ def whatif(
         shares = confusion.astype(np.float64) / y.size
         mean = min(float(np.sum(shares * costs.matrix)), float(np.max(costs.matrix)))
     return {
-        "threshold": costs.threshold,
         "confusion_matrix": confusion.tolist(),
         "total_cost": total,
         "mean_cost": mean,
@@ -508,24 +513,7 @@ def whatif_matrix(y_index: ArrayLike, proba: ArrayLike, cost_matrix: ArrayLike) 
             f"cost matrix: the version has {k} classes, so the matrix must be {k} x {k}; "
             f"got {costs.matrix.shape[0]} x {costs.matrix.shape[1]}"
         )
-    y = y.astype(np.int64)
-    decided = decide(p, costs).labels_index
-    confusion = cost_confusion_matrix(y, decided, k)
-    with np.errstate(over="ignore"):
-        total: float | None = total_cost(y, decided, costs)
-    if total is not None and math.isfinite(total):
-        mean = total / y.size
-    else:
-        total = None
-        shares = confusion.astype(np.float64) / y.size
-        mean = min(float(np.sum(shares * costs.matrix)), float(np.max(costs.matrix)))
-    return {
-        "confusion_matrix": confusion.tolist(),
-        "total_cost": total,
-        "mean_cost": mean,
-        "accuracy": float(np.trace(confusion) / y.size),
-        "n": int(y.size),
-    }
+    return _decided_at(y.astype(np.int64), decide(p, costs).labels_index, costs, k)
 
 
 # ------------------------------------------------------------- held-out predictions

@@ -9,7 +9,14 @@ import numpy as np
 from models.exceptions import InvalidInput
 from models.inference.ensemble import Ensemble
 
-__all__ = ["CRITERIA", "RoundTrainer", "Stump", "checked_criterion", "stumps_ensemble"]
+__all__ = [
+    "CRITERIA",
+    "RoundTrainer",
+    "Stump",
+    "checked_criterion",
+    "constant_stump",
+    "stumps_ensemble",
+]
 
 #: Split criteria of the binned stumps and trees (two-class and multiclass): weighted
 #: error, or weighted Gini (scikit-learn's ``DecisionTreeClassifier``).
@@ -31,6 +38,12 @@ class Stump(NamedTuple):
     left: float
     right: float
     missing: float
+
+
+def constant_stump(value: float, n: int) -> tuple[Stump, np.ndarray]:
+    """The learner of a round in which no feature can be split: ``value`` on every side
+    (feature 0, threshold 0), and its outputs on the ``n`` training rows."""
+    return Stump(0, 0.0, value, value, value), np.full(n, value)
 
 
 class RoundTrainer(Protocol):

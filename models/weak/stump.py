@@ -16,7 +16,7 @@ import numpy as np
 
 from models.features.binning import BinnedFeatures, bin_features
 from models.inference.ensemble import Ensemble
-from models.weak.base import CRITERIA, Stump, checked_criterion, stumps_ensemble
+from models.weak.base import CRITERIA, Stump, checked_criterion, constant_stump, stumps_ensemble
 
 __all__ = ["STUMP_CRITERIA", "StumpChoice", "StumpTrainer", "choose_stump", "valid_splits"]
 
@@ -188,8 +188,7 @@ class StumpTrainer:
         choice = choose_stump(self.histogram(w), self._valid, self.criterion)
         codes = self.binned.codes
         if choice.bin < 0:  # no feature can be split: constant learner
-            v = choice.left
-            return Stump(0, 0.0, v, v, v), np.full(codes.shape[1], v)
+            return constant_stump(choice.left, codes.shape[1])
         j, k, nb = choice.feature, choice.bin, self._nb
         c = codes[j]
         h = np.where(c <= k, choice.left, choice.right)

@@ -38,6 +38,24 @@ def _read(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def _trained(model: str, tmp_path: Path, remote: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Train ``model`` (20 rounds, synchronously) on the first 1000 rows of the fraud CSV;
+    the CSV's header and rows."""
+    lines = list(csv.reader(FRAUD_CSV.read_text().splitlines()))
+    header, data = lines[0], lines[1:]
+    train = _write(tmp_path / "train.csv", header, data[:1000])
+    costwise(
+        "train", str(train), "--model", model, "--label-column", "fraud",
+        "--n-estimators", "20", "--mode", "sync", *remote,
+    )  # fmt: skip
+    return header, data
+
+
+def _with_ids(path: Path, header: list[str], rows: list[list[str]], prefix: str) -> Path:
+    """``rows`` written to ``path`` with a first column ``txn`` holding ``<prefix>-<i>``."""
+    return _write(path, ["txn", *header], [[f"{prefix}-{i}", *r] for i, r in enumerate(rows)])
+
+
 def _realised(decisions: list[dict[str, str]], labels: dict[str, int]) -> float:
     """sum of C[label][decision] with C = [[0, c_fp], [c_fn, 0]]."""
     cost = {(0, 1): C_FP, (1, 0): C_FN}
@@ -59,19 +77,9 @@ def _joined(server: Service, labelled: int) -> None:
 def test_train_predict_with_ids_send_outcomes_and_monitor(
     server: Service, remote: list[str], tmp_path: Path
 ) -> None:
-    lines = list(csv.reader(FRAUD_CSV.read_text().splitlines()))
-    header, data = lines[0], lines[1:]
-    train = _write(tmp_path / "train.csv", header, data[:1000])
-    costwise(
-        "train", str(train), "--model", "loop", "--label-column", "fraud",
-        "--n-estimators", "20", "--mode", "sync", *remote,
-    )  # fmt: skip
+    header, data = _trained("loop", tmp_path, remote)
     # 1. the caller's ids: a txn column, sent as the rows' ids, written back
-    traffic = _write(
-        tmp_path / "traffic.csv",
-        ["txn", *header],
-        [[f"txn-{i}", *row] for i, row in enumerate(data[1000:1200])],
-    )
+    traffic = _with_ids(tmp_path / "traffic.csv", header, data[1000:1200], "txn")
     out = tmp_path / "decisions.csv"
     costs = ["--c-fp", str(C_FP), "--c-fn", str(C_FN)]
     run = costwise(
@@ -119,18 +127,8 @@ def test_review_through_the_command_line_loop(
 ) -> None:
     """predict --c-review, outcomes by id, monitor: one line per action, its realised
     cost the sum of C[label][action] over the rows that took it."""
-    lines = list(csv.reader(FRAUD_CSV.read_text().splitlines()))
-    header, data = lines[0], lines[1:]
-    train = _write(tmp_path / "train.csv", header, data[:1000])
-    costwise(
-        "train", str(train), "--model", "review-loop", "--label-column", "fraud",
-        "--n-estimators", "20", "--mode", "sync", *remote,
-    )  # fmt: skip
-    traffic = _write(
-        tmp_path / "traffic.csv",
-        ["txn", *header],
-        [[f"r-{i}", *row] for i, row in enumerate(data[1000:1300])],
-    )
+    header, data = _trained("review-loop", tmp_path, remote)
+    traffic = _with_ids(tmp_path / "traffic.csv", header, data[1000:1300], "r")
     out = tmp_path / "decisions.csv"
     costwise(
         "predict", str(traffic), "--model", "review-loop", "--id-column", "txn",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
@@ -10,9 +9,10 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.access.auth import CallerDep
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
-from app.api.deps import AliasName, ModelName, ServicesDep
+from app.api.deps import AliasName, ModelName, QueryWindow, ServicesDep
 from app.api.errors import error_responses
 from app.api.responses import FastJSONResponse
+from app.api.routes.deletion import deletes, no_content
 from app.api.schemas import (
     CompareResponse,
     PromoteRequest,
@@ -51,15 +51,13 @@ Ref = Annotated[str, Query(min_length=1, max_length=200)]
 async def compare(
     name: ModelName,
     services: ServicesDep,
+    window: QueryWindow,
     a: Ref,
     b: Ref,
-    since: datetime | None = None,
-    until: datetime | None = None,
     mode: Literal["auto", "paired", "unpaired"] = "auto",
     confidence: Annotated[float, Query(ge=0.5, lt=1.0)] = 0.95,
     bucket: Literal["hour", "day"] = "day",
 ) -> Any:
-    window = utc_window(since, until)
     report = await run_in_threadpool(
         lambda: services.comparison.compare(
             name, a, b, window, mode=mode, confidence=confidence, bucket=bucket
@@ -130,15 +128,14 @@ async def get_shadow(name: ModelName, services: ServicesDep) -> Any:
     return FastJSONResponse(await run_in_threadpool(services.shadow.status, name))
 
 
-@router.delete(
+@deletes(
+    router,
     "/models/{name}/shadow",
-    status_code=204,
-    response_class=Response,
-    summary="Stop shadow scoring (the shadow decisions logged so far stay)",
+    "Stop shadow scoring (the shadow decisions logged so far stay)",
 )
 async def delete_shadow(name: ModelName, services: ServicesDep) -> Response:
     await run_in_threadpool(services.shadow.clear_shadow, name)
-    return Response(status_code=204)
+    return no_content()
 
 
 SPLIT_BODY = JsonBody(SplitRequest, max_bytes=SMALL_BODY_BYTES)
@@ -180,13 +177,12 @@ async def get_split(name: ModelName, alias: AliasName, services: ServicesDep) ->
     return FastJSONResponse(await run_in_threadpool(services.splits.status, name, alias))
 
 
-@router.delete(
+@deletes(
+    router,
     "/models/{name}/aliases/{alias}/split",
-    status_code=204,
-    response_class=Response,
-    responses=error_responses(404),
-    summary="End an alias's traffic split (all its requests to its own version)",
+    "End an alias's traffic split (all its requests to its own version)",
+    404,
 )
 async def delete_split(name: ModelName, alias: AliasName, services: ServicesDep) -> Response:
     await run_in_threadpool(services.splits.clear_split, name, alias)
-    return Response(status_code=204)
+    return no_content()

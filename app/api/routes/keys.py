@@ -10,8 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
-from app.api.deps import ServicesDep
+from app.api.deps import NO_STORE, ServicesDep
 from app.api.errors import error_responses
+from app.api.routes.deletion import deletes, no_content
 from app.services.access.keys import KeyView
 
 router = APIRouter(prefix="/v1", tags=["keys"], responses=error_responses(400, 413, 415, 422, 503))
@@ -60,16 +61,15 @@ KEY_BODY = JsonBody(KeyCreate, max_bytes=SMALL_BODY_BYTES)  # a name and a role
     response_model=KeyCreated,
     summary="Create an API key (the key is returned once, never again)",
     openapi_extra=KEY_BODY.openapi(),
+    dependencies=[NO_STORE],
 )
 async def create(
     body: Annotated[KeyCreate, Depends(KEY_BODY)],
     services: ServicesDep,
     request: Request,
-    response: Response,
 ) -> KeyCreated:
     view, plaintext = await run_in_threadpool(services.keys.create, body.name, body.role)
     request.app.state.auth.stale()  # the new key works here at once
-    response.headers["Cache-Control"] = "no-store"
     return KeyCreated(**vars(view), active=view.active, key=plaintext)
 
 
@@ -78,16 +78,16 @@ async def list_all(services: ServicesDep) -> KeyListResponse:
     return KeyListResponse(keys=[_out(v) for v in await run_in_threadpool(services.keys.list)])
 
 
-@router.delete(
+@deletes(
+    router,
     "/keys/{key_id}",
-    status_code=204,
-    response_class=Response,
-    responses=error_responses(404, 409),
-    summary="Revoke an API key (idempotent; the last active admin key cannot be revoked)",
+    "Revoke an API key (idempotent; the last active admin key cannot be revoked)",
+    404,
+    409,
 )
 async def revoke(
     key_id: Annotated[int, Path(ge=1, le=2**31 - 1)], request: Request, services: ServicesDep
 ) -> Response:
     await run_in_threadpool(services.keys.revoke, key_id)
     request.app.state.auth.forget(key_id)
-    return Response(status_code=204)
+    return no_content()

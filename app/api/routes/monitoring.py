@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import KIB, SMALL_BODY_BYTES, Items, JsonBody
-from app.api.deps import ModelName, ServicesDep
+from app.api.deps import ModelName, QueryWindow, ServicesDep, VersionQuery
 from app.api.errors import error_responses
 from app.api.responses import FastJSONResponse
 from app.api.schemas import (
-    MAX_INT,
     MonitoringResponse,
     OutcomesRequest,
     OutcomesResponse,
 )
-from app.api.time_window import utc_window
 from app.services.feedback.outcomes import MAX_OUTCOMES, Outcome
 
 router = APIRouter(
@@ -90,11 +87,9 @@ async def outcomes(
 def monitoring(
     name: ModelName,
     services: ServicesDep,
-    version: Annotated[int | None, Query(ge=1, le=MAX_INT)] = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    window: QueryWindow,
+    version: VersionQuery = None,
     bucket: Literal["hour", "day"] = "day",
 ) -> Any:
-    window = utc_window(since, until)
     report = services.monitoring.report(name, version=version, window=window, bucket=bucket)
     return FastJSONResponse(report)

@@ -7,17 +7,16 @@ recorded estimate of a version is what predict's ``"priors": "estimated"`` appli
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends
 from starlette.concurrency import run_in_threadpool
 
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
-from app.api.deps import ModelName, ServicesDep
+from app.api.deps import ModelName, QueryWindow, ServicesDep, VersionQuery
 from app.api.errors import error_responses
 from app.api.responses import FastJSONResponse
-from app.api.schemas import MAX_INT, PriorEstimateRequest, PriorEstimateResponse
+from app.api.schemas import PriorEstimateRequest, PriorEstimateResponse
 from app.api.time_window import utc_window
 
 router = APIRouter(prefix="/v1", tags=["monitoring"], responses=error_responses(404, 422, 503))
@@ -43,11 +42,10 @@ _METHOD = (
 def priors(
     name: ModelName,
     services: ServicesDep,
-    version: Annotated[int | None, Query(ge=1, le=MAX_INT)] = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    window: QueryWindow,
+    version: VersionQuery = None,
 ) -> Any:
-    out = services.priors.estimate(name, version=version, window=utc_window(since, until))
+    out = services.priors.estimate(name, version=version, window=window)
     return FastJSONResponse(out)
 
 

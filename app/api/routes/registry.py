@@ -10,6 +10,7 @@ from app.api.access.auth import CallerDep
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
 from app.api.deps import AliasName, ModelName, ServicesDep
 from app.api.errors import error_responses
+from app.api.routes.deletion import deletes, no_content
 from app.api.schemas import (
     MAX_INT,
     AliasHistoryResponse,
@@ -98,17 +99,12 @@ def set_alias(
     return AliasOut(model=name, alias=alias, version=body.version)
 
 
-@router.delete(
-    "/models/{name}/aliases/{alias}",
-    status_code=204,
-    response_class=Response,
-    summary="Remove an alias",
-)
+@deletes(router, "/models/{name}/aliases/{alias}", "Remove an alias")
 def delete_alias(
     name: ModelName, alias: AliasName, services: ServicesDep, caller: CallerDep
 ) -> Response:
     services.registry.delete_alias(name, alias, Actor(caller.name, caller.role))
-    return Response(status_code=204)
+    return no_content()
 
 
 @router.get(

@@ -12,8 +12,9 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.access.auth import CallerDep
 from app.api.bodies.limits import SMALL_BODY_BYTES, JsonBody
-from app.api.deps import ServicesDep
+from app.api.deps import NO_STORE, ServicesDep
 from app.api.errors import error_responses
+from app.api.routes.deletion import deletes, no_content
 from app.services.events.webhooks import EVENTS
 
 router = APIRouter(
@@ -89,18 +90,14 @@ WEBHOOK_BODY = JsonBody(WebhookCreate, max_bytes=SMALL_BODY_BYTES)
     "docs/challenger.md, Events). An `alias.moved` event is written in the same transaction "
     "as the move: none is lost, none is sent for a move that did not happen.",
     openapi_extra=WEBHOOK_BODY.openapi(),
+    dependencies=[NO_STORE],
 )
 async def create(
     body: Annotated[WebhookCreate, Depends(WEBHOOK_BODY)],
     services: ServicesDep,
     caller: CallerDep,
-    response: Response,
 ) -> Any:
-    created = await run_in_threadpool(
-        services.webhooks.register, body.url, body.events, caller.name
-    )
-    response.headers["Cache-Control"] = "no-store"
-    return created
+    return await run_in_threadpool(services.webhooks.register, body.url, body.events, caller.name)
 
 
 @router.get("/webhooks", response_model=WebhookListResponse, summary="List webhooks (no secrets)")
@@ -108,16 +105,10 @@ async def list_all(services: ServicesDep) -> Any:
     return {"webhooks": await run_in_threadpool(services.webhooks.all)}
 
 
-@router.delete(
-    "/webhooks/{webhook_id}",
-    status_code=204,
-    response_class=Response,
-    responses=error_responses(404),
-    summary="Remove a webhook and its deliveries",
-)
+@deletes(router, "/webhooks/{webhook_id}", "Remove a webhook and its deliveries", 404)
 async def remove(webhook_id: WebhookId, services: ServicesDep) -> Response:
     await run_in_threadpool(services.webhooks.remove, webhook_id)
-    return Response(status_code=204)
+    return no_content()
 
 
 @router.get(

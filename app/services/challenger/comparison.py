@@ -110,15 +110,7 @@ class Comparison(LogReports):
                 reg.get_model(name)
                 raise NotFound(f"{field}: model {name!r} has no version {number}", field=field)
             return number, None
-        found = reg.find_alias(name, ref)
-        if found is None:
-            reg.get_model(name)
-            existing = ", ".join(a.name for a in reg.list_aliases(name)) or "none"
-            raise NotFound(
-                f"{field}: model {name!r} has no alias {ref!r} (aliases: {existing})",
-                field=field,
-            )
-        return found.model_version.version, ref
+        return reg.get_alias(name, ref, field=field).model_version.version, ref
 
     # -------------------------------------------------------------- the report
     def compare(

@@ -161,6 +161,16 @@ def _record_keys(i: int, keys: Sequence[str], names: list[str], field: str) -> N
         )
 
 
+def _feature_names(feature_names: Sequence[str] | None, field: str) -> list[str]:
+    """The model's feature names, which rows sent as records (``field``) need."""
+    if feature_names is None:
+        raise InvalidArgument(
+            f"{field}: this model was trained without feature names; send `instances`",
+            field=field,
+        )
+    return list(feature_names)
+
+
 def records_matrix(
     records: Sequence[Mapping[str, float | None]],
     feature_names: Sequence[str] | None,
@@ -168,14 +178,9 @@ def records_matrix(
     field: str = "records",
 ) -> np.ndarray:
     """Rows given as objects keyed by feature name, ordered as the model's features."""
-    if feature_names is None:
-        raise InvalidArgument(
-            f"{field}: this model was trained without feature names; send `instances`",
-            field=field,
-        )
+    names = _feature_names(feature_names, field)
     if len(records) == 0:
         raise InvalidArgument(f"{field}: at least one row is required", field=field)
-    names = list(feature_names)
     rows: list[list[float | None]] = []
     for i, rec in enumerate(records):
         try:
@@ -199,12 +204,7 @@ def named_columns_matrix(
     model's features, with the errors :func:`records_matrix` gives: ``columns`` are the
     keys of every record, except record ``mismatch[0]`` whose keys are ``mismatch[1]``
     (the first record with other keys, if any)."""
-    if feature_names is None:
-        raise InvalidArgument(
-            f"{field}: this model was trained without feature names; send `instances`",
-            field=field,
-        )
-    names = list(feature_names)
+    names = _feature_names(feature_names, field)
     _record_keys(0, columns, names, field)
     if mismatch is not None:
         _record_keys(mismatch[0], mismatch[1], names, field)

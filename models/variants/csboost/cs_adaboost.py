@@ -52,7 +52,7 @@ from models.variants.csboost._common import (
     make_spec,
 )
 from models.variants.csboost._histogram import BinnedHistogram, first_minimum
-from models.weak.base import Stump, stumps_ensemble
+from models.weak.base import Stump, constant_stump, stumps_ensemble
 from models.weak.registry import binary_names
 
 __all__ = [
@@ -196,8 +196,7 @@ class CostSensitiveStumpTrainer:
         const_loss = loss[-2:]
         n = self.hist.binned.n_samples
         if not np.isfinite(best).any() or const_loss.min() < best.min():
-            v = 1.0 if const_loss[0] <= const_loss[1] else -1.0
-            return Stump(0, 0.0, v, v, v), np.full(n, v)
+            return constant_stump(1.0 if const_loss[0] <= const_loss[1] else -1.0, n)
         j, k = first_minimum(best)
         if loss_l[j, k] != loss_r[j, k]:
             miss_left = bool(loss_l[j, k] < loss_r[j, k])

@@ -75,7 +75,7 @@ from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, make_spec
 from models.variants.csboost._histogram import BinnedHistogram
 from models.variants.csboost._real import RealValuedBoosting, catalog_build, cell_sums, pick_stump
-from models.weak.base import Stump
+from models.weak.base import constant_stump
 
 __all__ = ["CostSensitiveLogitBoost", "HESSIAN_WEIGHTS"]
 
@@ -254,7 +254,7 @@ class CostSensitiveLogitBoost(RealValuedBoosting):
         picked = pick_stump(hist, -gain, (fit(gl, hl), fit(gr, hr), fit(gm, hm)))
         if picked is None:  # no feature can be split: one cell
             v = float(fit(np.asarray(grad.sum()), np.asarray(hess.sum())))
-            picked = Stump(0, 0.0, v, v, v), np.full(y.shape[0], v)
+            picked = constant_stump(v, y.shape[0])
         stump, out = picked
         if not np.any(np.abs(out) > 1e-12):
             return None  # zero gradient everywhere: nothing left to fit

@@ -45,7 +45,7 @@ from models.specs.estimator_params import declared_init
 from models.variants.csboost._common import cost_params, initial_weights, make_spec
 from models.variants.csboost._histogram import BinnedHistogram, first_minimum
 from models.variants.csboost._real import RealValuedBoosting, catalog_build, cell_sums, pick_stump
-from models.weak.base import Stump
+from models.weak.base import constant_stump
 from models.weak.tree import TreeArrays, trees_ensemble
 
 __all__ = ["CostSensitiveRealBoost", "histogram_tree"]
@@ -158,8 +158,7 @@ class CostSensitiveRealBoost(RealValuedBoosting):
         picked = pick_stump(hist, loss_l + loss_r + loss_m, (g_l, g_r, g_m))
         if picked is None:  # no feature can be split: one cell
             g, _ = self._cells(w[y > 0].sum(), w[y < 0].sum(), eps)
-            v = float(g)
-            return Stump(0, 0.0, v, v, v), np.full(y.shape[0], v)
+            return constant_stump(float(g), y.shape[0])
         return picked
 
     def _histogram_round(

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.app.api.conftest import dataset
+from tests.app.conftest import refused
 
 ACTIONS = ["approve", "review", "second_factor", "decline"]
 # truth legitimate / fraud; review costs 4 whatever the truth
@@ -176,10 +177,7 @@ def test_bad_action_settings_name_the_field(
     message: str,
 ) -> None:
     r = client.post("/v1/models/fraud/predict", json={"instances": _rows(), **members})
-    assert r.status_code == 422, r.text
-    assert r.json()["code"] == "INVALID_ARGUMENT"
-    assert r.json()["field"] == field, r.json()
-    assert message in r.json()["detail"]
+    refused(r, 422, code="INVALID_ARGUMENT", field=field, detail=message)
 
 
 def _three_classes(client: TestClient) -> list[list[float]]:

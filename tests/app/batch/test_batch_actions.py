@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from tests.app.batch.conftest import input_table, wait_job, write_partitioned
 from tests.app.batch.test_batch_api import batch_body, predicted, read_output
+from tests.app.conftest import refused
 
 ACTIONS = ["approve", "review", "decline"]
 
@@ -99,6 +100,4 @@ def test_bad_action_settings_are_refused_at_once(
 ) -> None:
     src = write_partitioned(input_table(30), root / "tx")
     r = client.post("/v1/models/fraud/batch", json=batch_body(src, root / "out", **extra))
-    assert 400 <= r.status_code < 500, r.text
-    assert r.json()["field"] == field, r.json()
-    assert message in r.json()["detail"]
+    refused(r, field=field, detail=message)
