@@ -15,7 +15,7 @@ How a training runs (the driver is the calling process, the data stays on the wo
    and the driver receives the merged summary, once: edges exact for features of at most
    255 distinct values, sampled quantiles (with the DKW bound stated there) otherwise.
 2. *Codes*. Each worker reads its partitions again and keeps them as uint8 codes, labels
-   and each row's fold (a hash of the row: no shuffle, no row ids).
+   and each row's fold (stratified by a hash of the row: no shuffle, no row ids).
 3. *Rounds*. Per round, one task per partition applies the ``k + 1`` boosters' last
    stumps to its weights and sums the new weights' histogram (feature, bin, booster x
    label) in one pass (:mod:`models.distributed.partitions`); a tree of tasks adds the

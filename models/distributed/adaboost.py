@@ -275,7 +275,8 @@ def fit_calibrated_adaboost(
         truncated to the rounds chosen; ``info["capacity"]`` records the search as
         ``capacity_`` records it (:mod:`models.auto.record`).
     n_folds : int
-        Folds of the cross-fitted calibration, by a hash of the row (2 to 127).
+        Folds of the cross-fitted calibration, stratified, by a hash of the row (2 to 127;
+        :func:`models.distributed.rows.fold_of_rows`).
     method : {"platt", "isotonic"}
         The calibration map, fitted on the driver from the out-of-fold scores.
     criterion : {"error", "gini"}
@@ -376,6 +377,7 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
         client.submit(partitions.summarize_part, s, features, label, sample_rows) for s in srcs
     ]
     merged = _merge_summaries(client, summaries)
+    part_labels = [client.submit(partitions.summary_labels, s) for s in summaries]
     del summaries
     # the edges are found on a worker: the sampled rows never reach the driver
     edges, labels, n, exact = gather(client.submit(_conclude, merged), "reading the data")
@@ -385,9 +387,13 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
         raise TrainingError(
             f"labels must hold exactly two classes, got {len(classes)}: {classes[:10]}"
         )
-    # pass 2: every worker encodes its partitions; they stay there as codes
+    # pass 2: every worker encodes its partitions; they stay there as codes. The folds
+    # are stratified: a partition's rows continue the turns of the partitions before it
+    offsets = _offsets(gather(part_labels, "reading the data"), classes)
+    del part_labels
     parts = [
-        client.submit(partitions.encode_part, s, features, label, edges, classes, k) for s in srcs
+        client.submit(partitions.encode_part, s, features, label, edges, classes, k, o)
+        for s, o in zip(srcs, offsets, strict=True)
     ]
     del srcs
     counts = sum(gather([client.submit(partitions.fold_counts, p, k) for p in parts], "binning"))
@@ -459,7 +465,7 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
         "n_estimators": rounds,
         "method": method,
         "split": "kfold",
-        "folds": f"{k} folds by a hash of the row",
+        "folds": f"{k} stratified folds by a hash of the row",
         "n_folds": k,
         "n_rows": n,
         "n_partitions": n_parts,
@@ -528,6 +534,16 @@ def _search_rounds(
         "round_cap": int(cap),
         "newton_passes": curve.passes,
     }
+
+
+def _offsets(labels: list[dict[Any, int]], classes: list[Any]) -> list[tuple[int, int]]:
+    """Rows of each class in the partitions before each partition (the folds' offsets)."""
+    out, seen = [], [0, 0]
+    for counts in labels:
+        out.append((seen[0], seen[1]))
+        for c in (0, 1):
+            seen[c] += int(counts.get(classes[c], 0))
+    return out
 
 
 def _conclude(summary: Summary) -> tuple[BinEdges, dict[Any, int], int, list[int]]:
