@@ -126,9 +126,10 @@ class TrainingParams(_Strict):
         False,
         description="Train on the Dask cluster of COSTWISE_DASK_SCHEDULER, as a job: the "
         "cluster's workers read a `dataset` reference (Parquet file or directory under "
-        "COSTWISE_DATA_ROOTS). Supported: `algorithm` `adaboost` (stumps) with a given "
-        "`n_estimators`, `calibration` `platt` or `isotonic`, `calibration_split` `kfold`, "
-        "`score` `vote`, two classes (docs/distributed.md).",
+        "COSTWISE_DATA_ROOTS). Supported: `algorithm` `auto` (rounds of stumps chosen) or "
+        "`adaboost` of stumps (`n_estimators` given, or chosen when left out), `calibration` "
+        "`platt` or `isotonic`, `calibration_split` `kfold`, `score` `vote`, two classes "
+        "(docs/distributed.md).",
     )
 
     _no_nul_params = field_validator("params", "algorithm")(_nul_free)

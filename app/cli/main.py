@@ -155,7 +155,10 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
         "evaluation_fraction",
         "random_state",
     )
-    return {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    params = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    if getattr(args, "distributed", False):  # the API's field (only when asked)
+        params["distributed"] = True
+    return params
 
 
 def dataset_ref(args: argparse.Namespace) -> Any:
@@ -172,6 +175,7 @@ def dataset_ref(args: argparse.Namespace) -> Any:
 
 def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
     from app.services.training import Trainer, TrainingSpec
+    from app.services.training.distributed import check_distributed
     from app.services.training.spec import checked_spec
 
     if bool(args.csv) == bool(args.dataset):
@@ -185,6 +189,8 @@ def cmd_train(args: argparse.Namespace, settings: Settings) -> int:
         trainer.open_dataset(data)  # 403/422 before anything else
     else:
         data = trainer.csv_data(Path(args.csv).read_bytes(), args.label_column)
+    # --distributed: this process drives the Dask cluster, as a training job's does
+    check_distributed(spec, settings, data, "job")
     trainer.check_rounds(spec)
     with progress_bar(args.progress):  # COSTWISE_MAX_TRAINING_SECONDS applies
         view = trainer.register(args.model, data, spec, description=args.description)
@@ -265,6 +271,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--calibration-split", choices=["holdout", "kfold"])
     t.add_argument("--evaluation-fraction", type=float)
     t.add_argument("--random-state", type=int)
+    t.add_argument(
+        "--distributed",
+        action="store_true",
+        help="train on the Dask cluster of COSTWISE_DASK_SCHEDULER from a Parquet --dataset "
+        "(the API's distributed field; without --n-estimators the rounds are chosen; "
+        "docs/distributed.md)",
+    )
     t.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,

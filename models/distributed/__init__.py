@@ -15,7 +15,7 @@ How a training runs (the driver is the calling process, the data stays on the wo
    and the driver receives the merged summary, once: edges exact for features of at most
    255 distinct values, sampled quantiles (with the DKW bound stated there) otherwise.
 2. *Codes*. Each worker reads its partitions again and keeps them as uint8 codes, labels
-   and each row's fold (a hash of the row: no shuffle, no row ids).
+   and each row's fold (stratified by a hash of the row: no shuffle, no row ids).
 3. *Rounds*. Per round, one task per partition applies the ``k + 1`` boosters' last
    stumps to its weights and sums the new weights' histogram (feature, bin, booster x
    label) in one pass (:mod:`models.distributed.partitions`); a tree of tasks adds the
@@ -30,6 +30,13 @@ How a training runs (the driver is the calling process, the data stays on the wo
    calibration map and builds the served model (the booster on all rows, mapped from
    bin codes to raw values by :func:`models.boosting.prebinned.raw_space`).
 
+Without ``n_estimators`` the rounds are chosen (:mod:`models.distributed.capacity`): every
+booster grows to the cap of ``auto``'s stump entry, each worker keeps its rows' staged
+out-of-fold scores at ``auto``'s checkpoints, and the Platt fits of all checkpoints run
+together as passes that reduce eight sums per checkpoint; the rounds are the minimum of
+the smoothed calibrated out-of-fold loss, ``auto``'s rule (reused from
+:mod:`models.auto`, which this package may import), recorded in ``info["capacity"]``.
+
 Raw rows never reach the driver. The ``k`` fold boosters and the served one are grown in
 the same passes over the data (a fold booster's weights are zero on its fold's rows).
 
@@ -41,7 +48,7 @@ replaying the rounds) and the model is the same; an actor's state would die with
 worker. When Dask gives up (the scheduler lost, a task killing workers again and again)
 or the cluster has no worker left for ``no_worker_seconds``, the training fails with
 :class:`~models.exceptions.ClusterUnavailable` (a ``TrainingError``) naming the cause
-and nothing is returned. Only stumps are grown so far; the capacity is given (no search).
+and nothing is returned. Only stumps are grown so far.
 """
 
 from models.distributed.adaboost import DistributedFit, fit_calibrated_adaboost, parquet_parts

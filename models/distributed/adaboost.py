@@ -19,10 +19,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
+from models.auto.curve import checkpoints
+from models.auto.record import curve_record
 from models.boosting.calibrated import out_of_fold_binary
 from models.boosting.crossfit import Folds, OutOfFold
 from models.boosting.loop import EPS_CLIP, step_verdict
@@ -30,7 +33,8 @@ from models.boosting.prebinned import raw_space
 from models.boosting.progress import report
 from models.calibration.calibrators import make_calibrator
 from models.decisions.rule import class_priors
-from models.distributed import partitions
+from models.distributed import capacity, partitions
+from models.distributed.capacity import check_metric, round_cap
 from models.distributed.rows import DEFAULT_SAMPLE_ROWS, Summary, edges_of, hive_keys
 from models.exceptions import ClusterUnavailable, InvalidInput, TrainingError
 from models.features.binning import MAX_BINS, BinEdges
@@ -102,14 +106,23 @@ class _Booster:
         self.errors: list[float] = []
         self.reason: str | None = None
 
-    def ensemble(self, n_features: int) -> Ensemble:
+    def ensemble(self, n_features: int, rounds: int | None = None) -> Ensemble:
+        """The booster's first ``rounds`` stumps (all by default) in code space."""
+        m = len(self.alphas) if rounds is None else min(rounds, len(self.alphas))
         stumps = [
             Stump(0, 0.0, c.left, c.left, c.left)
             if c.bin < 0
             else Stump(c.feature, c.bin + 0.5, c.left, c.right, c.missing)
-            for c in self.choices
+            for c in self.choices[:m]
         ]
-        return stumps_ensemble(stumps, np.asarray(self.alphas), n_features)
+        return stumps_ensemble(stumps, np.asarray(self.alphas[:m]), n_features)
+
+    def stumps(self) -> list[tuple[int, int, float, float, float, float]]:
+        """``(feature, bin, left, right, missing, alpha)`` of every kept stump (the tasks' form)."""
+        return [
+            (c.feature, c.bin, c.left, c.right, c.missing, a)
+            for c, a in zip(self.choices, self.alphas, strict=True)
+        ]
 
 
 def _error(hist: np.ndarray, c: StumpChoice) -> float:
@@ -230,15 +243,18 @@ def fit_calibrated_adaboost(
     features: list[str],
     label: str,
     *,
-    n_estimators: int = 100,
+    n_estimators: int | None = None,
     n_folds: int = 5,
     method: str = "platt",
     criterion: str = "error",
     sample_rows: int = DEFAULT_SAMPLE_ROWS,
     on_round: Callable[[int, dict[str, Any]], None] | None = None,
     no_worker_seconds: float = 60.0,
+    max_rounds: int | None = None,
+    metric: str = "log_loss",
 ) -> DistributedFit:
-    """Calibrated AdaMEC (AdaBoost of ``n_estimators`` stumps, k-fold calibrated) on Dask.
+    """Calibrated AdaMEC (AdaBoost of stumps, k-fold calibrated) on Dask; the number of
+    rounds given or chosen (:mod:`models.distributed.capacity`).
 
     Parameters
     ----------
@@ -254,10 +270,16 @@ def fit_calibrated_adaboost(
     features, label : column names
         Numeric feature columns (null = missing), and the label column (two classes;
         the larger label is the positive class, as ``np.unique`` sorts them).
-    n_estimators : int
-        Rounds of every booster (the capacity; no search).
+    n_estimators : int or None
+        Rounds of every booster. None (the default): chosen by the out-of-fold calibrated
+        ``metric`` at the checkpoints of :func:`models.auto.curve.checkpoints`, the rule of
+        :mod:`models.auto`'s stump entry, every booster grown to the cap
+        (:func:`~models.distributed.capacity.round_cap`: 400, at most ``max_rounds``) and
+        truncated to the rounds chosen; ``info["capacity"]`` records the search as
+        ``capacity_`` records it (:mod:`models.auto.record`).
     n_folds : int
-        Folds of the cross-fitted calibration, by a hash of the row (2 to 127).
+        Folds of the cross-fitted calibration, stratified, by a hash of the row (2 to 127;
+        :func:`models.distributed.rows.fold_of_rows`).
     method : {"platt", "isotonic"}
         The calibration map, fitted on the driver from the out-of-fold scores.
     criterion : {"error", "gini"}
@@ -270,6 +292,11 @@ def fit_calibrated_adaboost(
     no_worker_seconds : float
         How long the training waits while the cluster has no worker at all before it
         fails (a lost worker is otherwise recomputed on the others).
+    max_rounds : int or None
+        Caps the searched rounds (the service passes ``COSTWISE_MAX_ROUNDS``); unused
+        with a given ``n_estimators``.
+    metric : {"log_loss", "brier"}
+        The loss that chooses the rounds (:data:`models.auto.params.METRICS`).
 
     Returns
     -------
@@ -286,20 +313,31 @@ def fit_calibrated_adaboost(
         (a TrainingError) The scheduler cannot be reached, or a worker or the scheduler
         was lost for good.
     """
-    n_estimators = _check(n_estimators, n_folds, method, criterion, sample_rows, features)
+    n_rounds = _check(n_estimators, n_folds, method, criterion, sample_rows, features, max_rounds)
+    check_metric(metric)
+    search = n_estimators is None
     client, own = _connect(client)
     started = time.perf_counter()
     try:
         gather = partial(_gather, client, no_worker_seconds=float(no_worker_seconds))
-        return _fit(client, gather, source, list(features), label, n_estimators, int(n_folds),
-                    method, criterion, int(sample_rows), on_round, started)  # fmt: skip
+        return _fit(client, gather, source, list(features), label, n_rounds, int(n_folds),
+                    method, criterion, int(sample_rows), on_round, started,
+                    (metric, max_rounds) if search else None)  # fmt: skip
     finally:
         if own:
             client.close()
 
 
 def _check(n_estimators: Any, n_folds: Any, method: str, criterion: str, sample_rows: Any,
-           features: list[str]) -> int:  # fmt: skip
+           features: list[str], max_rounds: Any) -> int:  # fmt: skip
+    """The checked parameters; the rounds every booster grows to."""
+    if max_rounds is not None and (
+        isinstance(max_rounds, bool) or not isinstance(max_rounds, int | np.integer)
+        or max_rounds < 1
+    ):  # fmt: skip
+        raise InvalidInput(f"max_rounds must be an integer >= 1 or None, got {max_rounds!r}")
+    if n_estimators is None:
+        n_estimators = round_cap(None if max_rounds is None else int(max_rounds))
     if isinstance(n_estimators, bool) or not isinstance(n_estimators, int | np.integer):
         raise InvalidInput(f"n_estimators must be an integer >= 1, got {n_estimators!r}")
     if n_estimators < 1:
@@ -340,13 +378,14 @@ def _sources(client: Any, source: Any, columns: list[str]) -> tuple[list[Any], i
 def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[str],
          label: str, n_rounds: int, k: int, method: str, criterion: str, sample_rows: int,
          on_round: Callable[[int, dict[str, Any]], None] | None,
-         started: float) -> DistributedFit:  # fmt: skip
+         started: float, search: tuple[str, int | None] | None) -> DistributedFit:  # fmt: skip
     srcs, n_parts = _sources(client, source, [*features, label])
     # pass 1: summaries merged on the workers -> edges, labels and rows to the driver
     summaries = [
         client.submit(partitions.summarize_part, s, features, label, sample_rows) for s in srcs
     ]
     merged = _merge_summaries(client, summaries)
+    part_labels = [client.submit(partitions.summary_labels, s) for s in summaries]
     del summaries
     # the edges are found on a worker: the sampled rows never reach the driver
     edges, labels, n, exact = gather(client.submit(_conclude, merged), "reading the data")
@@ -356,9 +395,13 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
         raise TrainingError(
             f"labels must hold exactly two classes, got {len(classes)}: {classes[:10]}"
         )
-    # pass 2: every worker encodes its partitions; they stay there as codes
+    # pass 2: every worker encodes its partitions; they stay there as codes. The folds
+    # are stratified: a partition's rows continue the turns of the partitions before it
+    offsets = _offsets(gather(part_labels, "reading the data"), classes)
+    del part_labels
     parts = [
-        client.submit(partitions.encode_part, s, features, label, edges, classes, k) for s in srcs
+        client.submit(partitions.encode_part, s, features, label, edges, classes, k, o)
+        for s, o in zip(srcs, offsets, strict=True)
     ]
     del srcs
     counts = sum(gather([client.submit(partitions.fold_counts, p, k) for p in parts], "binning"))
@@ -388,9 +431,21 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
             break
     for b in boosters:
         b.reason = b.reason or "max_rounds"
+    del weights  # the rounds' weights are no longer needed on the workers
+    chosen = None
+    rounds = n_rounds
+    if search is not None:
+        report(0, 0, "selecting")
+        n_pos = int(counts[:, 1].sum())
+        chosen = _search_rounds(client, gather, parts, groups, boosters, n_rounds,
+                                  (n_pos, n - n_pos), *search)  # fmt: skip
+        rounds = int(chosen["n_estimators"])
+        for b in boosters:
+            if len(b.alphas) > rounds:
+                b.reason = "max_rounds"
     d = len(features)
-    fold_ensembles = [b.ensemble(d) for b in boosters[:k]]
-    final = boosters[k].ensemble(d)
+    fold_ensembles = [b.ensemble(d, rounds) for b in boosters[:k]]
+    final = boosters[k].ensemble(d, rounds)
     # out-of-fold scores (n floats) to the driver, for the calibration map
     report(0, 0, "calibrating")
     oof_parts = gather(
@@ -400,7 +455,7 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
     scores = np.concatenate([s for s, _, _ in oof_parts])
     y_index = np.concatenate([y for _, y, _ in oof_parts]).astype(np.intp)
     fold_of_row = np.concatenate([f for _, _, f in oof_parts])
-    del oof_parts, parts, weights
+    del oof_parts, parts
     calibrator = make_calibrator(method).fit(scores, y_index, sample_weight=None)
     oof = out_of_fold_binary(method, scores, y_index, None, Folds(fold_of_row, k))
     assert oof is not None
@@ -415,22 +470,88 @@ def _fit(client: Any, gather: Callable[..., Any], source: Any, features: list[st
         "algorithm": "adaboost",
         "weak_learner": "stump",
         "criterion": criterion,
-        "n_estimators": n_rounds,
+        "n_estimators": rounds,
         "method": method,
         "split": "kfold",
-        "folds": f"{k} folds by a hash of the row",
+        "folds": f"{k} stratified folds by a hash of the row",
         "n_folds": k,
         "n_rows": n,
         "n_partitions": n_parts,
         "n_workers": len(client.nthreads()),
-        "rounds": [len(b.alphas) for b in boosters],
+        "rounds": [min(len(b.alphas), rounds) for b in boosters],
         "termination_reasons": [str(b.reason) for b in boosters],
         "exact_edges_features": len(exact),
         "sample_rows": sample_rows,
         "hist_bytes_per_round": hist_bytes,
         "seconds": round(time.perf_counter() - started, 3),
     }
+    if chosen is not None:
+        info["capacity"] = chosen
     return DistributedFit(model, oof, edges, fold_ensembles, info, y_index)
+
+
+def _search_rounds(
+    client: Any,
+    gather: Callable[..., Any],
+    parts: list[Any],
+    groups: list[tuple[str | None, list[int]]],
+    boosters: list[_Booster],
+    cap: int,
+    classes: tuple[int, int],
+    metric: str,
+    max_rounds: int | None,
+) -> dict[str, Any]:
+    """Choose the rounds on the workers' staged out-of-fold scores
+    (:mod:`models.distributed.capacity`) and record the search as ``capacity_`` records
+    it (:func:`models.auto.record.curve_record`'s curve, the same keys)."""
+    t0 = time.perf_counter()
+    cps = checkpoints(cap)
+    fold_stumps = [b.stumps() for b in boosters[:-1]]
+    staged = [client.submit(capacity.staged_out_of_fold, p, fold_stumps, cps) for p in parts]
+    n_pos, n_neg = classes
+    targets = capacity.platt_targets(n_pos, n_neg)
+
+    def evaluate(points: np.ndarray) -> np.ndarray:
+        sums = [
+            client.submit(capacity.platt_sums, st, p, points, targets)
+            for st, p in zip(staged, parts, strict=True)
+        ]
+        return np.asarray(gather(_tree_sum(client, sums, groups), "choosing the rounds").hi)
+
+    curve = capacity.platt_curve(evaluate, cps, n_pos, n_neg, metric)
+    staged.clear()  # the staged scores are released on the workers
+    fitted = [SimpleNamespace(n_estimators_=len(b.alphas)) for b in boosters[:-1]]
+    c = curve.best
+    return {
+        "weak_learner": "stump",
+        "max_depth": 1,
+        "n_estimators": curve.rounds,
+        "metric": metric,
+        "validation_loss": round(float(curve.smooth[c]), 6),
+        "max_rounds": None if max_rounds is None else int(max_rounds),
+        "search_rows": n_pos + n_neg,
+        "search_folds": len(fitted),
+        "stopped": "grid_done",
+        "search_seconds": round(time.perf_counter() - t0, 3),
+        "final_estimate_seconds": 0.0,
+        "time_fallback": False,
+        "curves": [curve_record("stump", 1, curve.cps, curve.losses, curve.smooth, c, fitted)],
+        "search": "distributed: stumps grown to the cap on every row, rounds chosen on the "
+        "out-of-fold scores of the same passes (docs/distributed.md)",
+        "search_calibration": "platt",
+        "round_cap": int(cap),
+        "newton_passes": curve.passes,
+    }
+
+
+def _offsets(labels: list[dict[Any, int]], classes: list[Any]) -> list[tuple[int, int]]:
+    """Rows of each class in the partitions before each partition (the folds' offsets)."""
+    out, seen = [], [0, 0]
+    for counts in labels:
+        out.append((seen[0], seen[1]))
+        for c in (0, 1):
+            seen[c] += int(counts.get(classes[c], 0))
+    return out
 
 
 def _conclude(summary: Summary) -> tuple[BinEdges, dict[Any, int], int, list[int]]:

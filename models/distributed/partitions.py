@@ -80,14 +80,22 @@ def encode_part(
     edges: BinEdges,
     classes: list[Any],
     n_folds: int,
+    offsets: tuple[int, int] = (0, 0),
 ) -> Partition:
-    """Task: read one partition again and keep it as codes, labels and folds (second pass)."""
+    """Task: read one partition again and keep it as codes, labels and folds (second pass);
+    ``offsets``: rows of each class in the partitions before it (the stratified folds of
+    :func:`~models.distributed.rows.fold_of_rows`)."""
     X, labels = read_part(source, features, label)
     y_index = (labels == classes[1]).astype(np.uint8)
-    fold = fold_of_rows(row_keys(X), y_index, n_folds)
+    fold = fold_of_rows(row_keys(X), y_index, n_folds, offsets)
     codes = np.ascontiguousarray(edges.encode(X).T)
     del X
     return Partition(codes, np.where(y_index == 1, 1.0, -1.0), y_index, fold)
+
+
+def summary_labels(summary: Summary) -> dict[Any, int]:
+    """Task: a partition's rows per label (from its first-pass summary)."""
+    return dict(summary.labels)
 
 
 def fold_counts(part: Partition, n_folds: int) -> np.ndarray:

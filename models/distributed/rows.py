@@ -10,8 +10,14 @@ Row keys
 depends on its values only, never on the partition it sits in or the order of the
 partitions, so any reader finds the same key for the same row. Two uses:
 
-* the fold of a row, ``mix(key ^ class) % k`` (:func:`fold_of_rows`): the folds of the
-  cross-fitting (not stratified; about ``n / k`` rows each);
+* the fold of a row (:func:`fold_of_rows`), stratified: within a partition, the rows of
+  each class in the order of ``mix(key ^ class)`` take the folds in turn, starting where
+  the previous partitions' rows of that class left off (``offsets``: their counts). So
+  every fold holds ``n_c / k`` rows of each class ``c``, rounded down or up, as
+  scikit-learn's ``StratifiedKFold`` gives, whatever the partitioning; which rows share
+  a fold is the hash's choice (a row's fold depends on its values and on the rows of its
+  class before it in the partition order, never on the order of rows within a partition
+  or on where the summaries were merged);
 * the priority of a row in the bin-edge sample, ``mix(key ^ SALT)`` (:func:`summarize`).
 
 Bin edges from merged summaries
@@ -86,12 +92,26 @@ def row_keys(X: np.ndarray) -> np.ndarray:
     return h
 
 
-def fold_of_rows(keys: np.ndarray, y_index: np.ndarray, n_folds: int) -> np.ndarray:
-    """Fold of each row, int8 in ``[0, n_folds)``, from its key and its class index."""
+def fold_of_rows(
+    keys: np.ndarray, y_index: np.ndarray, n_folds: int, offsets: tuple[int, int] = (0, 0)
+) -> np.ndarray:
+    """Stratified fold of each row of a partition, int8 in ``[0, n_folds)`` (module docstring).
+
+    ``keys``: :func:`row_keys`; ``y_index``: class index 0 or 1; ``offsets``: rows of
+    class 0 and of class 1 in the partitions before this one (0, 0 for the first or only
+    one). The rows of class ``c`` sorted by ``mix(key ^ class)`` (stable: equal keys keep
+    their order) get folds ``(offsets[c] + 0, 1, 2, ...) mod n_folds``.
+    """
     if not 2 <= int(n_folds) <= 127:
         raise InvalidInput(f"n_folds must be an integer in [2, 127], got {n_folds!r}")
-    z = _mix(keys ^ (np.asarray(y_index, dtype=np.uint64) + np.uint64(1)) * _GOLDEN)
-    return (z % np.uint64(n_folds)).astype(np.int8)
+    y = np.asarray(y_index)
+    z = _mix(keys ^ (y.astype(np.uint64) + np.uint64(1)) * _GOLDEN)
+    fold = np.empty(y.size, dtype=np.int8)
+    for c in (0, 1):
+        rows = np.flatnonzero(y == c)
+        order = rows[np.argsort(z[rows], kind="stable")]
+        fold[order] = (int(offsets[c]) + np.arange(order.size)) % int(n_folds)
+    return fold
 
 
 def hive_keys(base: str, files: Sequence[str]) -> list[dict[str, Any]]:

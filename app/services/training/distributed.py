@@ -10,7 +10,10 @@ from COSTWISE_DASK_TRAIN_MIN_ROWS rows on (the operator's choice; unset by defau
 
 :func:`fit_on_dask` runs in the job: :func:`models.distributed.fit_calibrated_adaboost`
 drives the cluster (the workers read and bin the files; histograms, stumps and the
-out-of-fold scores travel), then the version's facts are built as a single-machine
+out-of-fold scores travel) with the given ``n_estimators``, or for ``auto`` and an
+``adaboost`` without it, the rounds chosen as :mod:`models.distributed.capacity` says
+(up to COSTWISE_MAX_ROUNDS, recorded under ``fitted.capacity`` as ``auto`` records its
+choice, with its ``capacity`` plot); then the version's facts are built as a single-machine
 training builds them: metrics and plots from the out-of-fold calibrated probabilities
 of every row, the calibration, the decision rule, and the cluster's provenance under
 ``params.fitted.distributed``. Two classes only: a third label is found in the first
@@ -37,12 +40,13 @@ from app.settings import Settings
 from models.catalog.algorithms import get_algorithm
 from models.exceptions import ClusterUnavailable, InvalidInput, TrainingError
 
-__all__ = ["SUPPORTED", "check_distributed", "fit_on_dask", "routed"]
+__all__ = ["SUPPORTED", "check_distributed", "cluster_rounds", "fit_on_dask", "routed"]
 
 SUPPORTED = (
-    "algorithm 'adaboost' with weak_learner 'stump', a given n_estimators, calibration "
-    "'platt' or 'isotonic', calibration_split 'kfold', score 'vote', no params and no "
-    "evaluation_fraction (the metrics are out of fold), on two classes"
+    "algorithm 'auto' (rounds of stumps chosen) or 'adaboost' with weak_learner 'stump' "
+    "(n_estimators given, or chosen when left out), calibration 'platt' or 'isotonic', "
+    "calibration_split 'kfold', score 'vote', no params and no evaluation_fraction (the "
+    "metrics are out of fold), on two classes"
 )
 """The one combination a distributed training takes (the messages say it)."""
 
@@ -115,13 +119,8 @@ def _check_supported(spec: TrainingSpec) -> None:
         return f"{value!r} is not supported by a distributed training"
 
     checks: list[tuple[str, bool, str]] = [
-        ("algorithm", spec.algorithm == "adaboost", unsupported(spec.algorithm)),
-        (
-            "n_estimators",
-            "n_estimators" not in spec.defaulted,
-            "must be given (a distributed training does not search the capacity yet)",
-        ),
-        ("weak_learner", spec.weak_learner == "stump", unsupported(spec.weak_learner)),
+        ("algorithm", spec.algorithm in ("adaboost", "auto"), unsupported(spec.algorithm)),
+        ("weak_learner", spec.weak_learner in ("stump", None), unsupported(spec.weak_learner)),
         ("calibration", spec.calibration in ("platt", "isotonic"), unsupported(spec.calibration)),
         (
             "calibration_split",
@@ -141,6 +140,20 @@ def _check_supported(spec: TrainingSpec) -> None:
             raise _refuse(field, f"{why}; supported: {SUPPORTED}")
 
 
+def searched(spec: TrainingSpec) -> bool:
+    """Whether a distributed training of ``spec`` chooses its rounds (``auto``, or
+    ``adaboost`` without ``n_estimators``)."""
+    return spec.algorithm == "auto" or "n_estimators" in spec.defaulted
+
+
+def cluster_rounds(spec: TrainingSpec, max_rounds: int | None) -> int:
+    """The rounds a distributed training of ``spec`` reports as its ``total`` (a round
+    grows every fold's booster at once): ``n_estimators``, or the cap it searches up to."""
+    from models.distributed.capacity import round_cap  # numpy only
+
+    return round_cap(max_rounds) if searched(spec) else int(spec.n_estimators or 0)
+
+
 def fit_on_dask(
     opened: OpenedDataset, spec: TrainingSpec, settings: Settings
 ) -> tuple[FittedModel, dict[str, Any]]:
@@ -158,9 +171,10 @@ def fit_on_dask(
             [(f, k) for f, k in zip(opened.files, opened.partition_keys(), strict=True)],
             features,
             label,
-            n_estimators=int(spec.n_estimators or 0),
+            n_estimators=None if searched(spec) else int(spec.n_estimators or 0),
             n_folds=int(spec.n_folds),
             method=spec.calibration,
+            max_rounds=settings.max_rounds,
         )
     except ClusterUnavailable as exc:
         raise Unavailable(
@@ -181,8 +195,9 @@ def fit_on_dask(
     y = np.asarray(classes)[y_index]
     proba, raw = fit.oof.positive, fit.oof.raw_positive
     metrics = out_of_fold_metrics(model, y, proba, y_index=y_index)
+    capacity = info.get("capacity")  # the rounds chosen, as models.auto records them
     plots = plot_rows_from(
-        model, y, proba, raw, capacity=None, evaluation=OUT_OF_FOLD, y_index=y_index
+        model, y, proba, raw, capacity=capacity, evaluation=OUT_OF_FOLD, y_index=y_index
     )
     calibration = {
         "method": spec.calibration,
@@ -196,6 +211,8 @@ def fit_on_dask(
         "termination_reason": str(info["termination_reasons"][-1]),
         "distributed": info,
     }
+    if capacity is not None:
+        fitted["capacity"] = capacity
     counts = np.bincount(y_index, minlength=len(classes))
     data = {
         "n_rows": int(info["n_rows"]),
@@ -211,7 +228,7 @@ def fit_on_dask(
             "files": len(opened.files),
         },
     }
-    algorithm = get_algorithm("adaboost")
+    algorithm = get_algorithm(spec.algorithm_name)
     facts = FittedModel(
         model, metrics, calibration, fitted, decision_facts(model, algorithm), plots
     )

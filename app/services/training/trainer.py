@@ -39,7 +39,12 @@ from app.services.model_registry.registration import NewVersion, register_versio
 from app.services.model_registry.service import VersionView
 from app.services.training.dataset import read_training_data, summary_info
 from app.services.training.deadline import LIMIT_SETTING, training_deadline
-from app.services.training.distributed import check_distributed, fit_on_dask, routed
+from app.services.training.distributed import (
+    check_distributed,
+    cluster_rounds,
+    fit_on_dask,
+    routed,
+)
 from app.services.training.fit import fit_model
 from app.services.training.spec import (
     TrainingData,
@@ -261,7 +266,7 @@ class Trainer:
             raise Unavailable("training jobs are not available here", field="mode")
         # a distributed round grows every fold's booster at once: n_estimators rounds
         total = (
-            int(spec.n_estimators or 0)
+            cluster_rounds(spec, self.settings.max_rounds)
             if spec.distributed
             else planned_rounds(spec, 2, self.settings.max_rounds)
         )

@@ -60,12 +60,14 @@ def _body(root: Path, **params: Any) -> dict[str, Any]:
     return {**body, **params}
 
 
-def _app(database_url: str, root: Path, scheduler: str | None, **more: Any) -> TestClient:
+def _app(
+    database_url: str, root: Path, scheduler: str | None, max_rounds: int = 200, **more: Any
+) -> TestClient:
     settings = Settings(
         database_url=database_url,
         data_roots=[str(root)],
         dask_scheduler=scheduler,
-        max_rounds=200,
+        max_rounds=max_rounds,
         **more,
     )
     return TestClient(create_app(settings), raise_server_exceptions=False)
@@ -124,7 +126,7 @@ def test_from_the_row_threshold_a_reference_goes_to_the_cluster_that_fails_clean
 ) -> None:
     """COSTWISE_DASK_TRAIN_MIN_ROWS: a training the cluster can train goes there without
     asking (here an unreachable scheduler: the job fails with UNAVAILABLE, nothing is
-    registered); one it cannot (the default ``auto``), or ``mode=sync``, stays here."""
+    registered); one it cannot (trees), or ``mode=sync``, stays here."""
     _write(root, n=300)
     scheduler = f"tcp://127.0.0.1:{free_port()}"
     with _app(database_url, root, scheduler, dask_train_min_rows=300) as client:
@@ -136,11 +138,49 @@ def test_from_the_row_threshold_a_reference_goes_to_the_cluster_that_fails_clean
         assert job["error"]["code"] == "UNAVAILABLE"
         assert "COSTWISE_DASK_SCHEDULER" in job["error"]["detail"]
         assert client.get("/v1/models/u/versions").status_code == 404
-        for params, mode in (({"n_estimators": None, "algorithm": None}, "auto"), ({}, "sync")):
+        for params, mode in (({"weak_learner": "tree", "max_depth": 2}, "auto"), ({}, "sync")):
             local = {k: v for k, v in {**body, **params}.items() if v is not None}
             r = client.post(f"/v1/models/here/versions?mode={mode}", json=local)
             assert r.status_code == 201, r.text
             assert r.json()["params"]["distributed"] is False
+
+
+@pytest.mark.slow
+def test_the_default_algorithm_chooses_its_rounds_on_the_cluster(
+    database_url: str, root: Path, scheduler: str
+) -> None:
+    """``auto`` (the default, no capacity given) with ``distributed``: the rounds of stumps
+    chosen on the cluster up to COSTWISE_MAX_ROUNDS, recorded under ``fitted.capacity``
+    with its plot, and the served model is the one fit_calibrated_adaboost chooses."""
+    from models.distributed import fit_calibrated_adaboost
+
+    X, _ = _write(root)
+    body = {k: v for k, v in _body(root).items() if k not in ("algorithm", "n_estimators")}
+    with _app(database_url, root, scheduler, max_rounds=40) as client:
+        r = client.post("/v1/models/a/versions", json=body)
+        assert r.status_code == 202, r.text
+        job = wait_job(client, r.json()["id"], timeout=180)
+        assert job["status"] == "succeeded", job
+        assert job["total"] == 40  # the cap: every booster grows to it
+        v = client.get("/v1/models/a/versions/1").json()
+        assert v["algorithm"] == "auto" and v["params"]["distributed"] is True
+        capacity = v["params"]["fitted"]["capacity"]
+        assert capacity["weak_learner"] == "stump" and capacity["max_rounds"] == 40
+        assert 1 <= capacity["n_estimators"] <= 40
+        assert v["params"]["fitted"]["n_estimators"] == capacity["n_estimators"]
+        assert capacity["curves"][0]["rounds"][-1] == 40
+        kinds = [p["kind"] for p in client.get("/v1/models/a/versions/1/plots").json()["plots"]]
+        assert "capacity" in kinds
+
+        direct = fit_calibrated_adaboost(
+            scheduler, str(root / "train"), NAMES, "y", max_rounds=40, n_folds=FOLDS
+        )
+        assert direct.info["capacity"]["n_estimators"] == capacity["n_estimators"]
+        rows = np.where(np.isnan(X[:200]), None, X[:200]).tolist()
+        p = client.post("/v1/models/a/predict", json={"instances": rows})
+        assert p.status_code == 200, p.text
+        proba = [row["probabilities"][1] for row in p.json()["predictions"]]
+        np.testing.assert_allclose(proba, direct.model.predict_proba(X[:200])[:, 1], atol=1e-9)
 
 
 @pytest.mark.slow
@@ -164,8 +204,11 @@ REFUSED = [
     ("rows in the body", {"dataset": None}, "distributed"),
     ("csv", {"dataset": "train.csv"}, "dataset.format"),
     ("sync", {"mode": "sync"}, "mode"),
-    ("auto", {"algorithm": "auto", "n_estimators": None}, "algorithm"),
-    ("no n_estimators", {"n_estimators": None}, "n_estimators"),
+    (
+        "auto, beta map",
+        {"algorithm": "auto", "n_estimators": None, "calibration": "beta"},
+        "calibration",
+    ),  # fmt: skip
     ("samme", {"algorithm": "samme"}, "algorithm"),
     ("trees", {"weak_learner": "tree"}, "weak_learner"),
     ("beta", {"calibration": "beta"}, "calibration"),

@@ -21,7 +21,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from models.auto import AutoCalibratedBoosting
+from models.auto.curve import checkpoints, smoothed
+from models.auto.search import SearchRows, entry_losses, fit_entry
 from models.boosting.adaboost import AdaBoost
+from models.boosting.crossfit import Folds
 from models.boosting.prebinned import fit_prebinned, raw_space
 from models.calibration.calibrators import make_calibrator
 from models.decisions.rule import CostMatrix, class_priors
@@ -76,12 +80,23 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> tuple[np.ndarray, np.nd
     return X, y, _write(X, y, tmp_path_factory.mktemp("data") / "train", parts=4)
 
 
+def _folds(X: np.ndarray, y: np.ndarray, k: int, parts: int) -> np.ndarray:
+    """The stratified hash folds of the rows as :func:`_write` partitions them (each
+    partition continues the turns of the ones before it)."""
+    bounds = np.linspace(0, len(y), parts + 1).astype(int)
+    keys, out, seen = row_keys(X), [], [0, 0]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        out.append(fold_of_rows(keys[a:b], y[a:b], k, (seen[0], seen[1])))
+        seen = [seen[0] + int((y[a:b] == 0).sum()), seen[1] + int((y[a:b] == 1).sum())]
+    return np.concatenate(out)
+
+
 def _single_machine(
-    X: np.ndarray, y: np.ndarray, edges: BinEdges, rounds: int, k: int
+    X: np.ndarray, y: np.ndarray, edges: BinEdges, rounds: int, k: int, parts: int = 4
 ) -> tuple[list[AdaBoost], AdaBoost, np.ndarray]:
     """The single-machine learner (pre-binned AdaBoost) on the same bins and hash folds:
     the fold boosters, the booster on all rows and the out-of-fold scores."""
-    folds = fold_of_rows(row_keys(X), y, k)
+    folds = _folds(X, y, k, parts)
     codes = BinnedRows.empty(len(y), X.shape[1])
     codes[:] = edges.encode(X)
     scores = np.empty(len(y))
@@ -282,3 +297,62 @@ def test_hive_partition_keys_are_columns(
     (hive / "f1=3").rename(hive / "f1=three")
     with pytest.raises(InvalidInput, match="column 'f1' is not numeric"):
         fit_calibrated_adaboost(scheduler, str(hive), NAMES, "label", **kwargs)
+
+
+def test_the_rounds_are_chosen_as_the_single_machine_search_chooses_them(
+    scheduler: str, tmp_path: Path
+) -> None:
+    """Without ``n_estimators`` the boosters grow to the cap and the rounds are chosen on
+    the out-of-fold calibrated log loss at the checkpoints, as models.auto chooses them for
+    its stump entry: the same curve (within 1e-6, the record's rounding) and the same
+    rounds as fit_entry/entry_losses/smoothed on the same bins and hash folds. 4,000 rows
+    overfit before the cap of 250 (the single-machine rule chooses 138 here)."""
+    n, cap = 4_000, 250
+    X, y = _data(n)
+    path = _write(X, y, tmp_path / "train", parts=3)
+    fit = fit_calibrated_adaboost(scheduler, str(path), NAMES, "label", max_rounds=cap,
+                                  n_folds=FOLDS)  # fmt: skip
+
+    codes = BinnedRows.empty(n, X.shape[1])
+    codes[:] = fit.edges.encode(X)
+    folds = _folds(X, y, FOLDS, parts=3)
+    est = AutoCalibratedBoosting(grid=[("stump", 1, cap)], n_folds=FOLDS, n_jobs=1)
+    est.classes_ = np.array([0, 1])
+    rows = SearchRows(np.arange(n), codes, y, y.astype(np.intp), None, False, FOLDS,
+                      Folds(folds, FOLDS))  # fmt: skip
+    cps = checkpoints(cap)
+    with prebinned(fit.edges):
+        models, oof = fit_entry(est, ("stump", 1, cap), rows, cps, FOLDS * cap, 0, FOLDS * cap)
+    losses = entry_losses(est, oof, rows)
+    best = int(np.argmin(smoothed(losses)))
+
+    record = fit.info["capacity"]
+    assert record["n_estimators"] == int(cps[best]) == fit.info["n_estimators"]
+    assert 1 < record["n_estimators"] < cap  # an interior minimum: the rule had to choose
+    curve = record["curves"][0]
+    assert curve["rounds"] == cps.tolist()
+    np.testing.assert_allclose(curve["loss"], losses, rtol=0, atol=1.1e-6)
+    assert curve["fold_rounds"] == [int(m.n_estimators_) for m in models]
+    assert record["round_cap"] == cap and record["max_rounds"] == cap
+    assert record["weak_learner"] == "stump" and record["metric"] == "log_loss"
+    # the served model: the boosters truncated to the rounds chosen, the map on their scores
+    rounds = record["n_estimators"]
+    assert fit.info["rounds"] == [rounds] * (FOLDS + 1)
+    assert len(fit.model.scorer.ensemble.alphas) == rounds  # type: ignore[attr-defined]
+    np.testing.assert_allclose(fit.oof.raw_positive, oof[best], rtol=0, atol=1e-12)
+    for model, ensemble in zip(models, fit.fold_ensembles, strict=True):
+        np.testing.assert_allclose(model.ensemble_.alphas[:rounds], ensemble.alphas, atol=1e-12)
+
+
+def test_the_brier_score_can_choose_the_rounds(scheduler: str, tmp_path: Path) -> None:
+    X, y = _data(2_000, seed=3)
+    path = _write(X, y, tmp_path / "train", parts=2)
+    fit = fit_calibrated_adaboost(scheduler, str(path), NAMES, "label", max_rounds=40,
+                                  n_folds=3, metric="brier")  # fmt: skip
+    record = fit.info["capacity"]
+    assert record["metric"] == "brier" and 1 <= record["n_estimators"] <= 40
+    assert all(0.0 < v < 0.5 for v in record["curves"][0]["loss"])  # Brier, not log loss
+    with pytest.raises(InvalidInput, match="metric must be one of"):
+        fit_calibrated_adaboost(scheduler, str(path), NAMES, "label", metric="auc")
+    with pytest.raises(InvalidInput, match="max_rounds must be"):
+        fit_calibrated_adaboost(scheduler, str(path), NAMES, "label", max_rounds=0)

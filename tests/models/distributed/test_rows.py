@@ -32,16 +32,39 @@ def test_a_row_key_depends_on_the_values_only() -> None:
     assert row_keys(np.array([[1.0, 2.0]]))[0] != row_keys(np.array([[2.0, 1.0]]))[0]
 
 
-def test_folds_are_balanced_and_follow_the_rows() -> None:
+def _stratified(folds: np.ndarray, y: np.ndarray, k: int) -> None:
+    """Every fold holds n_c / k rows of each class c, rounded down or up."""
+    for c in (0, 1):
+        counts = np.bincount(folds[y == c], minlength=k)
+        n_c = int((y == c).sum())
+        assert counts.min() >= n_c // k and counts.max() <= -(-n_c // k), (c, counts)
+
+
+def test_folds_are_stratified_and_follow_the_rows() -> None:
     X = _X(50_000)
     y = (X[:, 0] > 0).astype(np.int64)
     folds = fold_of_rows(row_keys(X), y, 5)
-    counts = np.bincount(folds, minlength=5)
-    assert counts.min() > 0.18 * len(X) and counts.max() < 0.22 * len(X)
+    _stratified(folds, y, 5)
     perm = np.random.default_rng(2).permutation(len(X))
     np.testing.assert_array_equal(fold_of_rows(row_keys(X[perm]), y[perm], 5), folds[perm])
     with pytest.raises(InvalidInput, match="n_folds"):
         fold_of_rows(row_keys(X), y, 1)
+
+
+def test_a_rare_class_is_stratified_across_partitions() -> None:
+    """23 positives among 5,000 rows in 3 partitions of unequal size: each partition
+    continues the turns where the rows before it left off (offsets), so each of 5 folds
+    holds 4 or 5 positives (the plain hash of the row, mix(key ^ class) % k, put
+    4, 5, 4, 6, 4 on this data: binomial counts, not stratified)."""
+    X = _X(5_000)
+    y = np.zeros(5_000, dtype=np.int64)
+    y[np.random.default_rng(3).choice(5_000, 23, replace=False)] = 1
+    keys = row_keys(X)
+    folds, seen = [], [0, 0]
+    for a, b in ((0, 700), (700, 3_100), (3_100, 5_000)):
+        folds.append(fold_of_rows(keys[a:b], y[a:b], 5, (seen[0], seen[1])))
+        seen = [seen[0] + int((y[a:b] == 0).sum()), seen[1] + int((y[a:b] == 1).sum())]
+    _stratified(np.concatenate(folds), y, 5)
 
 
 @pytest.mark.parametrize("sample_rows", [500, 100_000])
