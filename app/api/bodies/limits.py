@@ -35,9 +35,11 @@ from fastapi import Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
+from starlette.types import Receive, Scope
 
 from app.api.bodies.parse_pool import BodyInvalid, ParsePool
-from app.api.bodies.parsing import JSON, media_type
+from app.api.bodies.parsing import JSON, media_type, media_type_of
 from app.api.bodies.scan import scan
 from app.errors import PayloadTooLarge
 
@@ -138,7 +140,10 @@ class RouteBody:
 
     def limit(self, request: Request) -> tuple[int, str]:
         """The byte limit for this request, and the setting or reason that sets it."""
-        global_limit: int = request.app.state.services.settings.max_body_bytes
+        return self.limit_of(request.app.state.services.settings.max_body_bytes)
+
+    def limit_of(self, global_limit: int) -> tuple[int, str]:
+        """:meth:`limit` under COSTWISE_MAX_BODY_BYTES = ``global_limit``."""
         if self.max_bytes is not None and self.max_bytes < global_limit:
             return self.max_bytes, "this route's items are bounded"
         return global_limit, "setting COSTWISE_MAX_BODY_BYTES"
@@ -174,6 +179,40 @@ class RouteBody:
         """The dependency: the body (checked media type and size)."""
         _, body = await self.read(request)
         return body
+
+    async def read_asgi(self, scope: Scope, receive: Receive, global_limit: int) -> Body:
+        """:meth:`read`'s body for a route that owns the raw ASGI request (the direct
+        predict route, :class:`app.api.routes.predict.DirectRoute`): the same checks in
+        the same order, on the scope's headers and ``receive`` as Starlette's
+        ``Request.stream`` reads them, without building a Request and its Headers (a few
+        us of a one-row predict). ``global_limit``: COSTWISE_MAX_BODY_BYTES."""
+        content_type = declared = None
+        for key, value in scope["headers"]:  # lower-case names (ASGI); the first counts
+            if key == b"content-type" and content_type is None:
+                content_type = value.decode("latin-1")
+            elif key == b"content-length" and declared is None:
+                declared = value.decode("latin-1")
+        ctype = media_type_of(content_type, self.media_types, self.default)
+        limit, why = self.limit_of(global_limit)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise self._refuse(limit, why)
+        chunks: list[bytes] = []
+        if ctype in self.streamed:
+            return Body(chunks)
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.request":
+                chunk = message.get("body", b"")
+                if chunk:
+                    received += len(chunk)
+                    if received > limit:
+                        raise self._refuse(limit, why)
+                    chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return Body(chunks)
+            elif message["type"] == "http.disconnect":
+                raise ClientDisconnect()
 
 
 class NoBody(RouteBody):

@@ -165,7 +165,7 @@ async def _decided(
     n_rows, response = await in_prediction_thread(
         services, partial(answer, services.predictor, name, req)
     )
-    services.metrics.rows.labels(name).inc(n_rows)
+    services.metrics.count_rows(name, n_rows)
     return response
 
 
@@ -254,7 +254,8 @@ class DirectRoute(BaseRoute):
     Matched first, for a valid model name only (any other request falls through to the
     documented route, whose 405, 422 and OpenAPI entry are unchanged). It does what that
     route's dependencies do, in the same order: the role (:func:`app.api.access.auth.check_role`,
-    when authentication is on), the body through :data:`ROWS_BODY` (media type, byte limit),
+    when authentication is on), the body through :data:`ROWS_BODY` (media type, byte limit;
+    :meth:`~app.api.bodies.limits.RouteBody.read_asgi`),
     then :func:`_decided`; errors propagate to the app's one set of handlers. The
     documented route stays the ``scope["route"]`` that metrics and permissions read.
     """
@@ -283,11 +284,10 @@ class DirectRoute(BaseRoute):
         return Match.FULL, {"route": self.route, "path_params": {"name": found["name"]}}
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
         if self.auth_on:
-            await check_role(request, presented_key(scope))
-        body = await ROWS_BODY(request)
+            await check_role(Request(scope, receive), presented_key(scope))
         services: Services = scope["app"].state.services
+        body = await ROWS_BODY.read_asgi(scope, receive, services.settings.max_body_bytes)
         response = await self.endpoint(scope["path_params"]["name"], body, services)
         await response(scope, receive, send)
 

@@ -197,7 +197,7 @@ async def _infer(name: str, version: str | None, raw: Body, services: Any) -> Fa
     # never on the loop: resolving reads the database
     p = await in_prediction_thread(services, partial(services.predictor.predict, name, req))
     outputs = encode(p, decoded.outputs)
-    services.metrics.rows.labels(name).inc(n)
+    services.metrics.count_rows(name, n)
     body = {
         "model_name": p.resolved.model,
         "model_version": str(p.resolved.version),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -253,20 +254,30 @@ def _review_matrix_of(binary: bytes, c_review: str) -> np.ndarray:
     return m
 
 
+_FOUR_DOUBLES = struct.Struct("=4d")
+_BINARY_NAMES = frozenset(BINARY_COSTS)
+
+
 @functools.lru_cache(maxsize=1024)
-def _binary_matrix_of(key: tuple[str, ...]) -> np.ndarray:
-    c_fp, c_fn, c_tp, c_tn = (float.fromhex(v) for v in key)
+def _binary_matrix_of(key: bytes) -> np.ndarray:
+    c_fp, c_fn, c_tp, c_tn = _FOUR_DOUBLES.unpack(key)
     return CostMatrix.from_binary(c_fp, c_fn, c_tp, c_tn).matrix  # read-only: safe to share
 
 
 def _binary_matrix(costs: Costs) -> np.ndarray:
     """The validated matrix of named binary costs, remembered for the last 1,024 distinct
     settings (most requests repeat a few; an invalid one raises and is not kept). Keyed by
-    the exact floats (``float.hex``: -0.0 is not 0.0)."""
-    values = [costs.get(k, 0.0) for k in BINARY_COSTS]
-    named = set(costs) <= set(BINARY_COSTS) and {"c_fp", "c_fn"} <= set(costs)
+    the exact floats (their 8 bytes each: -0.0 is not 0.0), packed in one call."""
+    get = costs.get
+    values = (get("c_fp", 0.0), get("c_fn", 0.0), get("c_tp", 0.0), get("c_tn", 0.0))
+    named = "c_fp" in costs and "c_fn" in costs and costs.keys() <= _BINARY_NAMES
     if named and all(type(v) is float or type(v) is int for v in values):
-        return _binary_matrix_of(tuple(float(v).hex() for v in values))
+        try:
+            key = _FOUR_DOUBLES.pack(*values)
+        except struct.error:  # an int beyond a float: validated (and refused) below
+            pass
+        else:
+            return _binary_matrix_of(key)
     return CostMatrix.from_binary(**costs).matrix
 
 
