@@ -149,8 +149,9 @@ class Settings(BaseSettings):
         ge=1,
         description="With dask_scheduler set: a training from a local Parquet reference of "
         'at least this many rows trains on the Dask cluster (as `"distributed": true`, '
-        "as a job) when the cluster can train what it asks (`adaboost` of stumps with a "
-        "given `n_estimators`, `platt` or `isotonic` k-fold calibration); any other training, "
+        "as a job) when the cluster can train what it asks (the default `auto` in its reduced "
+        "form, or `adaboost` of stumps, with `platt` or `isotonic` k-fold calibration); any "
+        "other training, "
         'and `mode=sync`, stays on this machine. Unset: only `"distributed": true` does.',
     )
     batch_block_rows: int = Field(
