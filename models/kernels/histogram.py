@@ -4,7 +4,8 @@ One function, :func:`grow_tree`, serves the binary tree (:mod:`models.weak.tree`
 multiclass trees (:mod:`models.weak.multiclass`); :func:`grow_tree_labels` is the same
 growth for SAMME's weighted error of K > 2 labels from class-weight histograms (one
 addition per row and feature instead of K - 1: a depth-3 tree of 16,000 x 30 with six
-classes 1.45x faster, the same trees). It works on a matrix ``H`` of shape
+classes 1.45x faster; the same criterion, its sums rounded in another order, so where
+two splits tie exactly a tree may take the other one). It works on a matrix ``H`` of shape
 ``(n, K)`` whose column ``k`` is, per row, either
 
 * a *cost* (``mode = MODE_COST``): the split minimises ``sum_side min_k sum_rows H[:, k]``
@@ -440,7 +441,10 @@ def grow_tree_labels(codes, y, w, K, n_thr, nb, max_depth, parallel):  # pragma:
     in ``MODE_COST``, from class-weight histograms (:func:`_class_histogram`): one
     addition per row and feature instead of K - 1; the split search reads the cost
     histogram ``W - C_k`` (:func:`_error_costs`), so the same criterion, its sums
-    rounded in another order (ties within 1e-12 of the node's weight are ties either way).
+    rounded in another order: errors within 1e-12 of the node's weight tie either way,
+    but the Gini tie-break between splits of exactly equal error compares floats, so on
+    data with many exact ties (integer features, few distinct values) a tree may take the
+    other of two equal splits (vehicle: SAMME's trees differ from round 4)
 
     ``y``: int32 class indices (n,), ``w``: float64 weights >= 0 (n,), ``K`` classes."""
     return _grow(codes, w.reshape(w.size, 1), y, K, n_thr, nb, max_depth, MODE_COST, parallel)

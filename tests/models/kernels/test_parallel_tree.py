@@ -70,7 +70,8 @@ def test_a_sequential_run_counts_its_thread_once() -> None:
 @pytest.mark.parametrize("parallel", [False, True])
 def test_the_error_of_labels_grows_the_tree_of_its_cost_matrix(parallel: bool) -> None:
     # grow_tree_labels sums class weights (one addition a row) where grow_tree sums the
-    # K - 1 costs w_i [k != y_i]: the same criterion, so the same trees
+    # K - 1 costs w_i [k != y_i]: the same criterion, so the same trees where no two
+    # splits tie exactly (real-valued weights)
     from models.kernels.histogram import grow_tree_labels
 
     rng = np.random.default_rng(7)
