@@ -4,7 +4,7 @@ One function, :func:`grow_tree`, serves the binary tree (:mod:`models.weak.tree`
 multiclass trees (:mod:`models.weak.multiclass`); :func:`grow_tree_labels` is the same
 growth for SAMME's weighted error of K > 2 labels from class-weight histograms (one
 addition per row and feature instead of K - 1: a depth-3 tree of 16,000 x 30 with six
-classes 1.45x faster; the same criterion, its sums rounded in another order, so where
+classes about 1.4x faster; the same criterion, its sums rounded in another order, so where
 two splits tie exactly a tree may take the other one). It works on a matrix ``H`` of shape
 ``(n, K)`` whose column ``k`` is, per row, either
 
