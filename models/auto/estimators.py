@@ -181,7 +181,12 @@ class AutoCapacity(Vocabulary):
         """Scores after each checkpoint's rounds: (len(cps), n) or (len(cps), n, K)."""
         raise NotImplementedError
 
-    def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+    def _calibrate(
+        self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None, start: Any = None
+    ) -> Any:
+        """The family's map fitted on ``scores``; ``start``, a map fitted on nearby scores
+        (the previous checkpoint's), may seed an iterative fit (the same optimum, fewer
+        steps); a family whose maps have no such fit ignores it."""
         raise NotImplementedError
 
     def _probabilities(self, calibrated: Any, scores: np.ndarray) -> np.ndarray:
@@ -445,7 +450,9 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
             s = expit(2.0 * np.cumsum(h * a, axis=1)[:, cols])
         return np.ascontiguousarray(s.T)
 
-    def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+    def _calibrate(
+        self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None, start: Any = None
+    ) -> Any:
         return make_calibrator(self._map_method).fit(scores, y_index, sample_weight=w)
 
     def _spread(self, calibrated: Any, booster: Any, X: Any, scores: np.ndarray, folds: Any) -> Any:
@@ -535,9 +542,12 @@ class AutoCalibratedMulticlass(AutoCapacity, CalibratedMulticlass):
         z = np.exp(votes - votes.max(axis=2, keepdims=True))  # softmax(V), "logistic"
         return z / z.sum(axis=2, keepdims=True)
 
-    def _calibrate(self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None) -> Any:
+    def _calibrate(
+        self, scores: np.ndarray, y_index: np.ndarray, w: np.ndarray | None, start: Any = None
+    ) -> Any:
         if self.calibration == "multinomial":
-            return MultinomialCalibrator("full", MULTINOMIAL_L2).fit(scores, y_index, w)
+            seed = start if isinstance(start, MultinomialCalibrator) else None
+            return MultinomialCalibrator("full", MULTINOMIAL_L2).fit(scores, y_index, w, start=seed)
         method = self._map_method
         return [
             make_calibrator(method).fit(scores[:, j], (y_index == j).astype(np.int8), w)

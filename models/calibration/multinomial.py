@@ -92,6 +92,23 @@ def _logits(s: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
     return z
 
 
+def _curvature(p: np.ndarray, w: np.ndarray, unit_weights: bool) -> np.ndarray:
+    """``w_i (diag p_i - p_i p_i^T)`` per row, shape (n, K, K), in place on one array.
+
+    The same operations on the same operands as ``w * (p * I - p p^T)`` (an entry off the
+    diagonal is ``-(p_a p_b)``, one on it ``p_a - p_a^2``, then times ``w_i``), so the
+    same bits, without the four (n, K, K) temporaries: a third of the time of a Newton
+    step went into them. With unit weights the product by 1.0 is skipped (exact)."""
+    k = p.shape[1]
+    A = p[:, :, None] * p[:, None, :]
+    np.negative(A, out=A)
+    flat = A.reshape(len(p), k * k)
+    flat[:, :: k + 1] += p
+    if not unit_weights:
+        A *= w[:, None, None]
+    return A
+
+
 class MultinomialCalibrator:
     """Softmax calibration map of K raw class scores (module docstring).
 
@@ -110,6 +127,8 @@ class MultinomialCalibrator:
         Weights (diagonal or a multiple of the identity for the restricted forms).
     b_ : ndarray of shape (K,)
         Class biases.
+    theta_ : ndarray
+        The fitted free parameters of the form (what ``fit(start=...)`` starts from).
     """
 
     method = "multinomial"
@@ -125,9 +144,20 @@ class MultinomialCalibrator:
             raise InvalidInput(f"l2 must be a finite number >= 0, got {self.l2!r}")
 
     def fit(
-        self, scores: ArrayLike, y_index: ArrayLike, sample_weight: ArrayLike | None = None
+        self,
+        scores: ArrayLike,
+        y_index: ArrayLike,
+        sample_weight: ArrayLike | None = None,
+        start: MultinomialCalibrator | None = None,
     ) -> MultinomialCalibrator:
         """Fit ``W_`` and ``b_`` on raw scores (n, K) and class indices 0..K-1.
+
+        ``start``: a calibrator of the same form, ``l2`` and K fitted before (e.g. on the
+        scores of the previous checkpoint of a validation curve) whose parameters seed
+        Newton's method instead of the class priors. The problem is convex, so the
+        optimum is the same (to the stopping tolerance); from a nearby start it takes
+        fewer steps. Any other ``start`` (None, another form, one loaded from a state)
+        starts from the priors.
 
         Raises
         ------
@@ -191,6 +221,10 @@ class MultinomialCalibrator:
 
         theta = np.zeros(n_free)
         theta[-k:] = b0
+        seed = getattr(start, "theta_", None)
+        same = start is not None and (start.form, start.l2) == (form, l2)
+        if same and seed is not None and seed.shape == theta.shape:  # same form, l2, K
+            theta = np.array(seed, dtype=np.float64)
         with one_blas_thread():
             theta, B, n_iter = self._solve(theta, x, w, onehot, ridge, J, full_params, loss_of)
         W, b = B[:k], B[k]
@@ -199,6 +233,7 @@ class MultinomialCalibrator:
         self.W_ = np.ascontiguousarray(W, dtype=np.float64)
         self.b_ = np.ascontiguousarray(b, dtype=np.float64)
         self.n_iter_ = int(n_iter)
+        self.theta_ = np.asarray(theta, dtype=np.float64)
         return self
 
     def _solve(
@@ -244,7 +279,7 @@ class MultinomialCalibrator:
         n, d = x.shape
         k = onehot.shape[1]
         n_free = J.shape[1]
-        eye_k = np.eye(k)[None]
+        unit_weights = bool(np.all(w == 1.0))
         B = full_params(theta)
         fval, p, _ = loss_of(B)
         xx = (x[:, :, None] * x[:, None, :]).reshape(n, d * d)
@@ -254,7 +289,7 @@ class MultinomialCalibrator:
             if np.abs(g).max() <= TOL * n:
                 break
             # Hessian (D K x D K): sum_i w_i (diag p_i - p_i p_i^T) (x) x_i x_i^T
-            A = w[:, None, None] * (p[:, :, None] * eye_k - p[:, :, None] * p[:, None, :])
+            A = _curvature(p, w, unit_weights)
             H4 = (xx.T @ A.reshape(n, k * k)).reshape(d, d, k, k)
             H_full = H4.transpose(0, 2, 1, 3).reshape(d * k, d * k) + np.diag(ridge)
             # the tiny ridge fixes the one flat direction (the same shift of every bias)

@@ -1,7 +1,11 @@
 """Compiled kernel growing one depth-limited histogram tree on pre-binned features.
 
 One function, :func:`grow_tree`, serves the binary tree (:mod:`models.weak.tree`) and the
-multiclass trees (:mod:`models.weak.multiclass`). It works on a matrix ``H`` of shape
+multiclass trees (:mod:`models.weak.multiclass`); :func:`grow_tree_labels` is the same
+growth for SAMME's weighted error of K > 2 labels from class-weight histograms (one
+addition per row and feature instead of K - 1: a depth-3 tree of 16,000 x 30 with six
+classes about 1.4x faster; the same criterion, its sums rounded in another order, so where
+two splits tie exactly a tree may take the other one). It works on a matrix ``H`` of shape
 ``(n, K)`` whose column ``k`` is, per row, either
 
 * a *cost* (``mode = MODE_COST``): the split minimises ``sum_side min_k sum_rows H[:, k]``
@@ -48,7 +52,14 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["MODE_COST", "MODE_GINI", "PARALLEL_OK", "grow_tree", "histogram_all"]
+__all__ = [
+    "MODE_COST",
+    "MODE_GINI",
+    "PARALLEL_OK",
+    "grow_tree",
+    "grow_tree_labels",
+    "histogram_all",
+]
 
 
 def _threadsafe_layer() -> bool:
@@ -130,6 +141,55 @@ def _histogram(codes, order, start, end, H, out, parallel):  # pragma: no cover 
     else:
         for j in range(codes.shape[0]):
             _hist_feature(codes[j], rows, g, out[j])
+
+
+@njit(nogil=True, cache=True)
+def _class_hist_feature(cj, rows, yg, wg, h):  # pragma: no cover - compiled
+    """h[b, k] = sum of the weights ``wg[t]`` of the node's rows t of class k in bin b."""
+    h[:, :] = 0.0
+    for t in range(rows.size):
+        h[cj[rows[t]], yg[t]] += wg[t]
+
+
+@njit(nogil=True, cache=True, parallel=True)
+def _class_hist_parallel(codes, rows, yg, wg, out):  # pragma: no cover - compiled
+    for j in prange(codes.shape[0]):
+        _class_hist_feature(codes[j], rows, yg, wg, out[j])
+
+
+@njit(nogil=True, cache=True)
+def _class_histogram(codes, order, start, end, y, w, out, parallel):  # pragma: no cover
+    """out[j, b, k] = the weight of the rows of order[start:end] of class k in bin b of
+    feature j: one addition a row and feature, where the cost histogram of the labels'
+    error (``H[i, k] = w_i [k != y_i]``) takes K - 1."""
+    m = end - start
+    rows = order[start:end]
+    yg = np.empty(m, dtype=y.dtype)
+    wg = np.empty(m)
+    for t in range(m):
+        r = rows[t]
+        yg[t] = y[r]
+        wg[t] = w[r]
+    if parallel:
+        _class_hist_parallel(codes, rows, yg, wg, out)
+    else:
+        for j in range(codes.shape[0]):
+            _class_hist_feature(codes[j], rows, yg, wg, out[j])
+
+
+@njit(nogil=True, cache=True)
+def _error_costs(c, out):  # pragma: no cover - compiled
+    """The error's cost histogram from class weights: ``out[j, b, k] = W - c[j, b, k]``
+    with ``W`` the bin's weight (its classes summed in order; >= every term, so the
+    costs are >= 0, and 0 for a bin of one class)."""
+    d, nb, K = c.shape
+    for j in range(d):
+        for b in range(nb):
+            s = 0.0
+            for k in range(K):
+                s += c[j, b, k]
+            for k in range(K):
+                out[j, b, k] = s - c[j, b, k]
 
 
 @njit(nogil=True, cache=True)
@@ -370,7 +430,32 @@ def _leaf_value(h, K, mode):  # pragma: no cover - compiled
 
 @njit(nogil=True, cache=True)
 def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cover - compiled
+    """Grow one tree; see the module docstring and :func:`_grow`."""
+    return _grow(codes, H, np.empty(0, dtype=np.int32), H.shape[1], n_thr, nb, max_depth,
+                 mode, parallel)  # fmt: skip
+
+
+@njit(nogil=True, cache=True)
+def grow_tree_labels(codes, y, w, K, n_thr, nb, max_depth, parallel):  # pragma: no cover
+    """:func:`grow_tree` of the weighted error of labels, ``H[i, k] = w_i [k != y_i]``
+    in ``MODE_COST``, from class-weight histograms (:func:`_class_histogram`): one
+    addition per row and feature instead of K - 1; the split search reads the cost
+    histogram ``W - C_k`` (:func:`_error_costs`), so the same criterion, its sums
+    rounded in another order: errors within 1e-12 of the node's weight tie either way,
+    but the Gini tie-break between splits of exactly equal error compares floats, so on
+    data with many exact ties (integer features, few distinct values) a tree may take the
+    other of two equal splits (vehicle: SAMME's trees differ from round 4)
+
+    ``y``: int32 class indices (n,), ``w``: float64 weights >= 0 (n,), ``K`` classes."""
+    return _grow(codes, w.reshape(w.size, 1), y, K, n_thr, nb, max_depth, MODE_COST, parallel)
+
+
+@njit(nogil=True, cache=True)
+def _grow(codes, H, y, K, n_thr, nb, max_depth, mode, parallel):  # pragma: no cover - compiled
     """Grow one tree; see the module docstring.
+
+    With ``y`` empty, ``H`` is the (n, K) matrix; else ``H`` is the (n, 1) weights of
+    the labels ``y`` (:func:`grow_tree_labels`) and the histograms hold class weights.
 
     Parameters
     ----------
@@ -397,7 +482,8 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
         of every training row's leaf.
     """
     d, n = codes.shape
-    K = H.shape[1]
+    labels = y.size > 0
+    w = H[:, 0]
     max_nodes = 2 ** (max_depth + 1) - 1
     feature = np.full(max_nodes, -1, dtype=np.int32)
     split_bin = np.zeros(max_nodes, dtype=np.int32)
@@ -408,15 +494,19 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
     leaf_of = np.empty(n, dtype=np.int32)
     pos = np.zeros(n, dtype=np.uint8)  # 0/1 flags: one byte a row, not eight
     for i in range(n):
-        for k in range(K):
-            if H[i, k] != 0.0:
-                pos[i] = 1
+        if labels:  # K - 1 >= 1 costs of w_i
+            pos[i] = 1 if w[i] != 0.0 else 0
+        else:
+            for k in range(K):
+                if H[i, k] != 0.0:
+                    pos[i] = 1
     n_pos = np.zeros(max_nodes, dtype=np.int64)
     n_pos[0] = np.count_nonzero(pos)
     order = np.arange(n).astype(np.int32)
     buf = np.empty(n, dtype=np.int32)
     n_slots = max_depth + 2
     hists = np.empty((n_slots, d, nb, K))
+    costs = np.empty((d, nb, K) if labels else (0, 0, 0))  # a node's, from class weights
     free = list(range(n_slots - 1, -1, -1))
     res_p = np.empty(d)
     res_s = np.empty(d)
@@ -429,7 +519,10 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
     st_depth = np.empty(max_depth + 2, dtype=np.int64)
     st_slot = np.empty(max_depth + 2, dtype=np.int64)
     slot = free.pop()
-    _histogram(codes, order, 0, n, H, hists[slot], parallel and n * d * K >= _PAR_MIN)
+    if labels:
+        _class_histogram(codes, order, 0, n, y, w, hists[slot], parallel and n * d >= _PAR_MIN)
+    else:
+        _histogram(codes, order, 0, n, H, hists[slot], parallel and n * d * K >= _PAR_MIN)
     top = 0
     st_node[0] = 0
     st_start[0] = 0
@@ -443,6 +536,9 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
         depth, slot = st_depth[top], st_slot[top]
         top -= 1
         h = hists[slot]
+        if labels:
+            _error_costs(h, costs)
+            h = costs
         wsum = 0.0
         for k in range(K):
             tot[k] = 0.0
@@ -504,17 +600,21 @@ def grow_tree(codes, H, n_thr, nb, max_depth, mode, parallel):  # pragma: no cov
         mid = start + nl
         small = free.pop()
         if 2 * pl <= n_pos[node]:
-            _histogram(
-                codes, order, start, mid, H, hists[small], parallel and nl * d * K >= _PAR_MIN
-            )
-            hists[slot] -= hists[small]
-            big_node, big_s, big_e = rnode, mid, end
-            sm_node, sm_s, sm_e = lnode, start, mid
+            sm_s, sm_e = start, mid
         else:
-            _histogram(codes, order, mid, end, H, hists[small], parallel and nr * d * K >= _PAR_MIN)
-            hists[slot] -= hists[small]
+            sm_s, sm_e = mid, end
+        sm_par = parallel and (sm_e - sm_s) * d * (1 if labels else K) >= _PAR_MIN
+        if labels:
+            _class_histogram(codes, order, sm_s, sm_e, y, w, hists[small], sm_par)
+        else:
+            _histogram(codes, order, sm_s, sm_e, H, hists[small], sm_par)
+        hists[slot] -= hists[small]
+        if 2 * pl <= n_pos[node]:
+            big_node, big_s, big_e = rnode, mid, end
+            sm_node = lnode
+        else:
             big_node, big_s, big_e = lnode, start, mid
-            sm_node, sm_s, sm_e = rnode, mid, end
+            sm_node = rnode
         top += 1
         st_node[top] = big_node
         st_start[top] = big_s

@@ -51,6 +51,7 @@ from models.weak.tree import (
     TreeArrays,
     check_depth,
     grow_binned_tree,
+    grow_labels_tree,
     trees_ensemble,
 )
 
@@ -246,6 +247,7 @@ class MulticlassTreeTrainer:
         self.n_features = X.shape[1]
         self._X = X
         self.binned = bin_features(X, max_bins, sample_weight)
+        self._y = np.ascontiguousarray(y, dtype=np.int32)
         self._onehot = (np.asarray(y)[:, None] == np.arange(self.n_classes)).astype(np.float64)
 
     def _leaves(self, tree: TreeArrays) -> np.ndarray:
@@ -259,7 +261,16 @@ class MulticlassTreeTrainer:
         return tree, value[leaf_of].astype(np.intp)
 
     def fit_weighted(self, w: np.ndarray) -> tuple[TreeArrays, np.ndarray]:
-        """Tree minimising the weighted error (or Gini) of the labels; returns it and Phi."""
+        """Tree minimising the weighted error (or Gini) of the labels; returns it and Phi.
+
+        The error with more than two classes is grown from class-weight histograms
+        (:func:`~models.weak.tree.grow_labels_tree`, the cost matrix ``w_i [k != y_i]``
+        never built); with two, from that cost matrix, as the binary tree."""
+        if self.criterion == "error" and self.n_classes > 2:
+            tree, value, leaf_of = grow_labels_tree(
+                self.binned, self._y, w, self.n_classes, self.max_depth
+            )
+            return tree, value[leaf_of].astype(np.intp)
         if self.criterion == "error":
             return self._grow(w[:, None] * (1.0 - self._onehot), MODE_COST)
         return self._grow(w[:, None] * self._onehot, MODE_GINI)

@@ -23,6 +23,7 @@ __all__ = [
     "TreeTrainer",
     "check_depth",
     "grow_binned_tree",
+    "grow_labels_tree",
     "trees_ensemble",
 ]
 
@@ -74,7 +75,7 @@ def grow_binned_tree(
     """
     from models.kernels.histogram import PARALLEL_OK, grow_tree
 
-    feat, kbin, left, right, mleft, value, leaf_of = grow_tree(
+    grown = grow_tree(
         binned.codes,
         np.ascontiguousarray(H, dtype=np.float64),
         binned.n_thresholds,
@@ -83,6 +84,35 @@ def grow_binned_tree(
         int(mode),
         PARALLEL_OK and spare_cores(),
     )
+    return _exported(binned, grown)
+
+
+def grow_labels_tree(
+    binned: BinnedFeatures, y: np.ndarray, w: np.ndarray, n_classes: int, max_depth: int
+) -> tuple[TreeArrays, np.ndarray, np.ndarray]:
+    """:func:`grow_binned_tree` of the weighted error of class indices ``y`` (``H[i, k] =
+    w_i [k != y_i]``, ``MODE_COST``) from class-weight histograms
+    (:func:`models.kernels.histogram.grow_tree_labels`: one addition per row and feature
+    instead of K - 1)."""
+    from models.kernels.histogram import PARALLEL_OK, grow_tree_labels
+
+    grown = grow_tree_labels(
+        binned.codes,
+        np.ascontiguousarray(y, dtype=np.int32),
+        np.ascontiguousarray(w, dtype=np.float64),
+        int(n_classes),
+        binned.n_thresholds,
+        binned.max_bins,
+        int(max_depth),
+        PARALLEL_OK and spare_cores(),
+    )
+    return _exported(binned, grown)
+
+
+def _exported(
+    binned: BinnedFeatures, grown: tuple[np.ndarray, ...]
+) -> tuple[TreeArrays, np.ndarray, np.ndarray]:
+    feat, kbin, left, right, mleft, value, leaf_of = grown
     leaf = feat == -1
     thr = np.where(leaf, 0.0, binned.thresholds[np.where(leaf, 0, feat), kbin])
     tree = TreeArrays(feat, thr.astype(np.float64), left, right, mleft, value.astype(np.float64))

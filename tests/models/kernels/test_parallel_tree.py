@@ -65,3 +65,29 @@ def test_a_sequential_run_counts_its_thread_once() -> None:
     with cores.fitting():
         assert run_parallel([cores.running_fits], n_jobs=1) == [1]  # nested: still one
     assert cores.running_fits() == 0
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_error_of_labels_grows_the_tree_of_its_cost_matrix(parallel: bool) -> None:
+    # grow_tree_labels sums class weights (one addition a row) where grow_tree sums the
+    # K - 1 costs w_i [k != y_i]: the same criterion, so the same trees where no two
+    # splits tie exactly (real-valued weights)
+    from models.kernels.histogram import grow_tree_labels
+
+    rng = np.random.default_rng(7)
+    n, d, k = 6_000, 12, 5
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.03] = np.nan
+    y = np.digitize(X[:, 0] + np.nan_to_num(X[:, 1]) * X[:, 2], [-1.0, -0.3, 0.3, 1.0])
+    b = bin_features(X, 256, None)
+    for depth in (1, 3, 6):
+        w = rng.random(n)
+        w[rng.random(n) < 0.1] = 0.0  # rows of weight 0 decide nothing
+        H = np.where(np.arange(k)[None, :] != y[:, None], w[:, None], 0.0)
+        cost = grow_tree(b.codes, H, b.n_thresholds, b.max_bins, depth, MODE_COST, parallel)
+        labels = grow_tree_labels(
+            b.codes, y.astype(np.int32), w, k, b.n_thresholds, b.max_bins, depth, parallel
+        )
+        assert cost[0].size > 2**depth  # it split
+        for a, c in zip(cost, labels, strict=True):
+            np.testing.assert_array_equal(a, c)

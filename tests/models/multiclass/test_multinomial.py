@@ -195,3 +195,39 @@ def test_the_fit_runs_on_one_blas_thread_whatever_the_process_has() -> None:
             assert inside and all(t == 1 for t in inside)
     np.testing.assert_array_equal(fits[0].W_, fits[1].W_)
     np.testing.assert_array_equal(fits[0].b_, fits[1].b_)
+
+
+@pytest.mark.parametrize("form", ["full", "vector", "scalar"])
+def test_a_warm_start_reaches_the_cold_optimum_in_fewer_steps(form: str) -> None:
+    # two nearby score sets, as two neighbouring checkpoints of a validation curve
+    s, y, _ = _scores(3000, 11)
+    rng = np.random.default_rng(12)
+    s_next = normalise_rows(np.clip(s + rng.normal(0.0, 0.01, s.shape), 1e-6, None))
+    previous = MultinomialCalibrator(form, l2=0.1).fit(s, y)
+    cold = MultinomialCalibrator(form, l2=0.1).fit(s_next, y)
+    warm = MultinomialCalibrator(form, l2=0.1).fit(s_next, y, start=previous)
+    np.testing.assert_allclose(warm.predict_proba(s_next), cold.predict_proba(s_next), atol=1e-8)
+    assert warm.n_iter_ < cold.n_iter_
+
+
+def test_a_start_of_another_form_or_size_is_ignored() -> None:
+    s, y, _ = _scores(1000, 13)
+    cold = MultinomialCalibrator("full", l2=0.1).fit(s, y)
+    other_form = MultinomialCalibrator("vector", l2=0.1).fit(s, y)
+    s4 = np.column_stack([s, np.zeros(len(s))])
+    other_k = MultinomialCalibrator("full", l2=0.1).fit(s4, y)
+    loaded = MultinomialCalibrator.from_state(json.loads(json.dumps(cold.to_state())), 3)
+    for start in (other_form, other_k, loaded, None):
+        again = MultinomialCalibrator("full", l2=0.1).fit(s, y, start=start)
+        assert np.array_equal(again.W_, cold.W_) and np.array_equal(again.b_, cold.b_)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_newton_curvature_has_the_bits_of_its_formula(weighted: bool) -> None:
+    from models.calibration.multinomial import _curvature
+
+    rng = np.random.default_rng(14)
+    p = rng.dirichlet(np.ones(6), size=500)
+    w = rng.random(500) * 2 if weighted else np.ones(500)
+    formula = w[:, None, None] * (p[:, :, None] * np.eye(6)[None] - p[:, :, None] * p[:, None, :])
+    assert np.array_equal(_curvature(p, w, not weighted), formula)
