@@ -40,7 +40,7 @@ class TrainingParams(TypedDict, total=False):
     weak_learner: str  # one the server registers: GET /v1/algorithms lists each algorithm's
     max_depth: int
     score: Literal["vote", "logistic"]
-    calibration: Literal["platt", "isotonic", "beta", "auto", "none"]
+    calibration: Literal["platt", "isotonic", "beta", "venn_abers", "auto", "none"]
     calibration_split: Literal["holdout", "kfold"]
     calibration_fraction: float
     n_folds: int

@@ -101,11 +101,12 @@ class TrainingParams(_Strict):
     score: Literal["vote", "logistic"] = Field(
         "vote", description="Raw score: `vote` = s(x), Eq. 24; `logistic` = s'(x), Eq. 25."
     )
-    calibration: Literal["platt", "isotonic", "beta", "auto", "none"] = Field(
+    calibration: Literal["platt", "isotonic", "beta", "venn_abers", "auto", "none"] = Field(
         "platt",
         description="Calibration map: `platt`, `isotonic`, `beta` (Kull et al. 2017), "
-        "`auto` (algorithm `auto` only: the map of least out-of-fold log loss among the "
-        "three, recorded in `fitted.capacity.calibration`) or `none`.",
+        "`venn_abers` (inductive Venn-ABERS, Vovk & Petej 2014), `auto` (algorithm `auto` "
+        "only: the map of least out-of-fold log loss among platt, isotonic and beta, "
+        "recorded in `fitted.capacity.calibration`) or `none`.",
     )
     calibration_split: Literal["holdout", "kfold"] = "kfold"
     calibration_fraction: float = Field(1 / 3, gt=0, lt=1)

@@ -355,7 +355,7 @@ class AutoCalibratedBoosting(AutoCapacity, CalibratedBoosting):
     ----------
     grid : sequence of (weak_learner, max_depth, max_rounds)
         Candidates by increasing capacity; default :data:`~models.auto.DEFAULT_GRID`.
-    calibration : {"platt", "isotonic", "beta", "auto"}, default="platt"
+    calibration : {"platt", "isotonic", "beta", "venn_abers", "auto"}, default="platt"
         Calibration map (also the one the search's losses are computed with). ``"auto"``:
         the search runs with Platt's, the final map is the one of least out-of-fold log
         loss among :data:`~models.auto.params.CALIBRATION_CHOICES` (recorded in

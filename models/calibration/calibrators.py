@@ -1,6 +1,6 @@
 """Calibration of raw boosting scores into probability estimates.
 
-Four calibrators share one small protocol (:class:`Calibrator`):
+Five calibrators share one small protocol (:class:`Calibrator`):
 
 * :class:`PlattCalibrator` -- Platt scaling, ``p = 1 / (1 + exp(A s + B))``, with
   Platt's corrected targets, fitted by the robust Newton method of Lin, Lin & Weng.
@@ -8,6 +8,8 @@ Four calibrators share one small protocol (:class:`Calibrator`):
   as two threshold arrays so that prediction is ``np.interp`` (numpy only).
 * :class:`BetaCalibrator` -- beta calibration of Kull, Silva Filho & Flach,
   ``p = 1 / (1 + exp(-(a ln s - b ln(1 - s) + c)))`` with ``a, b >= 0``.
+* :class:`~models.calibration.venn_abers.VennAbersCalibrator` -- inductive Venn-ABERS,
+  two isotonic fits per score merged into one probability (its own module).
 * :class:`IdentityCalibrator` -- method ``"none"``: the raw score clipped to ``[0, 1]``.
 
 Every calibrator serialises to a JSON-able dict (:meth:`to_state`) and is rebuilt,
@@ -37,7 +39,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from models.exceptions import ArtifactError, InvalidInput, NotFitted, TrainingError
+from models.calibration.inputs import FittedMap, check_scores, fit_rows
+from models.calibration.venn_abers import VennAbersCalibrator
+from models.exceptions import ArtifactError, InvalidInput, TrainingError
 
 __all__ = [
     "BETA_EPS",
@@ -53,7 +57,7 @@ __all__ = [
 ]
 
 #: Names accepted by :func:`make_calibrator` and in a calibrator state's ``"method"``.
-CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "beta", "none")
+CALIBRATION_METHODS: tuple[str, ...] = ("platt", "isotonic", "beta", "venn_abers", "none")
 #: What a training may name as its ``calibration``: a method above, or ``"auto"`` (the
 #: default algorithm's choice among the fitted maps by out-of-fold log loss,
 #: :mod:`models.auto`). The API's and the command line's choices are these.
@@ -101,78 +105,6 @@ class Calibrator(Protocol):
         ...
 
 
-class _FittedMap:
-    """The not-fitted check of a calibrator whose fit sets ``_fitted_attr``."""
-
-    _fitted_attr: str
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, self._fitted_attr):
-            raise NotFitted(f"{type(self).__name__} is not fitted yet; call fit() first")
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _check_scores(scores: ArrayLike, name: str = "scores") -> np.ndarray:
-    try:
-        s = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{name}: expected a 1-D array of numbers ({exc})") from None
-    if s.ndim != 1:
-        raise InvalidInput(f"{name}: expected a 1-D array, got shape {s.shape}")
-    if not np.all(np.isfinite(s)):
-        bad = int(np.flatnonzero(~np.isfinite(s))[0])
-        raise InvalidInput(f"{name}: row {bad}: expected a finite number, got {s[bad]}")
-    return s
-
-
-def _check_fit_data(
-    scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    s = _check_scores(scores)
-    y = _check_scores(y01, "y01")
-    if y.shape != s.shape:
-        raise InvalidInput(f"y01: expected {s.shape[0]} labels (one per score), got {y.shape[0]}")
-    if s.size == 0:
-        raise TrainingError("calibration data is empty: cannot fit a calibrator on 0 rows")
-    if not np.all((y == 0) | (y == 1)):
-        bad = int(np.flatnonzero((y != 0) & (y != 1))[0])
-        raise InvalidInput(f"y01: row {bad}: expected a label 0 or 1, got {y[bad]}")
-    if sample_weight is None:
-        w = np.ones_like(s)
-    else:
-        w = _check_scores(sample_weight, "sample_weight")
-        if w.shape != s.shape:
-            raise InvalidInput(
-                f"sample_weight: expected {s.shape[0]} weights (one per score), got {w.shape[0]}"
-            )
-        if np.any(w < 0):
-            bad = int(np.flatnonzero(w < 0)[0])
-            raise InvalidInput(f"sample_weight: row {bad}: expected a weight >= 0, got {w[bad]}")
-    n_pos = int(np.count_nonzero(y[w > 0] == 1))
-    n_neg = int(np.count_nonzero(y[w > 0] == 0))
-    if n_pos == 0 or n_neg == 0:
-        only = "negative (0)" if n_pos == 0 else "positive (1)"
-        raise TrainingError(
-            f"calibration data has only {only} labels (with positive weight): a calibrator "
-            "needs both classes; use more calibration data or a stratified split"
-        )
-    return s, y, w
-
-
-def _fit_rows(
-    scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The checked rows of positive weight (:func:`_check_fit_data`); no copies when every
-    row counts (same values)."""
-    s, y, w = _check_fit_data(scores, y01, sample_weight)
-    keep = w > 0
-    if keep.all():
-        return s, y, w
-    return s[keep], y[keep], w[keep]
-
-
 def _platt_targets(y: np.ndarray) -> tuple[float, float, float, float]:
     """Platt's smoothed targets of ``y``: 1 / (N- + 2) for 0 and (N+ + 1) / (N+ + 2) for 1,
     and the counts N+, N-."""
@@ -215,7 +147,7 @@ def _affine(a: float, s: np.ndarray, b: float, out: np.ndarray) -> np.ndarray:
     return out
 
 
-class PlattCalibrator(_FittedMap):
+class PlattCalibrator(FittedMap):
     """Platt scaling ``p = 1 / (1 + exp(A s + B))`` with Platt's target correction.
 
     With ``N+`` positives and ``N-`` negatives in the calibration data, the targets are
@@ -264,7 +196,7 @@ class PlattCalibrator(_FittedMap):
         self, scores: ArrayLike, y01: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> PlattCalibrator:
         """Fit ``A_`` and ``B_`` (parameters and errors: :meth:`Calibrator.fit`)."""
-        s, y, w = _fit_rows(scores, y01, sample_weight)
+        s, y, w = fit_rows(scores, y01, sample_weight)
         lo, hi, n_pos, n_neg = _platt_targets(y)
         t = np.where(y == 1, hi, lo)
         del y
@@ -314,7 +246,7 @@ class PlattCalibrator(_FittedMap):
     def predict(self, scores: ArrayLike) -> np.ndarray:
         """Calibrated ``P(y = 1) = 1 / (1 + exp(A s + B))`` (see :meth:`Calibrator.predict`)."""
         self._check_fitted()
-        s = _check_scores(scores)
+        s = check_scores(scores)
         return _sigmoid_neg(self.A_ * s + self.B_)
 
     def to_state(self) -> dict[str, Any]:
@@ -330,7 +262,7 @@ class PlattCalibrator(_FittedMap):
 # --------------------------------------------------------------------------- isotonic
 
 
-class IsotonicCalibrator(_FittedMap):
+class IsotonicCalibrator(FittedMap):
     """Isotonic (monotone non-decreasing) regression of labels on scores.
 
     Fitted with :class:`sklearn.isotonic.IsotonicRegression` (``increasing=True``,
@@ -360,7 +292,7 @@ class IsotonicCalibrator(_FittedMap):
         """Fit the knots (parameters and errors: :meth:`Calibrator.fit`)."""
         from sklearn.isotonic import IsotonicRegression  # fit-time only dependency
 
-        s, y, w = _fit_rows(scores, y01, sample_weight)
+        s, y, w = fit_rows(scores, y01, sample_weight)
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
         iso.fit(s, y, sample_weight=w)
         self.x_thresholds_ = np.asarray(iso.X_thresholds_, dtype=np.float64).copy()
@@ -371,7 +303,7 @@ class IsotonicCalibrator(_FittedMap):
         """Calibrated ``P(y = 1)``: linear interpolation between knots, clipped at the ends
         (see :meth:`Calibrator.predict`)."""
         self._check_fitted()
-        s = _check_scores(scores)
+        s = check_scores(scores)
         return np.interp(s, self.x_thresholds_, self.y_thresholds_)
 
     def to_state(self) -> dict[str, Any]:
@@ -401,7 +333,7 @@ def _beta_features(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.log(c), -np.log1p(-c)
 
 
-class BetaCalibrator(_FittedMap):
+class BetaCalibrator(FittedMap):
     """Beta calibration: ``P(y = 1) = 1 / (1 + exp(-(a ln s - b ln(1 - s) + c)))``.
 
     The map of Kull, Silva Filho & Flach [1]_: a logistic regression of the labels on the
@@ -439,7 +371,7 @@ class BetaCalibrator(_FittedMap):
         """Fit ``a_``, ``b_``, ``c_`` (parameters and errors: :meth:`Calibrator.fit`)."""
         from scipy.optimize import minimize  # fit-time only
 
-        s, y, w = _fit_rows(scores, y01, sample_weight)
+        s, y, w = fit_rows(scores, y01, sample_weight)
         lo, hi, n_pos, n_neg = _platt_targets(y)
         t = np.where(y == 1, hi, lo)
         u, v = _beta_features(s)
@@ -468,7 +400,7 @@ class BetaCalibrator(_FittedMap):
     def predict(self, scores: ArrayLike) -> np.ndarray:
         """Calibrated ``P(y = 1)`` (see :meth:`Calibrator.predict`)."""
         self._check_fitted()
-        s = _check_scores(scores)
+        s = check_scores(scores)
         if self.factor_ != 1.0:
             s = self.center_ + self.factor_ * (s - self.center_)
         u, v = _beta_features(s)
@@ -513,7 +445,7 @@ class IdentityCalibrator:
 
     def predict(self, scores: ArrayLike) -> np.ndarray:
         """The scores clipped to ``[0, 1]``."""
-        return np.clip(_check_scores(scores), 0.0, 1.0)
+        return np.clip(check_scores(scores), 0.0, 1.0)
 
     def to_state(self) -> dict[str, Any]:
         """JSON-able state ``{"method": "none"}``."""
@@ -533,7 +465,7 @@ def make_calibrator(method: str) -> Calibrator:
     ----------
     method : str
         ``"platt"`` (section 4 of the paper, the default of calibrated AdaMEC),
-        ``"isotonic"``, ``"beta"`` or ``"none"``.
+        ``"isotonic"``, ``"beta"``, ``"venn_abers"`` or ``"none"``.
 
     Returns
     -------
@@ -550,6 +482,8 @@ def make_calibrator(method: str) -> Calibrator:
         return IsotonicCalibrator()
     if method == "beta":
         return BetaCalibrator()
+    if method == "venn_abers":
+        return VennAbersCalibrator()
     if method == "none":
         return IdentityCalibrator()
     raise InvalidInput(
@@ -588,6 +522,7 @@ _STATE_KEYS = {
     "platt": {"method", "A", "B"},
     "isotonic": {"method", "x_thresholds", "y_thresholds"},
     "beta": {"method", "a", "b", "c", "center", "factor"},
+    "venn_abers": {"method", "x_thresholds", "p0", "p1"},
 }
 
 
@@ -596,8 +531,9 @@ def calibrator_from_state(state: dict[str, Any]) -> Calibrator:
 
     Only the methods in :data:`CALIBRATION_METHODS` are accepted; no class named by the
     state is ever imported. Numbers must be finite; isotonic thresholds must be
-    non-empty, of equal length, non-decreasing, with ``y`` in ``[0, 1]``; unknown
-    fields are refused.
+    non-empty, of equal length, non-decreasing, with ``y`` in ``[0, 1]``; Venn-ABERS
+    thresholds increasing, ``p0`` and ``p1`` one value longer, non-decreasing, in
+    ``[0, 1]``; unknown fields are refused.
 
     Parameters
     ----------
@@ -652,6 +588,8 @@ def calibrator_from_state(state: dict[str, Any]) -> Calibrator:
             if beta.factor_ <= 0:
                 raise ArtifactError("calibrator state for 'beta': 'factor' must be > 0")
         return beta
+    if method == "venn_abers":
+        return _venn_abers_from_state(state)
     x = _state_array(state, "x_thresholds")
     y = _state_array(state, "y_thresholds")
     if x.shape != y.shape:
@@ -663,3 +601,21 @@ def calibrator_from_state(state: dict[str, Any]) -> Calibrator:
     iso = IsotonicCalibrator()
     iso.x_thresholds_, iso.y_thresholds_ = x, y
     return iso
+
+
+def _venn_abers_from_state(state: dict[str, Any]) -> Calibrator:
+    x = _state_array(state, "x_thresholds")
+    if x.size > 1 and np.any(np.diff(x) <= 0):
+        raise ArtifactError("calibrator state field 'x_thresholds': must be increasing")
+    p0, p1 = _state_array(state, "p0"), _state_array(state, "p1")  # both non-decreasing
+    for key, p in (("p0", p0), ("p1", p1)):
+        if p.size != x.size + 1:
+            raise ArtifactError(
+                f"calibrator state field {key!r}: expected {x.size + 1} values (one more "
+                f"than 'x_thresholds'), got {p.size}"
+            )
+        if p[0] < 0.0 or p[-1] > 1.0:
+            raise ArtifactError(f"calibrator state field {key!r}: values must lie in [0, 1]")
+    va = VennAbersCalibrator()
+    va.x_thresholds_, va.p0_, va.p1_ = x, p0, p1
+    return va

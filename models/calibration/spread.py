@@ -24,9 +24,9 @@ comes out too small: fitted to the row, they agree more there than on new rows.)
 without the spread.
 
 The served map is ``g`` composed with the spread (:func:`spread_map`), itself a map of
-the mean score: Platt's ``A s + B`` and isotonic regression's knots take the spread in
-their own parameters (the same state as before: a saved model needs nothing new to be
-read), and a beta map stores it (``"center"``, ``"factor"`` in its state). The raw score
+the mean score: Platt's ``A s + B``, isotonic regression's knots and Venn-ABERS's
+thresholds take the spread in their own parameters (the same state as before: a saved
+model needs nothing new to be read), and a beta map stores it (``"center"``, ``"factor"`` in its state). The raw score
 of a fold ensemble stays the mean fold score (what the prediction log stores and a
 recalibration fits on).
 """
@@ -45,6 +45,7 @@ from models.calibration.calibrators import (
     IsotonicCalibrator,
     PlattCalibrator,
 )
+from models.calibration.venn_abers import VennAbersCalibrator
 from models.exceptions import ArtifactError
 
 __all__ = ["MAX_FACTOR", "IDENTITY", "ScoreSpread", "fit", "from_state", "spread_map"]
@@ -134,8 +135,8 @@ def from_state(state: Any) -> ScoreSpread:
 def spread_map(calibrator: Calibrator, spread: ScoreSpread) -> Calibrator:
     """The map ``s -> calibrator(spread(s))``, as a new calibrator of the same method.
 
-    Platt: ``A' = r A``, ``B' = B + A c0 (1 - r)``; isotonic: the knots ``x`` become
-    ``c0 + (x - c0) / r`` (the same interpolation, the same clipping at the ends); beta:
+    Platt: ``A' = r A``, ``B' = B + A c0 (1 - r)``; isotonic and Venn-ABERS: the knots
+    ``x`` become ``c0 + (x - c0) / r`` (the same interpolation or steps, the same ends); beta:
     the spread is kept in the map (``center_``, ``factor_``). Factor 1 (or the identity
     map ``"none"``): the calibrator itself.
     """
@@ -153,6 +154,11 @@ def spread_map(calibrator: Calibrator, spread: ScoreSpread) -> Calibrator:
         iso.x_thresholds_ = c0 + (calibrator.x_thresholds_ - c0) / r
         iso.y_thresholds_ = calibrator.y_thresholds_.copy()
         return iso
+    if isinstance(calibrator, VennAbersCalibrator):
+        va = VennAbersCalibrator()
+        va.x_thresholds_ = c0 + (calibrator.x_thresholds_ - c0) / r
+        va.p0_, va.p1_ = calibrator.p0_.copy(), calibrator.p1_.copy()
+        return va
     if isinstance(calibrator, BetaCalibrator):
         beta = BetaCalibrator()
         beta.a_, beta.b_, beta.c_ = calibrator.a_, calibrator.b_, calibrator.c_

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
@@ -13,6 +14,7 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from app.errors import InvalidArgument
 from app.services.common.core_errors import core_errors
 from models.boosting.crossfit import provides_out_of_fold
+from models.calibration.calibrators import TRAINING_CALIBRATIONS
 from models.catalog.algorithms import (
     AlgorithmSpec,
     Calibration,
@@ -121,6 +123,12 @@ class TrainingData:
     source: Any = None
 
 
+def _choices(names: Iterable[str]) -> str:
+    """``'a', 'b' or 'c'``: the calibrations of the core's declaration, for a message."""
+    quoted = [repr(n) for n in names]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
 def _check_auto(spec: TrainingSpec) -> None:
     """``auto`` chooses the capacity and needs cross-fitted calibrated probabilities;
     ``calibration: auto`` (the map chosen by out-of-fold log loss) is ``auto``'s."""
@@ -128,8 +136,8 @@ def _check_auto(spec: TrainingSpec) -> None:
         if spec.calibration == "auto":
             raise InvalidArgument(
                 "calibration: 'auto' (the map of least out-of-fold log loss) is chosen by "
-                "algorithm 'auto'; with another algorithm name the map: 'platt', "
-                "'isotonic', 'beta' or 'none'",
+                "algorithm 'auto'; with another algorithm name the map: "
+                + _choices(m for m in TRAINING_CALIBRATIONS if m != "auto"),
                 field="calibration",
             )
         return
@@ -144,7 +152,9 @@ def _check_auto(spec: TrainingSpec) -> None:
     if spec.calibration == "none":
         raise InvalidArgument(
             "calibration: algorithm 'auto' chooses its capacity on calibrated probabilities; "
-            "expected 'platt', 'isotonic', 'beta' or 'auto' (or name an algorithm such as 'adaboost' for "
+            "expected "
+            + _choices(m for m in TRAINING_CALIBRATIONS if m != "none")
+            + " (or name an algorithm such as 'adaboost' for "
             "uncalibrated scores)",
             field="calibration",
         )

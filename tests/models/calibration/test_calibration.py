@@ -194,7 +194,9 @@ def test_make_calibrator_and_round_trip(method: str) -> None:
 
 
 def test_make_calibrator_unknown_lists_valid_names() -> None:
-    with pytest.raises(InvalidInput, match="'platt', 'isotonic', 'beta', 'none'.*'sigmoid'"):
+    with pytest.raises(
+        InvalidInput, match="'platt', 'isotonic', 'beta', 'venn_abers', 'none'.*'sigmoid'"
+    ):
         make_calibrator("sigmoid")
 
 

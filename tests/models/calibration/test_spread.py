@@ -12,7 +12,7 @@ from models.calibration.calibrators import calibrator_from_state, make_calibrato
 from models.exceptions import ArtifactError
 
 
-@pytest.mark.parametrize("method", ["platt", "isotonic", "beta"])
+@pytest.mark.parametrize("method", ["platt", "isotonic", "beta", "venn_abers"])
 def test_the_spread_map_is_the_map_of_the_spread_score(method: str) -> None:
     rng = np.random.default_rng(0)
     s = rng.random(400)

@@ -139,6 +139,33 @@ def test_a_beta_fold_ensemble_round_trips_with_its_spread() -> None:
     assert dump_model(loaded)[0] == blob
 
 
+def test_a_venn_abers_fold_ensemble_trains_saves_loads_and_serves() -> None:
+    X, y = _data()
+    model = AutoCalibratedBoosting(GRID, calibration="venn_abers", random_state=0).fit(X, y)
+    inf = model.to_inference()
+    cal = inf.scorer.calibrator
+    assert cal.to_state()["method"] == "venn_abers"
+    # the served map is the fitted one on the spread mean fold score
+    scorer = inf.scorer
+    assert isinstance(scorer, FoldEnsembleScorer)
+    mean = np.mean([e.score(X, scorer.score_kind) for e in scorer.ensembles], axis=0)
+    fitted = make_calibrator("venn_abers").fit(model.oof_.raw[:, 1], y)
+    sp = model.capacity_["score_spread"]
+    spread_mean = sp["center"] + sp["factor"] * (mean - sp["center"])
+    np.testing.assert_allclose(inf.predict_proba(X)[:, 1], fitted.predict(spread_mean), atol=1e-12)
+    blob, sha = dump_model(inf, metadata={"algorithm": "auto"})
+    assert not [n for n in zipfile.ZipFile(io.BytesIO(blob)).namelist() if n.endswith(".pkl")]
+    loaded = load_model(blob, expected_sha256=sha)
+    Xt, _ = _data(200, seed=3)
+    assert loaded.predict_proba(Xt).tobytes() == inf.predict_proba(Xt).tobytes()
+    assert np.all((loaded.predict_proba(Xt) > 0) & (loaded.predict_proba(Xt) < 1))
+    assert dump_model(loaded)[0] == blob
+    # the decision at request time uses the served probabilities
+    p1 = loaded.predict_proba(Xt)[:, 1]
+    labels = loaded.decide(Xt, np.array([[0.0, 1.0], [4.0, 0.0]])).labels_index
+    np.testing.assert_array_equal(labels, (p1 >= 0.2).astype(int))
+
+
 def test_fold_ensemble_predictions_are_batch_invariant_to_the_last_bit() -> None:
     X, y = _data()
     inf = AutoCalibratedBoosting(GRID, random_state=0).fit(X, y).to_inference()
