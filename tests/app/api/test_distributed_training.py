@@ -39,14 +39,18 @@ def _write(root: Path, n: int = 1200, parts: int = 3, classes: int = 2) -> tuple
     X[::41, 2] = np.nan
     if classes == 3:
         y = np.where(X[:, 0] > 1.0, 2, y)
-    directory = root / "train"
+    write_parts(root / "train", X, y, parts)
+    return X, y
+
+
+def write_parts(directory: Path, X: np.ndarray, y: Any, parts: int) -> None:
+    """``X`` (columns NAMES) and label ``y`` as ``parts`` Parquet files of consecutive rows."""
     directory.mkdir()
-    bounds = np.linspace(0, n, parts + 1).astype(int)
+    bounds = np.linspace(0, len(y), parts + 1).astype(int)
     for i in range(parts):
         a, b = bounds[i], bounds[i + 1]
         table = pa.table({**{f: X[a:b, j] for j, f in enumerate(NAMES)}, "y": y[a:b]})
         pq.write_table(table, directory / f"part-{i}.parquet")
-    return X, y
 
 
 def _body(root: Path, **params: Any) -> dict[str, Any]:

@@ -10,8 +10,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from fastapi.testclient import TestClient
 
@@ -20,20 +18,13 @@ from app.cli import main
 from app.cli.main import _params, build_parser
 from app.settings import get_settings
 from tests.app.api.conftest import dataset
+from tests.app.api.test_distributed_training import NAMES, write_parts
 from tests.dask_cluster import free_port, running_cluster
-
-NAMES = ["a", "b", "c", "d"]
 
 
 def _write(root: Path, n: int = 900, parts: int = 3) -> np.ndarray:
     X, y = dataset(n, seed=5)
-    directory = root / "train"
-    directory.mkdir()
-    bounds = np.linspace(0, n, parts + 1).astype(int)
-    for i in range(parts):
-        a, b = bounds[i], bounds[i + 1]
-        table = pa.table({**{f: X[a:b, j] for j, f in enumerate(NAMES)}, "y": y[a:b]})
-        pq.write_table(table, directory / f"part-{i}.parquet")
+    write_parts(root / "train", X, y, parts)
     return X
 
 
